@@ -1,0 +1,271 @@
+/**
+ * The append-only event log on Deno KV.
+ *
+ * Every append is one `kv.atomic()` commit that writes the events, advances the global head of
+ * the hash chain, bumps the stream version and folds the inline projections. The commit is
+ * guarded by the head's versionstamp, so appends are serialised and whatever a command read
+ * after `transact` loaded the head is still true when its events land; a conflict re-runs the
+ * command, it never overwrites.
+ */
+import { eventHash, GENESIS_HASH } from "./hash.ts";
+import {
+  eventKey,
+  HEAD,
+  LOG,
+  type LogHead,
+  projectionKey,
+  STREAM_INDEX,
+  streamEventKey,
+  streamKey,
+} from "./keys.ts";
+import type { DomainEvent, StoredEvent } from "./types.ts";
+import type { Projection } from "../projections/projection.ts";
+
+/** Deno KV refuses values over 64 KiB; we stay clear of it with room for the envelope. */
+export const MAX_EVENT_BYTES = 60 * 1024;
+
+export interface StreamAppend {
+  stream: string;
+  /** The stream version the command decided on; "any" skips the check (the head guards order). */
+  expectedVersion: number | "any";
+  events: DomainEvent[];
+}
+
+export interface ExtraSet {
+  key: Deno.KvKey;
+  value: unknown;
+  expireIn?: number;
+}
+
+export interface Enqueue {
+  value: unknown;
+  delay?: number;
+  keysIfUndelivered?: Deno.KvKey[];
+}
+
+/** What a command hands back: events to append (maybe none) plus writes that ride along. */
+export interface Decision<R> {
+  append?: StreamAppend[];
+  sets?: ExtraSet[];
+  deletes?: Deno.KvKey[];
+  enqueue?: Enqueue[];
+  result: R;
+}
+
+export class ConflictError extends Error {
+  constructor(message = "too many concurrent writers; retry") {
+    super(message);
+  }
+}
+
+export class StreamVersionError extends Error {
+  constructor(readonly stream: string, readonly expected: number, readonly actual: number) {
+    super(`stream ${stream} is at version ${actual}, expected ${expected}`);
+  }
+}
+
+export class EventTooLargeError extends Error {
+  constructor(readonly type: string, readonly bytes: number) {
+    super(`event ${type} is ${bytes} bytes, above the ${MAX_EVENT_BYTES} byte limit`);
+  }
+}
+
+/** A read view that only exists inside `transact`: the head it saw guards the commit. */
+export interface Tx {
+  readonly kv: Deno.Kv;
+  readonly head: LogHead;
+  get<T>(key: Deno.KvKey): Promise<T | null>;
+  getMany<T>(keys: Deno.KvKey[]): Promise<(T | null)[]>;
+  projection<T>(name: string, sub: Deno.KvKey): Promise<T | null>;
+  streamVersion(stream: string): Promise<number>;
+}
+
+export interface EventStoreOptions {
+  projections: Projection[];
+  now?: () => number;
+  maxAttempts?: number;
+}
+
+export interface TransactResult<R> {
+  result: R;
+  events: StoredEvent[];
+}
+
+export class EventStore {
+  readonly projections: Projection[];
+  readonly #now: () => number;
+  readonly #maxAttempts: number;
+
+  constructor(readonly kv: Deno.Kv, opts: EventStoreOptions) {
+    this.projections = opts.projections;
+    this.#now = opts.now ?? Date.now;
+    this.#maxAttempts = opts.maxAttempts ?? 200;
+  }
+
+  /**
+   * Runs a command: `fn` reads what it needs through `tx` and decides. Its events are committed
+   * only if nothing was appended since `tx.head` was read; otherwise `fn` runs again on fresh
+   * state. `fn` must therefore be free of side effects beyond reading.
+   */
+  async transact<R>(fn: (tx: Tx) => Promise<Decision<R>>): Promise<TransactResult<R>> {
+    for (let attempt = 0; attempt < this.#maxAttempts; attempt++) {
+      const headEntry = await this.kv.get<LogHead>(HEAD);
+      const head = headEntry.value ?? { position: 0, hash: GENESIS_HASH };
+      const decision = await fn(this.#tx(head));
+      const hasWrites = (decision.append?.some((a) => a.events.length > 0)) ||
+        decision.sets?.length || decision.deletes?.length || decision.enqueue?.length;
+      if (!hasWrites) return { result: decision.result, events: [] };
+      const committed = await this.#commit(headEntry.versionstamp, head, decision);
+      if (committed) return { result: decision.result, events: committed };
+      // Jittered backoff keeps a crowd of writers from colliding in lock-step.
+      await new Promise((r) => setTimeout(r, Math.random() * Math.min(2 + attempt, 20)));
+    }
+    throw new ConflictError();
+  }
+
+  /** Appends without a decision function, for callers that already hold all they need. */
+  async append(appends: StreamAppend[], extra: Omit<Decision<unknown>, "append" | "result"> = {}) {
+    const { events } = await this.transact(() =>
+      Promise.resolve({ ...extra, append: appends, result: null })
+    );
+    return events;
+  }
+
+  #tx(head: LogHead): Tx {
+    const kv = this.kv;
+    const getMany = async <T>(keys: Deno.KvKey[]) => {
+      const out: (T | null)[] = [];
+      // Deno KV reads at most 10 keys per getMany.
+      for (let i = 0; i < keys.length; i += 10) {
+        const entries = await kv.getMany<unknown[]>(keys.slice(i, i + 10));
+        for (const e of entries) out.push(e.value as T | null);
+      }
+      return out;
+    };
+    return {
+      kv,
+      head,
+      get: async <T>(key: Deno.KvKey) => (await kv.get<T>(key)).value,
+      getMany,
+      projection: async <T>(name: string, sub: Deno.KvKey) =>
+        (await kv.get<T>(projectionKey(name, sub))).value,
+      streamVersion: async (stream: string) =>
+        (await kv.get<number>(streamKey(stream))).value ?? 0,
+    };
+  }
+
+  async #commit(
+    headStamp: string | null,
+    head: LogHead,
+    decision: Decision<unknown>,
+  ): Promise<StoredEvent[] | null> {
+    const at = this.#now();
+    const atomic = this.kv.atomic().check({ key: HEAD, versionstamp: headStamp });
+    const stored: StoredEvent[] = [];
+    let position = head.position;
+    let prevHash = head.hash;
+
+    for (const append of decision.append ?? []) {
+      if (append.events.length === 0) continue;
+      const versionEntry = await this.kv.get<number>(streamKey(append.stream));
+      const version = versionEntry.value ?? 0;
+      if (append.expectedVersion !== "any" && append.expectedVersion !== version) {
+        throw new StreamVersionError(append.stream, append.expectedVersion, version);
+      }
+      atomic.check(versionEntry);
+      let streamPosition = version;
+      for (const event of append.events) {
+        position += 1;
+        streamPosition += 1;
+        const unhashed = {
+          ...event,
+          at,
+          stream: append.stream,
+          streamPosition,
+          position,
+          prevHash,
+        } as Omit<StoredEvent, "hash">;
+        const hash = await eventHash(unhashed);
+        const full = { ...unhashed, hash } as StoredEvent;
+        const bytes = new TextEncoder().encode(JSON.stringify(full)).length;
+        if (bytes > MAX_EVENT_BYTES) throw new EventTooLargeError(event.type, bytes);
+        stored.push(full);
+        atomic.set(eventKey(position), full);
+        atomic.set(streamEventKey(append.stream, streamPosition), position);
+        prevHash = hash;
+      }
+      atomic.set(streamKey(append.stream), streamPosition);
+    }
+
+    if (stored.length > 0) {
+      atomic.set(HEAD, { position, hash: prevHash } satisfies LogHead);
+      for (const [key, doc] of await this.#fold(stored)) {
+        if (doc === null) atomic.delete(key);
+        else atomic.set(key, doc);
+      }
+    }
+    for (const s of decision.sets ?? []) {
+      atomic.set(s.key, s.value, s.expireIn ? { expireIn: s.expireIn } : undefined);
+    }
+    for (const key of decision.deletes ?? []) atomic.delete(key);
+    for (const q of decision.enqueue ?? []) {
+      atomic.enqueue(q.value, { delay: q.delay, keysIfUndelivered: q.keysIfUndelivered });
+    }
+    const res = await atomic.commit();
+    return res.ok ? stored : null;
+  }
+
+  /** Folds new events into the projection documents they touch, reading each document once. */
+  async #fold(events: StoredEvent[]): Promise<[Deno.KvKey, unknown][]> {
+    const docs = new Map<string, { key: Deno.KvKey; doc: unknown }>();
+    const touched: { id: string; p: Projection; sub: Deno.KvKey; e: StoredEvent }[] = [];
+    for (const e of events) {
+      for (const p of this.projections) {
+        for (const sub of p.keysOf(e)) {
+          const key = projectionKey(p.name, sub);
+          const id = JSON.stringify(key, (_k, v) => typeof v === "bigint" ? `${v}n` : v);
+          if (!docs.has(id)) docs.set(id, { key, doc: null });
+          touched.push({ id, p, sub, e });
+        }
+      }
+    }
+    const pending = [...docs.values()];
+    for (let i = 0; i < pending.length; i += 10) {
+      const batch = pending.slice(i, i + 10);
+      const entries = await this.kv.getMany(batch.map((d) => d.key));
+      entries.forEach((entry, j) => (batch[j].doc = entry.value));
+    }
+    for (const t of touched) {
+      const slot = docs.get(t.id)!;
+      slot.doc = t.p.evolve(slot.doc as never, t.e, t.sub);
+    }
+    return [...docs.values()].map((d) => [d.key, d.doc]);
+  }
+
+  /** The whole log in order, a page at a time, so memory stays flat however long it is. */
+  async *readAll(opts: { from?: number; batchSize?: number } = {}): AsyncGenerator<StoredEvent> {
+    const start = opts.from ? eventKey(opts.from) : undefined;
+    const iter = this.kv.list<StoredEvent>(
+      start ? { prefix: LOG, start } : { prefix: LOG },
+      { batchSize: opts.batchSize ?? 500 },
+    );
+    for await (const entry of iter) yield entry.value;
+  }
+
+  async readStream(stream: string): Promise<StoredEvent[]> {
+    const out: StoredEvent[] = [];
+    const positions: Deno.KvKey[] = [];
+    for await (const e of this.kv.list<number>({ prefix: [...STREAM_INDEX, stream] })) {
+      positions.push(eventKey(e.value));
+    }
+    for (let i = 0; i < positions.length; i += 10) {
+      const entries = await this.kv.getMany<unknown[]>(positions.slice(i, i + 10));
+      for (const e of entries) if (e.value) out.push(e.value as StoredEvent);
+    }
+    return out;
+  }
+
+  async head(): Promise<LogHead> {
+    return (await this.kv.get<LogHead>(HEAD)).value ?? { position: 0, hash: GENESIS_HASH };
+  }
+}

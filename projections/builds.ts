@@ -1,0 +1,201 @@
+/**
+ * Build records and the lifecycle of each creation:
+ * built -> submitted -> confirmed | failed | unverified, and built/submitted -> expired.
+ */
+import type { StoredEvent } from "../events/types.ts";
+import type { Projection } from "./projection.ts";
+
+export type BuildStatus = "built" | "submitted" | "confirmed" | "failed" | "unverified" | "expired";
+export const FINAL_STATUSES: BuildStatus[] = ["confirmed", "failed", "unverified", "expired"];
+
+export interface BuildDoc {
+  buildId: number;
+  keyId: string;
+  purchaseId: string;
+  mint: string;
+  name: string;
+  symbol: string;
+  uri: string;
+  payer: string;
+  recipient: string;
+  recipientTokenAccount: string;
+  metadataAccount: string;
+  reference: string;
+  decimals: number;
+  supplyRaw: string;
+  feeLamports: string;
+  treasury: string;
+  blockhash: string;
+  lastValidBlockHeight: number;
+  messageHash: string;
+  status: BuildStatus;
+  signature: string | null;
+  feeVerified: boolean;
+  feeLamportsSeen: string | null;
+  supplyRawSeen: string | null;
+  problems: string[];
+  /** Unix seconds. */
+  createdAt: number;
+  submittedAt: number | null;
+  confirmedAt: number | null;
+  slot: number | null;
+}
+
+const seconds = (ms: number) => Math.floor(ms / 1000);
+
+const buildIdOf = (e: StoredEvent): number | null => {
+  switch (e.type) {
+    case "TokenBuilt":
+    case "TransactionSubmitted":
+    case "CreationConfirmed":
+    case "CreationFailed":
+    case "CreationUnverified":
+    case "BuildExpired":
+      return e.data.buildId;
+    default:
+      return null;
+  }
+};
+
+export const buildsProjection: Projection<BuildDoc> = {
+  name: "build",
+  keysOf(e) {
+    const id = buildIdOf(e);
+    return id === null ? [] : [[id]];
+  },
+  evolve(doc, e) {
+    if (e.type === "TokenBuilt") {
+      const d = e.data;
+      return {
+        buildId: d.buildId,
+        keyId: d.keyId,
+        purchaseId: d.purchaseId,
+        mint: d.mint,
+        name: d.name,
+        symbol: d.symbol,
+        uri: d.uri,
+        payer: d.payer,
+        recipient: d.recipient,
+        recipientTokenAccount: d.recipientTokenAccount,
+        metadataAccount: d.metadataAccount,
+        reference: d.reference,
+        decimals: d.decimals,
+        supplyRaw: d.supplyRaw,
+        feeLamports: d.feeLamports,
+        treasury: d.treasury,
+        blockhash: d.blockhash,
+        lastValidBlockHeight: d.lastValidBlockHeight,
+        messageHash: d.messageHash,
+        status: "built",
+        signature: null,
+        feeVerified: false,
+        feeLamportsSeen: null,
+        supplyRawSeen: null,
+        problems: [],
+        createdAt: seconds(e.at),
+        submittedAt: null,
+        confirmedAt: null,
+        slot: null,
+      };
+    }
+    if (!doc) return doc;
+    switch (e.type) {
+      case "TransactionSubmitted":
+        // A late relay report never moves a final record backwards.
+        if (FINAL_STATUSES.includes(doc.status)) return doc;
+        return { ...doc, status: "submitted", signature: e.data.signature, submittedAt: seconds(e.at) };
+      case "CreationConfirmed":
+        return {
+          ...doc,
+          status: "confirmed",
+          signature: e.data.signature,
+          feeVerified: true,
+          feeLamportsSeen: e.data.feeLamportsSeen,
+          supplyRawSeen: e.data.supplyRaw,
+          confirmedAt: e.data.blockTime ?? seconds(e.at),
+          slot: e.data.slot,
+        };
+      case "CreationFailed":
+        return { ...doc, status: "failed", signature: e.data.signature, problems: [e.data.reason] };
+      case "CreationUnverified":
+        return {
+          ...doc,
+          status: "unverified",
+          signature: e.data.signature,
+          feeVerified: false,
+          feeLamportsSeen: e.data.feeLamportsSeen,
+          supplyRawSeen: e.data.supplyRawSeen,
+          problems: e.data.problems,
+          confirmedAt: e.data.blockTime ?? seconds(e.at),
+          slot: e.data.slot,
+        };
+      case "BuildExpired":
+        return { ...doc, status: "expired" };
+      default:
+        return doc;
+    }
+  },
+};
+
+/** Lookup indexes: a build is found by its mint, its message hash, its reference or signature. */
+const index = (
+  name: string,
+  keyOf: (e: StoredEvent) => string | null,
+): Projection<number> => ({
+  name,
+  keysOf: (e) => {
+    const k = keyOf(e);
+    return k === null ? [] : [[k]];
+  },
+  evolve: (doc, e) => buildIdOf(e) ?? doc,
+});
+
+export const buildByMintProjection = index(
+  "build_by_mint",
+  (e) => (e.type === "TokenBuilt" ? e.data.mint : null),
+);
+export const buildByMessageProjection = index(
+  "build_by_message",
+  (e) => (e.type === "TokenBuilt" ? e.data.messageHash : null),
+);
+export const buildByReferenceProjection = index(
+  "build_by_reference",
+  (e) => (e.type === "TokenBuilt" ? e.data.reference : null),
+);
+export const buildBySignatureProjection = index("build_by_signature", (e) => {
+  switch (e.type) {
+    case "TransactionSubmitted":
+    case "CreationConfirmed":
+    case "CreationUnverified":
+      return e.data.signature;
+    case "CreationFailed":
+      return e.data.signature;
+    default:
+      return null;
+  }
+});
+
+/** Builds still waiting for an outcome; the watcher walks this set. */
+export interface OpenBuildDoc {
+  buildId: number;
+  reference: string;
+  mint: string;
+  lastValidBlockHeight: number;
+}
+
+export const openBuildsProjection: Projection<OpenBuildDoc> = {
+  name: "open_build",
+  keysOf: (e) => {
+    const id = buildIdOf(e);
+    return id === null || e.type === "TransactionSubmitted" ? [] : [[id]];
+  },
+  evolve: (_doc, e) =>
+    e.type === "TokenBuilt"
+      ? {
+        buildId: e.data.buildId,
+        reference: e.data.reference,
+        mint: e.data.mint,
+        lastValidBlockHeight: e.data.lastValidBlockHeight,
+      }
+      : null,
+};

@@ -1,0 +1,35 @@
+/**
+ * Daily usage per purchase. Limits belong to the purchase, not to one secret, so rotating or
+ * deleting and re-creating a key cannot reset them.
+ */
+import type { Projection } from "./projection.ts";
+
+export interface UsageDoc {
+  tokens: number;
+  metadata: number;
+}
+
+export const usageProjection: Projection<UsageDoc> = {
+  name: "usage",
+  keysOf(e) {
+    if (e.type === "TokenBuilt" || e.type === "MetadataHosted") {
+      return [[e.data.purchaseId, e.data.day]];
+    }
+    return [];
+  },
+  evolve(doc, e) {
+    const d = doc ?? { tokens: 0, metadata: 0 };
+    if (e.type === "TokenBuilt") return { ...d, tokens: d.tokens + 1 };
+    if (e.type === "MetadataHosted") return { ...d, metadata: d.metadata + 1 };
+    return doc;
+  },
+};
+
+/** Hosted metadata documents per purchase, against the 5000-item cap. */
+export const hostedCountProjection: Projection<number> = {
+  name: "hosted_count",
+  keysOf: (e) => (e.type === "MetadataHosted" ? [[e.data.purchaseId]] : []),
+  evolve: (doc, e) => (e.type === "MetadataHosted" ? (doc ?? 0) + 1 : doc),
+};
+
+export const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
