@@ -1,0 +1,88 @@
+/**
+ * Wires the edges together: configuration, KV, the Solana RPC (or the embedded chain), the price
+ * source, the event store and the app. `main.ts` serves it; tests and benchmarks call it with
+ * their own KV, clock and chain.
+ */
+import { Connection, PublicKey } from "@solana/web3.js";
+import { EventStore } from "../events/store.ts";
+import { allProjections } from "../projections/index.ts";
+import { createApp } from "./app.ts";
+import { startChain, type EmbeddedChain } from "./chain/mod.ts";
+import { type Clock, systemClock } from "./clock.ts";
+import type { Config } from "./config.ts";
+import { jsonLogger, type Logger } from "./http/logger.ts";
+import { importPepper } from "./keys/api-key.ts";
+import { localSecrets } from "./local/data-dir.ts";
+import { FixedPriceSource, type PriceSource, PythPriceSource } from "./pricing/price-source.ts";
+import { routeGroups } from "./routes/index.ts";
+import type { Services } from "./services.ts";
+
+export interface BootOptions {
+  kv?: Deno.Kv;
+  clock?: Clock;
+  logger?: Logger;
+  price?: PriceSource;
+}
+
+export interface Booted {
+  services: Services;
+  app: ReturnType<typeof createApp>;
+  chain: EmbeddedChain | null;
+  close(): Promise<void>;
+}
+
+export async function bootstrap(config: Config, opts: BootOptions = {}): Promise<Booted> {
+  const clock = opts.clock ?? systemClock;
+  const logger = opts.logger ?? jsonLogger(config.logLevel);
+
+  let treasury = config.treasury;
+  let pepper = config.keyPepper;
+  if (!config.deployMode && (!treasury || !pepper)) {
+    const local = await localSecrets(config.dataDir);
+    treasury ??= local.treasury.publicKey.toBase58();
+    pepper ??= local.pepper;
+  }
+  if (!treasury || !pepper) throw new Error("TREASURY_ADDRESS and KEY_PEPPER are required");
+
+  let chain: EmbeddedChain | null = null;
+  let rpcUrl = config.solanaRpcUrl;
+  if (!rpcUrl) {
+    chain = await startChain({ port: config.chainPort, quiet: true });
+    rpcUrl = chain.url;
+  }
+
+  const ownsKv = !opts.kv;
+  const kv = opts.kv ?? (config.deployMode
+    ? await Deno.openKv()
+    : await (async () => {
+      await Deno.mkdir(config.dataDir, { recursive: true });
+      return Deno.openKv(`${config.dataDir}/kv.sqlite3`);
+    })());
+
+  const connection = new Connection(rpcUrl, { commitment: "confirmed", disableRetryOnRateLimit: true });
+  const price = opts.price ?? (config.price.fixedSolUsd
+    ? new FixedPriceSource(config.price.fixedSolUsd, clock)
+    : new PythPriceSource(connection, config.price.pythAccount, config.price.maxAgeS, clock));
+
+  const services: Services = {
+    config: { ...config, treasury, keyPepper: pepper, solanaRpcUrl: rpcUrl },
+    kv,
+    store: new EventStore(kv, { projections: allProjections, now: clock }),
+    clock,
+    connection,
+    price,
+    logger,
+    pepper: await importPepper(pepper),
+    treasury: new PublicKey(treasury),
+  };
+  const app = createApp(services, routeGroups);
+  return {
+    services,
+    app,
+    chain,
+    async close() {
+      if (ownsKv) kv.close();
+      await chain?.close();
+    },
+  };
+}

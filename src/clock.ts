@@ -1,0 +1,3 @@
+/** Time is passed in, never read inside decisions, so tests can stand anywhere on the calendar. */
+export type Clock = () => number;
+export const systemClock: Clock = () => Date.now();

@@ -1,0 +1,152 @@
+/**
+ * All configuration in one typed module, read from the environment and validated at start-up.
+ * Every setting has a working local default; deploy mode (Deno Deploy) refuses to invent secrets
+ * and never writes files.
+ */
+import { z } from "zod";
+import { PublicKey } from "@solana/web3.js";
+
+export const DEFAULT_WELL_KNOWN_NAMES = [
+  "SOL", "Solana", "Wrapped SOL", "WSOL", "USDC", "USD Coin", "USDT", "Tether", "BONK", "JUP",
+  "Jupiter", "RAY", "Raydium", "PYTH", "Pyth Network", "JTO", "Jito", "WIF", "dogwifhat", "ORCA",
+  "mSOL", "Marinade", "jitoSOL", "bSOL", "BTC", "Bitcoin", "WBTC", "ETH", "Ethereum", "WETH",
+  "TRUMP", "MELANIA", "PENGU", "Pudgy Penguins", "RENDER", "HNT", "Helium", "W", "Wormhole",
+  "MEW", "POPCAT", "DAI", "PYUSD", "PayPal USD", "EURC", "Binance", "BNB", "Coinbase",
+];
+
+const address = z.string().refine((s) => {
+  try {
+    new PublicKey(s);
+    return true;
+  } catch {
+    return false;
+  }
+}, "must be a base58 Solana address");
+
+const int = (d: number) => z.coerce.number().int().positive().default(d);
+
+const EnvSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8000),
+  HOSTNAME: z.string().default("127.0.0.1"),
+  DATA_DIR: z.string().default(".data"),
+  PUBLIC_BASE_URL: z.string().url().optional(),
+  SOLANA_RPC_URL: z.string().url().optional(),
+  CHAIN_PORT: z.coerce.number().int().min(0).max(65535).default(8899),
+  NETWORK: z.enum(["localnet", "devnet", "mainnet-beta"]).default("localnet"),
+  TREASURY_ADDRESS: address.optional(),
+  KEY_PREFIX: z.string().regex(/^[a-z0-9]{1,16}$/, "lower-case letters and digits, 1-16").default(
+    "tcb",
+  ),
+  KEY_PEPPER: z.string().min(32, "at least 32 characters").optional(),
+  PRICE_SOL_USD: z.coerce.number().positive().optional(),
+  PYTH_SOL_USD_ACCOUNT: address.default("H6ARHf6YXhGYeQfUzQNGk6rDNnLBQKrenN712K4AQJEG"),
+  PRICE_MAX_AGE_S: int(120),
+  STABLECOIN_MINT: address.optional(),
+  STABLECOIN_DECIMALS: z.coerce.number().int().min(0).max(9).default(6),
+  ACCESS_FEE_USD: z.coerce.number().positive().default(10),
+  TOKEN_FEE_USD: z.coerce.number().positive().default(2.99),
+  REQUESTS_PER_HOUR: int(600),
+  TOKENS_PER_DAY: int(25),
+  METADATA_PER_DAY: int(100),
+  HOSTED_ITEMS_PER_KEY: int(5000),
+  MAX_PRIORITY_FEE_MICROLAMPORTS: int(1_000_000),
+  SUSPEND_AFTER_UNVERIFIED: int(3),
+  WELL_KNOWN_NAMES: z.string().optional(),
+  ADMIN_TOKEN: z.string().min(32, "at least 32 characters").optional(),
+  DEPLOY_MODE: z.enum(["0", "1"]).optional(),
+  DENO_DEPLOYMENT_ID: z.string().optional(),
+  LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
+});
+
+export interface Limits {
+  requestsPerHour: number;
+  tokensPerDay: number;
+  metadataPerDay: number;
+  imageBytes: number;
+  hostedItemsPerKey: number;
+}
+
+export interface Config {
+  port: number;
+  hostname: string;
+  dataDir: string;
+  /** Deno Deploy: KV from Deno.openKv(), no file writes, secrets must come from the env. */
+  deployMode: boolean;
+  publicBaseUrl: string;
+  /** null: start the embedded chain in-process. */
+  solanaRpcUrl: string | null;
+  chainPort: number;
+  network: "localnet" | "devnet" | "mainnet-beta";
+  /** Filled from the environment or, locally, from the generated file under DATA_DIR. */
+  treasury: string | null;
+  keyPrefix: string;
+  keyPepper: string | null;
+  price: { fixedSolUsd: number | null; pythAccount: string; maxAgeS: number };
+  stablecoin: { mint: string | null; decimals: number };
+  fees: { accessUsd: number; tokenUsd: number };
+  limits: Limits;
+  maxPriorityFeeMicroLamports: number;
+  suspendAfterUnverified: number;
+  wellKnownNames: string[];
+  adminToken: string | null;
+  logLevel: "debug" | "info" | "warn" | "error" | "silent";
+  /** Test-only: lets the image fetcher reach a plain-http loopback server. Never from the env. */
+  allowLoopbackImageFetchForTests: boolean;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  ${problems.join("\n  ")}`);
+  }
+}
+
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  const parsed = EnvSchema.safeParse(
+    Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== "")),
+  );
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues.map((i) => `${i.path.join(".") || "env"}: ${i.message}`),
+    );
+  }
+  const e = parsed.data;
+  const deployMode = e.DEPLOY_MODE === "1" || (e.DEPLOY_MODE === undefined && !!e.DENO_DEPLOYMENT_ID);
+  if (deployMode) {
+    const missing = ["TREASURY_ADDRESS", "KEY_PEPPER", "SOLANA_RPC_URL", "PUBLIC_BASE_URL"]
+      .filter((k) => !e[k as keyof typeof e]);
+    if (missing.length) {
+      throw new ConfigError(missing.map((k) => `${k}: required in deploy mode (no local files)`));
+    }
+  }
+  return {
+    port: e.PORT,
+    hostname: e.HOSTNAME,
+    dataDir: e.DATA_DIR,
+    deployMode,
+    publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://127.0.0.1:${e.PORT}`).replace(/\/+$/, ""),
+    solanaRpcUrl: e.SOLANA_RPC_URL ?? null,
+    chainPort: e.CHAIN_PORT,
+    network: e.NETWORK,
+    treasury: e.TREASURY_ADDRESS ?? null,
+    keyPrefix: e.KEY_PREFIX,
+    keyPepper: e.KEY_PEPPER ?? null,
+    price: { fixedSolUsd: e.PRICE_SOL_USD ?? null, pythAccount: e.PYTH_SOL_USD_ACCOUNT, maxAgeS: e.PRICE_MAX_AGE_S },
+    stablecoin: { mint: e.STABLECOIN_MINT ?? null, decimals: e.STABLECOIN_DECIMALS },
+    fees: { accessUsd: e.ACCESS_FEE_USD, tokenUsd: e.TOKEN_FEE_USD },
+    limits: {
+      requestsPerHour: e.REQUESTS_PER_HOUR,
+      tokensPerDay: e.TOKENS_PER_DAY,
+      metadataPerDay: e.METADATA_PER_DAY,
+      imageBytes: 1_048_576,
+      hostedItemsPerKey: e.HOSTED_ITEMS_PER_KEY,
+    },
+    maxPriorityFeeMicroLamports: e.MAX_PRIORITY_FEE_MICROLAMPORTS,
+    suspendAfterUnverified: e.SUSPEND_AFTER_UNVERIFIED,
+    wellKnownNames: e.WELL_KNOWN_NAMES
+      ? e.WELL_KNOWN_NAMES.split(",").map((s) => s.trim()).filter(Boolean)
+      : DEFAULT_WELL_KNOWN_NAMES,
+    adminToken: e.ADMIN_TOKEN ?? null,
+    logLevel: e.LOG_LEVEL,
+    allowLoopbackImageFetchForTests: false,
+  };
+}

@@ -1,0 +1,111 @@
+/**
+ * Purchases and keys: pure decisions over the current purchase and key state.
+ * One active key per purchase; rotation and deletion end the old secret at once; a banned or
+ * suspended key cannot be rotated or deleted away to escape the ban.
+ */
+import type { DomainEvent } from "../../../events/types.ts";
+import type { KeyDoc } from "../../../projections/keys.ts";
+import type { PurchaseDoc } from "../../../projections/purchases.ts";
+import { reject, type Rejection } from "../rejection.ts";
+
+export type AccessCommand =
+  | {
+    type: "QuotePurchase";
+    purchaseId: string;
+    wallet: string;
+    currency: "SOL" | "STABLECOIN";
+    amount: string;
+    usd: number;
+    solUsd: number | null;
+    reference: string;
+    treasury: string;
+    lastValidBlockHeight: number;
+  }
+  | { type: "RecordPayment"; purchaseId: string; signature: string; slot: number }
+  | { type: "IssueKey"; purchaseId: string; wallet: string; keyId: string; secretMac: string }
+  | { type: "RotateKey"; keyId: string; wallet: string; secretMac: string }
+  | { type: "DeleteKey"; keyId: string; wallet: string }
+  | { type: "BanKey"; keyId: string; reason: string }
+  | { type: "LiftBan"; keyId: string }
+  | { type: "SuspendKey"; keyId: string; reason: string };
+
+export interface AccessState {
+  purchase: PurchaseDoc | null;
+  key: KeyDoc | null;
+}
+
+const notFound = (what: string) => reject("not_found", `${what} not found`);
+
+export function decideAccess(cmd: AccessCommand, s: AccessState): DomainEvent[] | Rejection {
+  switch (cmd.type) {
+    case "QuotePurchase": {
+      if (s.purchase) return reject("invalid_request", "purchase already exists");
+      const { type: _t, ...data } = cmd;
+      return [{ type: "AccessPaymentQuoted", v: 1, data }];
+    }
+    case "RecordPayment": {
+      const p = s.purchase;
+      if (!p) return notFound("purchase");
+      if (p.status === "paid") return [];
+      return [{
+        type: "AccessPurchased",
+        v: 1,
+        data: {
+          purchaseId: p.purchaseId,
+          wallet: p.wallet,
+          currency: p.currency,
+          amount: p.amount,
+          signature: cmd.signature,
+          slot: cmd.slot,
+        },
+      }];
+    }
+    case "IssueKey": {
+      const p = s.purchase;
+      if (!p || p.wallet !== cmd.wallet) return notFound("purchase");
+      if (p.status !== "paid") {
+        return reject("invalid_request", "the access fee for this purchase is not confirmed yet", {
+          purchaseId: "payment not confirmed",
+        });
+      }
+      if (p.activeKeyId) {
+        return reject("invalid_request", "this purchase already has an active key", {
+          purchaseId: "one active key per purchase: rotate or delete it first",
+        });
+      }
+      return [{
+        type: "KeyIssued",
+        v: 1,
+        data: { keyId: cmd.keyId, purchaseId: p.purchaseId, wallet: p.wallet, secretMac: cmd.secretMac },
+      }];
+    }
+    case "RotateKey":
+    case "DeleteKey": {
+      const k = s.key;
+      if (!k || k.wallet !== cmd.wallet || k.deleted) return notFound("key");
+      if (k.banned || k.suspended) {
+        return reject("forbidden", "this key is banned or suspended", {
+          keyId: k.banned ? "banned" : "suspended",
+        });
+      }
+      return cmd.type === "RotateKey"
+        ? [{ type: "KeyRotated", v: 1, data: { keyId: k.keyId, purchaseId: k.purchaseId, secretMac: cmd.secretMac } }]
+        : [{ type: "KeyDeleted", v: 1, data: { keyId: k.keyId, purchaseId: k.purchaseId } }];
+    }
+    case "BanKey":
+      if (!s.key) return notFound("key");
+      if (s.key.banned) return [];
+      return [{ type: "KeyBanned", v: 1, data: { keyId: cmd.keyId, reason: cmd.reason } }];
+    case "LiftBan":
+      if (!s.key) return notFound("key");
+      if (!s.key.banned && !s.key.suspended) return [];
+      return [{ type: "KeyBanLifted", v: 1, data: { keyId: cmd.keyId } }];
+    case "SuspendKey":
+      if (!s.key) return notFound("key");
+      if (s.key.suspended || s.key.banned) return [];
+      return [{ type: "KeySuspended", v: 1, data: { keyId: cmd.keyId, reason: cmd.reason } }];
+  }
+}
+
+export const accessStream = (cmd: AccessCommand, s: AccessState): string =>
+  "purchaseId" in cmd ? `purchase-${cmd.purchaseId}` : `purchase-${s.key?.purchaseId ?? "unknown"}`;

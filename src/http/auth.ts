@@ -1,0 +1,43 @@
+/**
+ * Bearer authentication with API keys. A malformed key or a bad checksum is refused before any
+ * database read; a known key id is checked with a constant-time HMAC verify. Missing, wrong,
+ * deleted, banned or suspended keys all get the same 401.
+ */
+import type { MiddlewareHandler } from "hono";
+import { projectionKey } from "../../events/keys.ts";
+import { type KeyDoc, keyUsable } from "../../projections/keys.ts";
+import { parseKey, verifySecret } from "../keys/api-key.ts";
+import type { AppEnv } from "./env.ts";
+import { ApiError } from "./errors.ts";
+
+export interface BearerAuthOptions {
+  kv: Deno.Kv;
+  pepper: CryptoKey;
+  prefix: string;
+}
+
+export async function authenticate(
+  opts: BearerAuthOptions,
+  header: string | undefined,
+): Promise<KeyDoc | null> {
+  const m = /^Bearer ([^\s]+)$/.exec(header ?? "");
+  if (!m) return null;
+  const parsed = parseKey(opts.prefix, m[1]);
+  if (!parsed) return null;
+  const doc = (await opts.kv.get<KeyDoc>(projectionKey("key", [parsed.keyId]))).value;
+  if (!keyUsable(doc)) return null;
+  return (await verifySecret(opts.pepper, parsed.secret, doc.secretMac)) ? doc : null;
+}
+
+export function bearerAuth(opts: BearerAuthOptions): MiddlewareHandler<AppEnv> {
+  return async function bearerAuth(c, next) {
+    const key = await authenticate(opts, c.req.header("authorization"));
+    if (!key) {
+      throw new ApiError("unauthorized", "A valid API key is required", {}, {
+        "WWW-Authenticate": 'Bearer realm="api"',
+      });
+    }
+    c.set("key", key);
+    await next();
+  };
+}

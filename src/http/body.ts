@@ -1,0 +1,45 @@
+/**
+ * Request bodies: JSON only, parsed with a strict zod schema. Every bad field, unknown fields
+ * included, is named in `error.fields`.
+ */
+import type { Context } from "hono";
+import type { z } from "zod";
+import { ApiError } from "./errors.ts";
+
+export function zodFields(error: z.ZodError): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (const issue of error.issues) {
+    if (issue.code === "unrecognized_keys") {
+      for (const k of issue.keys) fields[[...issue.path, k].join(".")] = "unknown field";
+      continue;
+    }
+    const path = issue.path.join(".") || "body";
+    fields[path] ??= issue.message;
+  }
+  return fields;
+}
+
+export function parseWith<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
+  const r = schema.safeParse(value);
+  if (!r.success) throw new ApiError("invalid_request", "Request is invalid", zodFields(r.error));
+  return r.data;
+}
+
+export async function readJson(c: Context): Promise<unknown> {
+  const type = c.req.header("content-type") ?? "";
+  if (!/^application\/([a-z.+-]*\+)?json\b/i.test(type)) {
+    throw new ApiError("invalid_request", "Content-Type must be application/json", {
+      body: "expected a JSON body with Content-Type: application/json",
+    });
+  }
+  const text = await c.req.text();
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ApiError("invalid_request", "Body is not valid JSON", { body: "malformed JSON" });
+  }
+}
+
+export async function readBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.infer<S>> {
+  return parseWith(schema, await readJson(c));
+}

@@ -1,0 +1,12 @@
+import type { KeyDoc } from "../../projections/keys.ts";
+import type { IdempotencyScope } from "./idempotency.ts";
+
+/** What middleware hands to handlers through the Hono context. */
+export interface AppEnv {
+  Variables: {
+    requestId: string;
+    key: KeyDoc;
+    idempotency: IdempotencyScope | null;
+    portalWallet: string;
+  };
+}

@@ -1,0 +1,132 @@
+/**
+ * `Idempotency-Key` (IETF httpapi draft) on POST routes, scoped to the API key and kept 24 h.
+ *
+ * A retry with the same key and body replays the stored response without doing the work again;
+ * the same key with another body is 422; while the first request runs, 409. A command that
+ * appends events writes the final record in the same commit as its events (`recordFor`), so a
+ * crash between the two can never make a retry build and charge twice. The in-flight marker is a
+ * lease: a request that died holding it frees the key after `LEASE_MS`.
+ */
+import type { MiddlewareHandler } from "hono";
+import { sha256Hex } from "../../events/hash.ts";
+import type { ExtraSet } from "../../events/store.ts";
+import type { Clock } from "../clock.ts";
+import type { AppEnv } from "./env.ts";
+import { ApiError } from "./errors.ts";
+
+const DAY_MS = 24 * 3_600_000;
+const LEASE_MS = 60_000;
+const KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
+
+interface InFlight {
+  state: "in_flight";
+  bodyHash: string;
+  leaseUntil: number;
+  expiresAt: number;
+}
+interface Done {
+  state: "done";
+  bodyHash: string;
+  status: number;
+  body: unknown;
+  expiresAt: number;
+}
+type Record_ = InFlight | Done;
+
+export interface IdempotencyScope {
+  kvKey: Deno.KvKey;
+  bodyHash: string;
+  expiresAt: number;
+  /** Set once a command has committed the final record itself. */
+  stored: boolean;
+}
+
+/** The write a command adds to its own atomic commit to make its response the replayed one. */
+export function recordFor(scope: IdempotencyScope | null, status: number, body: unknown): ExtraSet[] {
+  if (!scope) return [];
+  scope.stored = true;
+  const value: Done = { state: "done", bodyHash: scope.bodyHash, status, body, expiresAt: scope.expiresAt };
+  return [{ key: scope.kvKey, value, expireIn: DAY_MS }];
+}
+
+export function idempotency(opts: { kv: Deno.Kv; clock: Clock }): MiddlewareHandler<AppEnv> {
+  return async function idempotency(c, next) {
+    const header = c.req.header("idempotency-key");
+    if (header === undefined) {
+      c.set("idempotency", null);
+      return next();
+    }
+    if (!KEY_SHAPE.test(header)) {
+      throw new ApiError("invalid_request", "Idempotency-Key is invalid", {
+        "Idempotency-Key": "1 to 255 printable ASCII characters",
+      });
+    }
+    const keyId = c.get("key").keyId;
+    const kvKey: Deno.KvKey = ["idem", keyId, new URL(c.req.url).pathname, header];
+    const bodyHash = await sha256Hex(await c.req.text());
+    const now = opts.clock();
+
+    for (;;) {
+      const entry = await opts.kv.get<Record_>(kvKey);
+      const rec = entry.value && entry.value.expiresAt > now ? entry.value : null;
+      if (rec && rec.bodyHash !== bodyHash) {
+        throw new ApiError(
+          "idempotency_key_reused",
+          "This Idempotency-Key was used with a different request body",
+          { "Idempotency-Key": "already used with another body" },
+        );
+      }
+      if (rec?.state === "done") {
+        c.header("Idempotent-Replayed", "true");
+        return c.json(rec.body as Record<string, unknown>, rec.status as 200);
+      }
+      if (rec?.state === "in_flight" && rec.leaseUntil > now) {
+        throw new ApiError(
+          "idempotency_key_in_flight",
+          "A request with this Idempotency-Key is still being processed; retry shortly",
+          { "Idempotency-Key": "in flight" },
+          { "Retry-After": "1" },
+        );
+      }
+      const marker: InFlight = {
+        state: "in_flight",
+        bodyHash,
+        leaseUntil: now + LEASE_MS,
+        expiresAt: now + DAY_MS,
+      };
+      const ok = await opts.kv.atomic().check(entry).set(kvKey, marker, { expireIn: DAY_MS }).commit();
+      if (ok.ok) break;
+    }
+
+    const scope: IdempotencyScope = { kvKey, bodyHash, expiresAt: now + DAY_MS, stored: false };
+    c.set("idempotency", scope);
+    let failed = false;
+    try {
+      await next();
+    } catch (e) {
+      failed = true;
+      throw e;
+    } finally {
+      if (!scope.stored) await storeOrRelease(opts.kv, scope, c.res, failed);
+    }
+  };
+}
+
+/**
+ * Client errors are final and replayed like successes; a server fault releases the key so the
+ * retry the client is told to make actually runs.
+ */
+async function storeOrRelease(kv: Deno.Kv, scope: IdempotencyScope, res: Response, failed: boolean) {
+  if (failed || res.status >= 500) {
+    await kv.delete(scope.kvKey);
+    return;
+  }
+  let body: unknown = null;
+  try {
+    body = await res.clone().json();
+  } catch {
+    body = null;
+  }
+  const [set] = recordFor(scope, res.status, body);
+  await kv.set(set.key, set.value, { expireIn: set.expireIn });
+}

@@ -1,0 +1,34 @@
+/** `deno task start`: the service on the embedded defaults, or on whatever the env configures. */
+import { bootstrap } from "./bootstrap.ts";
+import { ConfigError, loadConfig } from "./config.ts";
+
+let config;
+try {
+  config = loadConfig(Deno.env.toObject());
+} catch (e) {
+  if (e instanceof ConfigError) {
+    console.error(e.message);
+    Deno.exit(2);
+  }
+  throw e;
+}
+
+const booted = await bootstrap(config);
+const { services } = booted;
+const server = Deno.serve({
+  port: config.port,
+  hostname: config.hostname,
+  onListen: ({ hostname, port }) => {
+    const chain = booted.chain ? ` (embedded chain ${booted.chain.url})` : "";
+    console.log(`token-creation service ready on http://${hostname}:${port}${chain}`);
+  },
+}, booted.app.fetch);
+
+for (const sig of ["SIGINT", "SIGTERM"] as const) {
+  Deno.addSignalListener(sig, async () => {
+    services.logger.log("info", "shutting down", { signal: sig });
+    await server.shutdown();
+    await booted.close();
+    Deno.exit(0);
+  });
+}

@@ -1,0 +1,16 @@
+import { ApiError } from "../http/errors.ts";
+import { type PriceSource, PriceUnavailable, type SolPrice } from "./price-source.ts";
+
+/** A price or the seed's 503 `price_unavailable`; any other failure stays a server error. */
+export async function solPriceOr503(source: PriceSource): Promise<SolPrice> {
+  try {
+    return await source.solUsd();
+  } catch (e) {
+    if (e instanceof PriceUnavailable) {
+      throw new ApiError("price_unavailable", "The SOL price feed is temporarily unavailable; retry", {
+        price: e.message,
+      }, { "Retry-After": "5" });
+    }
+    throw e;
+  }
+}

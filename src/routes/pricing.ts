@@ -1,0 +1,28 @@
+import { Hono } from "hono";
+import type { AppEnv } from "../http/env.ts";
+import { usdToLamports } from "../pricing/price-source.ts";
+import { solPriceOr503 } from "../pricing/quote.ts";
+import type { Services } from "../services.ts";
+
+export function pricingRoutes(s: Services) {
+  return new Hono<AppEnv>().get("/v1/pricing", async (c) => {
+    const price = await solPriceOr503(s.price);
+    const { limits, fees } = s.config;
+    return c.json({
+      network: s.config.network,
+      access: { usd: fees.accessUsd },
+      token: {
+        usd: fees.tokenUsd,
+        lamports: usdToLamports(fees.tokenUsd, price.usd).toString(),
+        solUsd: price.usd,
+      },
+      limits: {
+        requestsPerHour: limits.requestsPerHour,
+        tokensPerDay: limits.tokensPerDay,
+        metadataPerDay: limits.metadataPerDay,
+        imageBytes: limits.imageBytes,
+        hostedItemsPerKey: limits.hostedItemsPerKey,
+      },
+    });
+  });
+}

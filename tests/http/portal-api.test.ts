@@ -1,0 +1,116 @@
+import { assert, assertEquals } from "../support/assert.ts";
+import { bearer, signMessage, startHarness } from "../support/harness.ts";
+import bs58 from "bs58";
+
+Deno.test("purchase -> key -> rotate -> delete -> create again on the same purchase", async () => {
+  const h = await startHarness();
+  try {
+    const { apiKey, keyId, cookie, purchaseId } = await h.newApiKey();
+    assertEquals((await h.request("/v1/me", { headers: bearer(apiKey) })).status, 200);
+
+    // One active key per purchase.
+    const second = await h.portal(cookie, `/portal/api/purchases/${purchaseId}/key`, {});
+    assertEquals(second.status, 400);
+
+    const rotated = await (await h.portal(cookie, `/portal/api/keys/${keyId}/rotate`, {})).json();
+    assertEquals(rotated.keyId, keyId);
+    assert(rotated.apiKey !== apiKey);
+    assertEquals((await h.request("/v1/me", { headers: bearer(apiKey) })).status, 401);
+    assertEquals((await h.request("/v1/me", { headers: bearer(rotated.apiKey) })).status, 200);
+
+    assertEquals((await h.portal(cookie, `/portal/api/keys/${keyId}/delete`, {})).status, 200);
+    assertEquals((await h.request("/v1/me", { headers: bearer(rotated.apiKey) })).status, 401);
+
+    const again = await h.portal(cookie, `/portal/api/purchases/${purchaseId}/key`, {});
+    assertEquals(again.status, 201);
+    const fresh = await again.json();
+    assert(fresh.keyId !== keyId);
+    assertEquals((await h.request("/v1/me", { headers: bearer(fresh.apiKey) })).status, 200);
+
+    const state = await (await h.portal(cookie, "/portal/api/state")).json();
+    assertEquals(state.purchases.length, 1);
+    assertEquals(state.purchases[0].status, "paid");
+    assertEquals(state.purchases[0].key.keyId, fresh.keyId);
+    assert(!JSON.stringify(state).includes(fresh.apiKey.split("_").at(-1)));
+
+    const types = [];
+    for await (const e of h.services.store.readAll()) types.push(e.type);
+    assertEquals(types, [
+      "AccessPaymentQuoted",
+      "AccessPurchased",
+      "KeyIssued",
+      "KeyRotated",
+      "KeyDeleted",
+      "KeyIssued",
+    ]);
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("the treasury received the access fee on chain", async () => {
+  const h = await startHarness();
+  try {
+    const before = await h.services.connection.getBalance(h.treasury.publicKey);
+    await h.newApiKey();
+    const after = await h.services.connection.getBalance(h.treasury.publicKey);
+    // USD 10 at 150 USD/SOL, rounded up to the lamport.
+    assertEquals(after - before, 66_666_667);
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("a key cannot be created before the payment is confirmed; nor by another wallet", async () => {
+  const h = await startHarness();
+  try {
+    const w = h.fundedWallet();
+    const cookie = await h.signIn(w);
+    const quote = await (await h.portal(cookie, "/portal/api/purchases", { currency: "SOL" })).json();
+    const pending = await (await h.portal(cookie, `/portal/api/purchases/${quote.purchaseId}/check`, {})).json();
+    assertEquals(pending.status, "pending");
+    const early = await h.portal(cookie, `/portal/api/purchases/${quote.purchaseId}/key`, {});
+    assertEquals(early.status, 400);
+
+    const other = await h.signIn(h.fundedWallet());
+    const foreign = await h.portal(other, `/portal/api/purchases/${quote.purchaseId}/key`, {});
+    assertEquals(foreign.status, 404);
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("sign-in refuses a bad signature, a replayed nonce and cross-origin calls", async () => {
+  const h = await startHarness();
+  try {
+    const w = h.fundedWallet();
+    const wallet = w.publicKey.toBase58();
+    const ch = await (await h.request("/portal/api/challenge", { method: "POST", json: { wallet } })).json();
+    const forged = await h.request("/portal/api/session", {
+      method: "POST",
+      json: { wallet, nonce: ch.nonce, signature: bs58.encode(new Uint8Array(64)) },
+    });
+    assertEquals(forged.status, 401);
+    // The nonce was consumed by the failed attempt too: it can't be replayed.
+    const sig = bs58.encode(await signMessage(w, new TextEncoder().encode(ch.message)));
+    const replay = await h.request("/portal/api/session", { method: "POST", json: { wallet, nonce: ch.nonce, signature: sig } });
+    assertEquals(replay.status, 401);
+
+    const cookie = await h.signIn(w);
+    const cross = await h.request("/portal/api/purchases", {
+      method: "POST",
+      headers: { cookie, origin: "https://evil.example" },
+      json: { currency: "SOL" },
+    });
+    assertEquals(cross.status, 403);
+    const setCookie = (await (async () => {
+      const c2 = await (await h.request("/portal/api/challenge", { method: "POST", json: { wallet } })).json();
+      const s2 = bs58.encode(await signMessage(w, new TextEncoder().encode(c2.message)));
+      return h.request("/portal/api/session", { method: "POST", json: { wallet, nonce: c2.nonce, signature: s2 } });
+    })()).headers.get("set-cookie")!;
+    assert(/HttpOnly/i.test(setCookie) && /SameSite=Strict/i.test(setCookie));
+    assertEquals((await h.request("/portal/api/state")).status, 401);
+  } finally {
+    await h.close();
+  }
+});
