@@ -15,6 +15,8 @@ import { importPepper } from "./keys/api-key.ts";
 import { localSecrets } from "./local/data-dir.ts";
 import { FixedPriceSource, type PriceSource, PythPriceSource } from "./pricing/price-source.ts";
 import { routeGroups } from "./routes/index.ts";
+import { QueueDispatcher } from "./queue.ts";
+import { startWatcher, sweepOpenBuilds } from "./creation/watcher.ts";
 import type { Services } from "./services.ts";
 
 export interface BootOptions {
@@ -22,6 +24,10 @@ export interface BootOptions {
   clock?: Clock;
   logger?: Logger;
   price?: PriceSource;
+  /** Wraps the RPC client's fetch: tests count round trips, benchmarks inject latency. */
+  rpcFetch?: typeof fetch;
+  /** Start the background watcher and re-broadcaster on the KV queue (the service does). */
+  watch?: boolean;
 }
 
 export interface Booted {
@@ -59,7 +65,11 @@ export async function bootstrap(config: Config, opts: BootOptions = {}): Promise
       return Deno.openKv(`${config.dataDir}/kv.sqlite3`);
     })());
 
-  const connection = new Connection(rpcUrl, { commitment: "confirmed", disableRetryOnRateLimit: true });
+  const connection = new Connection(rpcUrl, {
+    commitment: "confirmed",
+    disableRetryOnRateLimit: true,
+    fetch: opts.rpcFetch,
+  });
   const price = opts.price ?? (config.price.fixedSolUsd
     ? new FixedPriceSource(config.price.fixedSolUsd, clock)
     : new PythPriceSource(connection, config.price.pythAccount, config.price.maxAgeS, clock));
@@ -76,6 +86,17 @@ export async function bootstrap(config: Config, opts: BootOptions = {}): Promise
     treasury: new PublicKey(treasury),
   };
   const app = createApp(services, routeGroups);
+  if (opts.watch) {
+    const queue = new QueueDispatcher(kv, (e, kind) =>
+      logger.log("error", "queue job failed", { kind, error: String(e) }));
+    await startWatcher(services, queue);
+    if (config.deployMode) {
+      // A safety net on Deploy, where isolates come and go: a sweep at least every minute.
+      Deno.cron("sweep open builds", "* * * * *", async () => {
+        await sweepOpenBuilds(services);
+      });
+    }
+  }
   return {
     services,
     app,

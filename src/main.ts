@@ -13,7 +13,7 @@ try {
   throw e;
 }
 
-const booted = await bootstrap(config);
+const booted = await bootstrap(config, { watch: true });
 const { services } = booted;
 const server = Deno.serve({
   port: config.port,

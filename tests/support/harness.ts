@@ -18,6 +18,8 @@ export interface HarnessOptions {
   clock?: Clock;
   price?: PriceSource | "pyth";
   chain?: ChainOptions;
+  rpcFetch?: typeof fetch;
+  watch?: boolean;
 }
 
 export interface Harness extends Booted {
@@ -59,6 +61,8 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     clock,
     logger,
     price: opts.price === "pyth" ? undefined : opts.price ?? new FixedPriceSource(150, clock),
+    rpcFetch: opts.rpcFetch,
+    watch: opts.watch,
   });
   const base = config.publicBaseUrl;
 
@@ -145,14 +149,8 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   return h;
 }
 
-export async function signMessage(wallet: Keypair, message: Uint8Array): Promise<Uint8Array> {
-  const pkcs8 = new Uint8Array([
-    0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20,
-    ...wallet.secretKey.slice(0, 32),
-  ]);
-  const key = await crypto.subtle.importKey("pkcs8", pkcs8, { name: "Ed25519" }, false, ["sign"]);
-  return new Uint8Array(await crypto.subtle.sign("Ed25519", key, message));
-}
+export { signWithKeypair as signMessage } from "../../src/portal/sign-with-keypair.ts";
+import { signWithKeypair as signMessage } from "../../src/portal/sign-with-keypair.ts";
 
 export const bearer = (apiKey: string) => ({ authorization: `Bearer ${apiKey}` });
 
