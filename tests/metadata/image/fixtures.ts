@@ -447,13 +447,17 @@ export interface TestServer {
 export type RawHandler = (conn: Deno.Conn, request: string) => Promise<void>;
 
 /**
- * A TCP (or TLS) server on 127.0.0.1 and a random port that reads each
+ * A TCP (or TLS) server on loopback and a random port that reads each
  * request head and hands the connection to `handle` for a hand-written reply.
  */
-export function startServer(handle: RawHandler, options: { tls?: boolean } = {}): TestServer {
+export function startServer(
+  handle: RawHandler,
+  options: { tls?: boolean; hostname?: "127.0.0.1" | "::1" } = {},
+): TestServer {
+  const hostname = options.hostname ?? "127.0.0.1";
   const listener: Deno.Listener = options.tls
-    ? Deno.listenTls({ hostname: "127.0.0.1", port: 0, cert: TEST_LEAF_PEM, key: TEST_LEAF_KEY })
-    : Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    ? Deno.listenTls({ hostname, port: 0, cert: TEST_LEAF_PEM, key: TEST_LEAF_KEY })
+    : Deno.listen({ hostname, port: 0 });
   const requests: string[] = [];
   const handlers = new Set<Promise<void>>();
   let accepted = 0;
@@ -533,7 +537,7 @@ export async function writeAll(conn: Deno.Conn, data: Uint8Array): Promise<void>
 
 /**
  * A stand-in for Deno.connect that records every attempt and only lets
- * loopback through, so a policy bug can never send test traffic to a real
+ * loopback (127.0.0.1, ::1) through, so a policy bug can never send test traffic to a real
  * private or public address.
  */
 export function guardedConnect(): {
@@ -545,7 +549,7 @@ export function guardedConnect(): {
     attempts,
     connect(options) {
       attempts.push(`${options.hostname}:${options.port}`);
-      if (options.hostname !== "127.0.0.1") {
+      if (options.hostname !== "127.0.0.1" && options.hostname !== "::1") {
         return Promise.reject(new Error(`test guard: refusing to connect to ${options.hostname}`));
       }
       return Deno.connect(options);
