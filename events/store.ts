@@ -149,8 +149,7 @@ export class EventStore {
       getMany,
       projection: async <T>(name: string, sub: Deno.KvKey) =>
         (await kv.get<T>(projectionKey(name, sub))).value,
-      streamVersion: async (stream: string) =>
-        (await kv.get<number>(streamKey(stream))).value ?? 0,
+      streamVersion: async (stream: string) => (await kv.get<number>(streamKey(stream))).value ?? 0,
     };
   }
 

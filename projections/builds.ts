@@ -103,7 +103,12 @@ export const buildsProjection: Projection<BuildDoc> = {
       case "TransactionSubmitted":
         // A late relay report never moves a final record backwards.
         if (FINAL_STATUSES.includes(doc.status)) return doc;
-        return { ...doc, status: "submitted", signature: e.data.signature, submittedAt: seconds(e.at) };
+        return {
+          ...doc,
+          status: "submitted",
+          signature: e.data.signature,
+          submittedAt: seconds(e.at),
+        };
       case "CreationConfirmed":
         return {
           ...doc,

@@ -67,7 +67,8 @@ export const purchasesProjection: Projection<PurchaseDoc> = {
 export const walletPurchasesProjection: Projection<{ purchaseId: string; at: number }> = {
   name: "wallet_purchase",
   keysOf: (e) => e.type === "AccessPaymentQuoted" ? [[e.data.wallet, e.data.purchaseId]] : [],
-  evolve: (doc, e) => e.type === "AccessPaymentQuoted" ? { purchaseId: e.data.purchaseId, at: e.at } : doc,
+  evolve: (doc, e) =>
+    e.type === "AccessPaymentQuoted" ? { purchaseId: e.data.purchaseId, at: e.at } : doc,
 };
 
 /** Index: the payment's reference key leads back to its purchase. */

@@ -4,7 +4,7 @@
  * not by the length of the history.
  */
 import { canonicalJson, eventHash, GENESIS_HASH } from "../events/hash.ts";
-import { HEAD, LOG, type LogHead, PROJECTIONS, projectionKey } from "../events/keys.ts";
+import { HEAD, LOG, type LogHead, projectionKey, PROJECTIONS } from "../events/keys.ts";
 import type { StoredEvent } from "../events/types.ts";
 import type { Projection } from "./projection.ts";
 
@@ -37,11 +37,17 @@ export class ChainVerifier {
       });
     }
     if (e.prevHash !== this.#prevHash) {
-      this.problems.push({ position: e.position, problem: "prevHash does not link to the previous event" });
+      this.problems.push({
+        position: e.position,
+        problem: "prevHash does not link to the previous event",
+      });
     }
     const { hash, ...rest } = e;
     if ((await eventHash(rest)) !== hash) {
-      this.problems.push({ position: e.position, problem: "hash does not match the event's content" });
+      this.problems.push({
+        position: e.position,
+        problem: "hash does not match the event's content",
+      });
     }
     this.#expected = e.position + 1;
     this.#prevHash = hash;
@@ -126,7 +132,12 @@ export async function replayAndCompare(
   for (const [id, { doc }] of buffer.docs) {
     if (!seen.has(id)) mismatches.push({ key: id, live: null, rebuilt: doc });
   }
-  return { chain, documents: buffer.docs.size, mismatches, equal: mismatches.length === 0 && chain.ok };
+  return {
+    chain,
+    documents: buffer.docs.size,
+    mismatches,
+    equal: mismatches.length === 0 && chain.ok,
+  };
 }
 
 /** Writes a rebuilt projection set into a fresh KV, so it can be served or diffed there. */
@@ -144,3 +155,258 @@ export async function writeProjections(target: Deno.Kv, buffer: ProjectionBuffer
 }
 
 const canonical = canonicalJson;
+
+/**
+ * A fold whose documents live in a KV, behind a bounded write-back cache: memory stays flat
+ * however many documents the projections hold, and the result can be listed in key order.
+ * Used by the audit (into a scratch KV) and by events:import (into the KV being rebuilt).
+ */
+export class ProjectionFolder {
+  readonly #cache = new Map<string, { key: Deno.KvKey; doc: unknown; dirty: boolean }>();
+  readonly #cacheSize: number;
+  #spilled = false;
+
+  constructor(
+    readonly target: Deno.Kv,
+    readonly projections: Projection[],
+    opts: { cacheSize?: number } = {},
+  ) {
+    this.#cacheSize = Math.max(1, opts.cacheSize ?? 20_000);
+  }
+
+  async apply(e: StoredEvent): Promise<void> {
+    for (const p of this.projections) {
+      for (const sub of p.keysOf(e)) {
+        const key = projectionKey(p.name, sub);
+        const prev = await this.get(key);
+        this.#put(key, p.evolve(prev as never, e, sub));
+      }
+    }
+    if (this.#cache.size > this.#cacheSize) await this.#evict(this.#cache.size - this.#cacheSize);
+  }
+
+  /** The current document at a projection key (cache first, then what was spilled). */
+  async get<T>(key: Deno.KvKey): Promise<T | null> {
+    const id = keyId(key);
+    const hit = this.#cache.get(id);
+    if (hit) {
+      // Re-inserting keeps the Map in least-recently-used order for eviction.
+      this.#cache.delete(id);
+      this.#cache.set(id, hit);
+      return hit.doc as T | null;
+    }
+    if (!this.#spilled) return null;
+    const doc = (await this.target.get<T>(key)).value;
+    this.#cache.set(id, { key, doc, dirty: false });
+    return doc;
+  }
+
+  #put(key: Deno.KvKey, doc: unknown): void {
+    const id = keyId(key);
+    this.#cache.delete(id);
+    this.#cache.set(id, { key, doc, dirty: true });
+  }
+
+  async #evict(n: number): Promise<void> {
+    const out: { key: Deno.KvKey; doc: unknown }[] = [];
+    for (const [id, slot] of this.#cache) {
+      if (out.length >= n) break;
+      this.#cache.delete(id);
+      if (slot.dirty) out.push(slot);
+    }
+    await this.#write(out);
+  }
+
+  /** Writes every pending document; after this the target holds the whole fold. */
+  async flush(): Promise<void> {
+    const out: { key: Deno.KvKey; doc: unknown }[] = [];
+    for (const slot of this.#cache.values()) {
+      if (slot.dirty) out.push(slot);
+      slot.dirty = false;
+    }
+    await this.#write(out);
+  }
+
+  async #write(docs: { key: Deno.KvKey; doc: unknown }[]): Promise<void> {
+    if (docs.length === 0) return;
+    this.#spilled = true;
+    await commitInBatches(this.target, docs.map((d) => ({ key: d.key, value: d.doc })));
+  }
+}
+
+/**
+ * Sets (value null: delete) in as few commits as KV's per-commit limits allow
+ * (1000 mutations, 800 KiB); we stay well under both.
+ */
+export async function commitInBatches(
+  kv: Deno.Kv,
+  writes: { key: Deno.KvKey; value: unknown }[],
+): Promise<void> {
+  let atomic = kv.atomic();
+  let n = 0;
+  let bytes = 0;
+  for (const w of writes) {
+    const size = w.value === null ? 64 : JSON.stringify(w.value, bigintSafe).length + 64;
+    if (n > 0 && (n >= 500 || bytes + size > 512 * 1024)) {
+      await mustCommit(atomic);
+      atomic = kv.atomic();
+      n = 0;
+      bytes = 0;
+    }
+    if (w.value === null) atomic.delete(w.key);
+    else atomic.set(w.key, w.value);
+    n++;
+    bytes += size;
+  }
+  if (n > 0) await mustCommit(atomic);
+}
+
+const bigintSafe = (_k: string, v: unknown) => (typeof v === "bigint" ? `${v}n` : v);
+
+async function mustCommit(atomic: Deno.AtomicOperation): Promise<void> {
+  const res = await atomic.commit();
+  if (!res.ok) throw new Error("KV commit failed");
+}
+
+export interface ProjectionComparison {
+  /** Documents compared on the live side plus those only the rebuild has. */
+  documents: number;
+  mismatchCount: number;
+  /** The first `maxMismatches` mismatches; `mismatchCount` has them all. */
+  mismatches: ProjectionMismatch[];
+}
+
+/**
+ * Compares the live projections with a rebuilt set held in another KV, a page at a time on both
+ * sides. Every live document under the projections prefix must have a rebuilt twin (a stray
+ * document of an unknown projection is a mismatch too); every rebuilt document of `names` must
+ * exist live.
+ */
+export async function compareProjectionStores(
+  live: Deno.Kv,
+  rebuilt: Deno.Kv,
+  names: string[],
+  opts: { maxMismatches?: number; onMismatch?: (m: ProjectionMismatch) => void | Promise<void> } =
+    {},
+): Promise<ProjectionComparison> {
+  const max = opts.maxMismatches ?? 1000;
+  const out: ProjectionComparison = { documents: 0, mismatchCount: 0, mismatches: [] };
+  const report = async (m: ProjectionMismatch) => {
+    out.mismatchCount++;
+    if (out.mismatches.length < max) out.mismatches.push(m);
+    await opts.onMismatch?.(m);
+  };
+
+  const compareBatch = async (
+    batch: Deno.KvEntry<unknown>[],
+    other: Deno.Kv,
+    liveSide: boolean,
+  ) => {
+    const twins = await other.getMany(batch.map((e) => e.key));
+    for (let i = 0; i < batch.length; i++) {
+      const mine = batch[i].value;
+      const twin = twins[i].value;
+      if (liveSide) {
+        out.documents++;
+        if (twin === null || canonical(twin) !== canonical(mine)) {
+          await report({ key: keyId(batch[i].key), live: mine, rebuilt: twin });
+        }
+      } else if (twin === null) {
+        out.documents++;
+        await report({ key: keyId(batch[i].key), live: null, rebuilt: mine });
+      }
+    }
+  };
+
+  const walk = async (kv: Deno.Kv, prefix: Deno.KvKey, other: Deno.Kv, liveSide: boolean) => {
+    let batch: Deno.KvEntry<unknown>[] = [];
+    for await (const entry of kv.list({ prefix }, { batchSize: 500 })) {
+      batch.push(entry);
+      // getMany reads at most 10 keys at a time.
+      if (batch.length === 10) {
+        await compareBatch(batch, other, liveSide);
+        batch = [];
+      }
+    }
+    if (batch.length) await compareBatch(batch, other, liveSide);
+  };
+
+  await walk(live, PROJECTIONS, rebuilt, true);
+  for (const name of names) await walk(rebuilt, [...PROJECTIONS, name], live, false);
+  return out;
+}
+
+export interface StreamingReplayReport extends ReplayReport {
+  mismatchCount: number;
+}
+
+/**
+ * `replayAndCompare` with flat memory: the rebuilt projections go to `scratch` (an empty KV)
+ * instead of a Map. `onEvent` sees each verified event, so callers can fold more on the way.
+ */
+export async function replayIntoAndCompare(
+  source: Deno.Kv,
+  scratch: Deno.Kv,
+  projections: Projection[],
+  opts: {
+    batchSize?: number;
+    cacheSize?: number;
+    maxMismatches?: number;
+    /** Extra folds (e.g. the audit's) written to scratch beside the real projections. */
+    extra?: Projection[];
+    onEvent?: (e: StoredEvent) => void | Promise<void>;
+    onChainProblem?: (p: ChainProblem) => void | Promise<void>;
+    onMismatch?: (m: ProjectionMismatch) => void | Promise<void>;
+  } = {},
+): Promise<StreamingReplayReport> {
+  const head = (await source.get<LogHead>(HEAD)).value;
+  const verifier = new ChainVerifier();
+  const folder = new ProjectionFolder(scratch, [...projections, ...(opts.extra ?? [])], {
+    cacheSize: opts.cacheSize,
+  });
+  // Stop at the head read up front: a service still writing cannot move the goalposts mid-walk.
+  const end = head ? [...LOG, head.position + 1] : undefined;
+  const selector = end ? { prefix: LOG, end } : { prefix: LOG };
+  let reported = 0;
+  for await (
+    const entry of source.list<StoredEvent>(selector, { batchSize: opts.batchSize ?? 500 })
+  ) {
+    await verifier.check(entry.value);
+    while (reported < verifier.problems.length) {
+      await opts.onChainProblem?.(verifier.problems[reported++]);
+    }
+    await folder.apply(entry.value);
+    await opts.onEvent?.(entry.value);
+  }
+  const chain = verifier.finish(head);
+  if (end) {
+    const after = source.list<StoredEvent>({ prefix: LOG, start: end }, { limit: 1 });
+    for await (const extra of after) {
+      const nowHead = (await source.get<LogHead>(HEAD)).value;
+      // Store commits write the head and its events together, so events past an unchanged head
+      // were put there by something other than the store.
+      if (nowHead?.position === head!.position && nowHead.hash === head!.hash) {
+        chain.problems.push({
+          position: extra.value.position,
+          problem: `events after the log head (${head!.position})`,
+        });
+        chain.ok = false;
+      }
+    }
+  }
+  while (reported < verifier.problems.length) {
+    await opts.onChainProblem?.(verifier.problems[reported++]);
+  }
+  await folder.flush();
+  const cmp = await compareProjectionStores(source, scratch, projections.map((p) => p.name), {
+    maxMismatches: opts.maxMismatches,
+    onMismatch: opts.onMismatch,
+  });
+  return {
+    chain,
+    documents: cmp.documents,
+    mismatches: cmp.mismatches,
+    mismatchCount: cmp.mismatchCount,
+    equal: cmp.mismatchCount === 0 && chain.ok,
+  };
+}

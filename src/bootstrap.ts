@@ -7,7 +7,7 @@ import { Connection, PublicKey } from "@solana/web3.js";
 import { EventStore } from "../events/store.ts";
 import { allProjections } from "../projections/index.ts";
 import { createApp } from "./app.ts";
-import { startChain, type EmbeddedChain } from "./chain/mod.ts";
+import { type EmbeddedChain, startChain } from "./chain/mod.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import type { Config } from "./config.ts";
 import { jsonLogger, type Logger } from "./http/logger.ts";
@@ -58,21 +58,20 @@ export async function bootstrap(config: Config, opts: BootOptions = {}): Promise
   }
 
   const ownsKv = !opts.kv;
-  const kv = opts.kv ?? (config.deployMode
-    ? await Deno.openKv()
-    : await (async () => {
-      await Deno.mkdir(config.dataDir, { recursive: true });
-      return Deno.openKv(`${config.dataDir}/kv.sqlite3`);
-    })());
+  const kv = opts.kv ?? (config.deployMode ? await Deno.openKv() : await (async () => {
+    await Deno.mkdir(config.dataDir, { recursive: true });
+    return Deno.openKv(`${config.dataDir}/kv.sqlite3`);
+  })());
 
   const connection = new Connection(rpcUrl, {
     commitment: "confirmed",
     disableRetryOnRateLimit: true,
     fetch: opts.rpcFetch,
   });
-  const price = opts.price ?? (config.price.fixedSolUsd
-    ? new FixedPriceSource(config.price.fixedSolUsd, clock)
-    : new PythPriceSource(connection, config.price.pythAccount, config.price.maxAgeS, clock));
+  const price = opts.price ??
+    (config.price.fixedSolUsd
+      ? new FixedPriceSource(config.price.fixedSolUsd, clock)
+      : new PythPriceSource(connection, config.price.pythAccount, config.price.maxAgeS, clock));
 
   const services: Services = {
     config: { ...config, treasury, keyPepper: pepper, solanaRpcUrl: rpcUrl },
@@ -87,8 +86,10 @@ export async function bootstrap(config: Config, opts: BootOptions = {}): Promise
   };
   const app = createApp(services, routeGroups);
   if (opts.watch) {
-    const queue = new QueueDispatcher(kv, (e, kind) =>
-      logger.log("error", "queue job failed", { kind, error: String(e) }));
+    const queue = new QueueDispatcher(
+      kv,
+      (e, kind) => logger.log("error", "queue job failed", { kind, error: String(e) }),
+    );
     await startWatcher(services, queue);
     if (config.deployMode) {
       // A safety net on Deploy, where isolates come and go: a sweep at least every minute.

@@ -7,11 +7,54 @@ import { z } from "zod";
 import { PublicKey } from "@solana/web3.js";
 
 export const DEFAULT_WELL_KNOWN_NAMES = [
-  "SOL", "Solana", "Wrapped SOL", "WSOL", "USDC", "USD Coin", "USDT", "Tether", "BONK", "JUP",
-  "Jupiter", "RAY", "Raydium", "PYTH", "Pyth Network", "JTO", "Jito", "WIF", "dogwifhat", "ORCA",
-  "mSOL", "Marinade", "jitoSOL", "bSOL", "BTC", "Bitcoin", "WBTC", "ETH", "Ethereum", "WETH",
-  "TRUMP", "MELANIA", "PENGU", "Pudgy Penguins", "RENDER", "HNT", "Helium", "W", "Wormhole",
-  "MEW", "POPCAT", "DAI", "PYUSD", "PayPal USD", "EURC", "Binance", "BNB", "Coinbase",
+  "SOL",
+  "Solana",
+  "Wrapped SOL",
+  "WSOL",
+  "USDC",
+  "USD Coin",
+  "USDT",
+  "Tether",
+  "BONK",
+  "JUP",
+  "Jupiter",
+  "RAY",
+  "Raydium",
+  "PYTH",
+  "Pyth Network",
+  "JTO",
+  "Jito",
+  "WIF",
+  "dogwifhat",
+  "ORCA",
+  "mSOL",
+  "Marinade",
+  "jitoSOL",
+  "bSOL",
+  "BTC",
+  "Bitcoin",
+  "WBTC",
+  "ETH",
+  "Ethereum",
+  "WETH",
+  "TRUMP",
+  "MELANIA",
+  "PENGU",
+  "Pudgy Penguins",
+  "RENDER",
+  "HNT",
+  "Helium",
+  "W",
+  "Wormhole",
+  "MEW",
+  "POPCAT",
+  "DAI",
+  "PYUSD",
+  "PayPal USD",
+  "EURC",
+  "Binance",
+  "BNB",
+  "Coinbase",
 ];
 
 const address = z.string().refine((s) => {
@@ -110,7 +153,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     );
   }
   const e = parsed.data;
-  const deployMode = e.DEPLOY_MODE === "1" || (e.DEPLOY_MODE === undefined && !!e.DENO_DEPLOYMENT_ID);
+  const deployMode = e.DEPLOY_MODE === "1" ||
+    (e.DEPLOY_MODE === undefined && !!e.DENO_DEPLOYMENT_ID);
   if (deployMode) {
     const missing = ["TREASURY_ADDRESS", "KEY_PEPPER", "SOLANA_RPC_URL", "PUBLIC_BASE_URL"]
       .filter((k) => !e[k as keyof typeof e]);
@@ -130,7 +174,11 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     treasury: e.TREASURY_ADDRESS ?? null,
     keyPrefix: e.KEY_PREFIX,
     keyPepper: e.KEY_PEPPER ?? null,
-    price: { fixedSolUsd: e.PRICE_SOL_USD ?? null, pythAccount: e.PYTH_SOL_USD_ACCOUNT, maxAgeS: e.PRICE_MAX_AGE_S },
+    price: {
+      fixedSolUsd: e.PRICE_SOL_USD ?? null,
+      pythAccount: e.PYTH_SOL_USD_ACCOUNT,
+      maxAgeS: e.PRICE_MAX_AGE_S,
+    },
     stablecoin: { mint: e.STABLECOIN_MINT ?? null, decimals: e.STABLECOIN_DECIMALS },
     fees: { accessUsd: e.ACCESS_FEE_USD, tokenUsd: e.TOKEN_FEE_USD },
     limits: {

@@ -8,7 +8,10 @@ export class QueueDispatcher {
   readonly #handlers = new Map<string, QueueHandler>();
   #listening = false;
 
-  constructor(private readonly kv: Deno.Kv, private readonly onError: (e: unknown, kind: string) => void) {}
+  constructor(
+    private readonly kv: Deno.Kv,
+    private readonly onError: (e: unknown, kind: string) => void,
+  ) {}
 
   on(kind: string, handler: QueueHandler): this {
     this.#handlers.set(kind, handler);

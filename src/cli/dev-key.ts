@@ -11,7 +11,8 @@ import { signWithKeypair } from "../portal/sign-with-keypair.ts";
 
 const service = (Deno.env.get("SERVICE_URL") ?? `http://127.0.0.1:${Deno.env.get("PORT") ?? 8000}`)
   .replace(/\/+$/, "");
-const rpcUrl = Deno.env.get("SOLANA_RPC_URL") ?? `http://127.0.0.1:${Deno.env.get("CHAIN_PORT") ?? 8899}`;
+const rpcUrl = Deno.env.get("SOLANA_RPC_URL") ??
+  `http://127.0.0.1:${Deno.env.get("CHAIN_PORT") ?? 8899}`;
 const dataDir = Deno.env.get("DATA_DIR") ?? ".data";
 
 const connection = new Connection(rpcUrl, "confirmed");
@@ -49,7 +50,11 @@ await saveKeypair(keypairPath, wallet);
 
 const challenge = await call("/portal/api/challenge", { wallet: walletAddress });
 const signature = await signWithKeypair(wallet, new TextEncoder().encode(challenge.message));
-await call("/portal/api/session", { wallet: walletAddress, nonce: challenge.nonce, signature: bs58.encode(signature) });
+await call("/portal/api/session", {
+  wallet: walletAddress,
+  nonce: challenge.nonce,
+  signature: bs58.encode(signature),
+});
 
 const quote = await call("/portal/api/purchases", { currency: "SOL" });
 const tx = Transaction.from(Uint8Array.from(atob(quote.transaction), (c) => c.charCodeAt(0)));

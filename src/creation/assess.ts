@@ -56,12 +56,17 @@ export function supplyReceived(tx: LandedTransaction, mint: string, tokenAccount
   const index = tx.accountKeys.indexOf(tokenAccount);
   if (index < 0) return 0n;
   const amount = (list: TokenBalance[]) =>
-    BigInt(list.find((b) => b.accountIndex === index && b.mint === mint)?.uiTokenAmount.amount ?? "0");
+    BigInt(
+      list.find((b) => b.accountIndex === index && b.mint === mint)?.uiTokenAmount.amount ?? "0",
+    );
   return amount(tx.postTokenBalances) - amount(tx.preTokenBalances);
 }
 
 export function assessCreation(
-  build: Pick<BuildDoc, "mint" | "recipientTokenAccount" | "supplyRaw" | "feeLamports" | "treasury" | "reference">,
+  build: Pick<
+    BuildDoc,
+    "mint" | "recipientTokenAccount" | "supplyRaw" | "feeLamports" | "treasury" | "reference"
+  >,
   tx: LandedTransaction,
 ): Assessment {
   if (tx.err !== null && tx.err !== undefined) {

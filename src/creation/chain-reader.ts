@@ -2,7 +2,10 @@
 import { type Connection, PublicKey } from "@solana/web3.js";
 import type { LandedTransaction } from "./assess.ts";
 
-export async function readLanded(connection: Connection, signature: string): Promise<LandedTransaction | null> {
+export async function readLanded(
+  connection: Connection,
+  signature: string,
+): Promise<LandedTransaction | null> {
   const tx = await connection.getTransaction(signature, {
     commitment: "confirmed",
     maxSupportedTransactionVersion: 0,
@@ -32,6 +35,10 @@ export async function readLanded(connection: Connection, signature: string): Pro
  * failed one, since anyone can append our reference to a transaction of their own.
  */
 export async function findByReference(connection: Connection, reference: string) {
-  const sigs = await connection.getSignaturesForAddress(new PublicKey(reference), { limit: 20 }, "confirmed");
+  const sigs = await connection.getSignaturesForAddress(
+    new PublicKey(reference),
+    { limit: 20 },
+    "confirmed",
+  );
   return sigs.find((s) => !s.err) ?? sigs[0] ?? null;
 }

@@ -10,7 +10,13 @@ import type { Assessment } from "./assess.ts";
 
 export type LifecycleCommand =
   | { type: "RecordSubmission"; signature: string; via: "relay" | "watcher" }
-  | { type: "RecordLanding"; signature: string; slot: number; blockTime: number | null; assessment: Assessment }
+  | {
+    type: "RecordLanding";
+    signature: string;
+    slot: number;
+    blockTime: number | null;
+    assessment: Assessment;
+  }
   | { type: "RecordExpiry"; blockHeight: number };
 
 export interface LifecycleState {
@@ -26,7 +32,11 @@ export function decideLifecycle(cmd: LifecycleCommand, s: LifecycleState): Domai
   switch (cmd.type) {
     case "RecordSubmission":
       if (b.status === "submitted" && b.signature === cmd.signature) return [];
-      return [{ type: "TransactionSubmitted", v: 1, data: { ...base, signature: cmd.signature, via: cmd.via } }];
+      return [{
+        type: "TransactionSubmitted",
+        v: 1,
+        data: { ...base, signature: cmd.signature, via: cmd.via },
+      }];
     case "RecordExpiry":
       if (cmd.blockHeight <= b.lastValidBlockHeight) return [];
       return [{ type: "BuildExpired", v: 1, data: { ...base, blockHeight: cmd.blockHeight } }];

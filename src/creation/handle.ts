@@ -28,7 +28,11 @@ export async function recordLifecycle(
     const buildStream = `build-${buildId}`;
     return {
       append: [
-        { stream: buildStream, expectedVersion: await tx.streamVersion(buildStream), events: onBuild },
+        {
+          stream: buildStream,
+          expectedVersion: await tx.streamVersion(buildStream),
+          events: onBuild,
+        },
         { stream: `purchase-${build.purchaseId}`, expectedVersion: "any", events: onKey },
       ],
       enqueue: extra.enqueue,

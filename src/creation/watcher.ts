@@ -51,13 +51,19 @@ export async function sweepOpenBuilds(s: Services): Promise<{ checked: number }>
       await checkOpenBuild(s, e.value, blockHeight);
     } catch (err) {
       // One build's RPC trouble must not stop the others; it stays open for the next pass.
-      s.logger.log("warn", "watcher: build check failed", { buildId: e.value.buildId, error: String(err) });
+      s.logger.log("warn", "watcher: build check failed", {
+        buildId: e.value.buildId,
+        error: String(err),
+      });
     }
   }
   return { checked };
 }
 
-export async function rebroadcast(s: Services, msg: { buildId: number; transaction: string; signature: string }) {
+export async function rebroadcast(
+  s: Services,
+  msg: { buildId: number; transaction: string; signature: string },
+) {
   const build = (await s.kv.get<BuildDoc>(projectionKey("build", [msg.buildId]))).value;
   if (!build || build.status !== "submitted" || build.signature !== msg.signature) return false;
   const height = await s.connection.getBlockHeight("confirmed");
@@ -75,7 +81,11 @@ export async function rebroadcast(s: Services, msg: { buildId: number; transacti
  * Schedules both jobs on the KV queue. Each sweep message enqueues the next one; a generation key
  * makes loops from an earlier start of the process die out instead of multiplying.
  */
-export async function startWatcher(s: Services, queue: QueueDispatcher, opts: { sweepMs?: number } = {}) {
+export async function startWatcher(
+  s: Services,
+  queue: QueueDispatcher,
+  opts: { sweepMs?: number } = {},
+) {
   const sweepMs = opts.sweepMs ?? SWEEP_MS;
   const generation = crypto.randomUUID();
   await s.kv.set(["watcher", "generation"], generation);
@@ -89,7 +99,12 @@ export async function startWatcher(s: Services, queue: QueueDispatcher, opts: { 
     }
   });
   queue.on("rebroadcast", async (m) => {
-    const msg = m as unknown as { buildId: number; transaction: string; signature: string; attempt: number };
+    const msg = m as unknown as {
+      buildId: number;
+      transaction: string;
+      signature: string;
+      attempt: number;
+    };
     if (await rebroadcast(s, msg)) {
       await s.kv.enqueue({ ...msg, attempt: msg.attempt + 1 }, { delay: REBROADCAST_MS });
     }

@@ -24,10 +24,14 @@ export function splitWireTransaction(bytes: Uint8Array): WireTransaction {
   const sigEnd = start + 64 * count;
   if (bytes.length <= sigEnd + 3) throw new Error("truncated");
   const message = bytes.subarray(sigEnd);
-  if (message[0] & 0x80) throw new Error("versioned transactions are not accepted; we build legacy");
+  if (message[0] & 0x80) {
+    throw new Error("versioned transactions are not accepted; we build legacy");
+  }
   if (message[0] !== count) throw new Error("signature count does not match the message header");
   const signatures = [];
-  for (let i = 0; i < count; i++) signatures.push(bytes.subarray(start + 64 * i, start + 64 * (i + 1)));
+  for (let i = 0; i < count; i++) {
+    signatures.push(bytes.subarray(start + 64 * i, start + 64 * (i + 1)));
+  }
   return { signatures, message };
 }
 
@@ -37,6 +41,8 @@ export const signatureString = (sig: Uint8Array) => bs58.encode(sig);
 export function messageAccountKeys(message: Uint8Array): string[] {
   const [n, off] = shortVec(message, 3);
   const keys = [];
-  for (let i = 0; i < n; i++) keys.push(bs58.encode(message.subarray(off + 32 * i, off + 32 * (i + 1))));
+  for (let i = 0; i < n; i++) {
+    keys.push(bs58.encode(message.subarray(off + 32 * i, off + 32 * (i + 1))));
+  }
   return keys;
 }

@@ -42,10 +42,20 @@ export interface IdempotencyScope {
 }
 
 /** The write a command adds to its own atomic commit to make its response the replayed one. */
-export function recordFor(scope: IdempotencyScope | null, status: number, body: unknown): ExtraSet[] {
+export function recordFor(
+  scope: IdempotencyScope | null,
+  status: number,
+  body: unknown,
+): ExtraSet[] {
   if (!scope) return [];
   scope.stored = true;
-  const value: Done = { state: "done", bodyHash: scope.bodyHash, status, body, expiresAt: scope.expiresAt };
+  const value: Done = {
+    state: "done",
+    bodyHash: scope.bodyHash,
+    status,
+    body,
+    expiresAt: scope.expiresAt,
+  };
   return [{ key: scope.kvKey, value, expireIn: DAY_MS }];
 }
 
@@ -94,7 +104,8 @@ export function idempotency(opts: { kv: Deno.Kv; clock: Clock }): MiddlewareHand
         leaseUntil: now + LEASE_MS,
         expiresAt: now + DAY_MS,
       };
-      const ok = await opts.kv.atomic().check(entry).set(kvKey, marker, { expireIn: DAY_MS }).commit();
+      const ok = await opts.kv.atomic().check(entry).set(kvKey, marker, { expireIn: DAY_MS })
+        .commit();
       if (ok.ok) break;
     }
 
@@ -116,7 +127,12 @@ export function idempotency(opts: { kv: Deno.Kv; clock: Clock }): MiddlewareHand
  * Client errors are final and replayed like successes; a server fault releases the key so the
  * retry the client is told to make actually runs.
  */
-async function storeOrRelease(kv: Deno.Kv, scope: IdempotencyScope, res: Response, failed: boolean) {
+async function storeOrRelease(
+  kv: Deno.Kv,
+  scope: IdempotencyScope,
+  res: Response,
+  failed: boolean,
+) {
   if (failed || res.status >= 500) {
     await kv.delete(scope.kvKey);
     return;

@@ -1,6 +1,12 @@
 /** Structured JSON logs, one line per event. Never given a key, a secret or a body. */
 export type Level = "debug" | "info" | "warn" | "error";
-const ORDER: Record<Level | "silent", number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 99 };
+const ORDER: Record<Level | "silent", number> = {
+  debug: 10,
+  info: 20,
+  warn: 30,
+  error: 40,
+  silent: 99,
+};
 
 export interface Logger {
   log(level: Level, msg: string, fields?: Record<string, unknown>): void;

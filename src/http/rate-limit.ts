@@ -13,7 +13,10 @@ import { ApiError } from "./errors.ts";
 const HOUR = 3_600_000;
 
 export const hourWindow = (ms: number) => Math.floor(ms / HOUR);
-export const requestCounterKey = (keyId: string, window: number): Deno.KvKey => ["rl", keyId, window];
+export const requestCounterKey = (
+  keyId: string,
+  window: number,
+): Deno.KvKey => ["rl", keyId, window];
 export const dailyRequestKey = (keyId: string, day: string): Deno.KvKey => ["rq_day", keyId, day];
 
 export interface RateLimitOptions {

@@ -24,7 +24,12 @@ export interface Session {
 const challengeKey = (nonce: string): Deno.KvKey => ["signin", nonce];
 const sessionKey = (id: string): Deno.KvKey => ["session", id];
 
-export function signInMessage(domain: string, wallet: string, nonce: string, issued: number): string {
+export function signInMessage(
+  domain: string,
+  wallet: string,
+  nonce: string,
+  issued: number,
+): string {
   return [
     `${domain} wants you to sign in with your Solana account:`,
     wallet,

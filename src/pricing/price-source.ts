@@ -19,7 +19,11 @@ export interface PriceSource {
 export class FixedPriceSource implements PriceSource {
   constructor(private readonly usd: number, private readonly clock: Clock) {}
   solUsd(): Promise<SolPrice> {
-    return Promise.resolve({ usd: this.usd, publishTime: Math.floor(this.clock() / 1000), source: "fixed" });
+    return Promise.resolve({
+      usd: this.usd,
+      publishTime: Math.floor(this.clock() / 1000),
+      source: "fixed",
+    });
   }
 }
 

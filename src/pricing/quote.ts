@@ -7,9 +7,14 @@ export async function solPriceOr503(source: PriceSource): Promise<SolPrice> {
     return await source.solUsd();
   } catch (e) {
     if (e instanceof PriceUnavailable) {
-      throw new ApiError("price_unavailable", "The SOL price feed is temporarily unavailable; retry", {
-        price: e.message,
-      }, { "Retry-After": "5" });
+      throw new ApiError(
+        "price_unavailable",
+        "The SOL price feed is temporarily unavailable; retry",
+        {
+          price: e.message,
+        },
+        { "Retry-After": "5" },
+      );
     }
     throw e;
   }

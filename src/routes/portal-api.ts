@@ -96,9 +96,14 @@ export function portalApiRoutes(s: Services) {
     const body = await readBody(c, SessionBody);
     const done = await completeSignIn(s.kv, s.clock, body);
     if (!done) {
-      throw new ApiError("unauthorized", "Sign-in failed: the signature, nonce or wallet did not check out", {
-        signature: "not a valid signature of the sign-in message by this wallet, or the nonce expired",
-      });
+      throw new ApiError(
+        "unauthorized",
+        "Sign-in failed: the signature, nonce or wallet did not check out",
+        {
+          signature:
+            "not a valid signature of the sign-in message by this wallet, or the nonce expired",
+        },
+      );
     }
     setCookie(c, SESSION_COOKIE, done.sessionId, {
       httpOnly: true,
@@ -140,7 +145,12 @@ export function portalApiRoutes(s: Services) {
       amount = BigInt(Math.round(usd * 10 ** s.config.stablecoin.decimals));
     }
     const purchaseId = toHex(crypto.getRandomValues(new Uint8Array(8)));
-    const request = paymentRequest(s, { wallet, currency, amount: amount.toString(), reference: newReference().toBase58() });
+    const request = paymentRequest(s, {
+      wallet,
+      currency,
+      amount: amount.toString(),
+      reference: newReference().toBase58(),
+    });
     const built = await buildPaymentTransaction(s.connection, request);
     await handleAccess(s.store, {
       type: "QuotePurchase",
@@ -169,7 +179,9 @@ export function portalApiRoutes(s: Services) {
   /** Polled by the page after the wallet sent the payment: looks for it on chain by reference. */
   app.post("/portal/api/purchases/:id/check", session, async (c) => {
     const p = await ownPurchase(s, c.req.param("id"), c.get("portalWallet"));
-    if (p.status === "paid") return c.json({ purchaseId: p.purchaseId, status: "paid", signature: p.signature });
+    if (p.status === "paid") {
+      return c.json({ purchaseId: p.purchaseId, status: "paid", signature: p.signature });
+    }
     const found = await findPayment(s.connection, paymentRequest(s, p));
     if (!found) return c.json({ purchaseId: p.purchaseId, status: "pending", signature: null });
     await handleAccess(s.store, { type: "RecordPayment", purchaseId: p.purchaseId, ...found });
@@ -188,7 +200,10 @@ export function portalApiRoutes(s: Services) {
       keyId,
       secretMac: await macSecret(s.pepper, secret),
     });
-    return c.json({ keyId, apiKey: formatKey(s.config.keyPrefix, keyId, secret), shownOnce: true }, 201);
+    return c.json(
+      { keyId, apiKey: formatKey(s.config.keyPrefix, keyId, secret), shownOnce: true },
+      201,
+    );
   });
 
   app.post("/portal/api/keys/:keyId/rotate", session, async (c) => {
@@ -239,7 +254,11 @@ async function ownPurchase(s: Services, id: string, wallet: string): Promise<Pur
 
 async function walletPurchases(s: Services, wallet: string) {
   const out = [];
-  for await (const e of s.kv.list<{ purchaseId: string }>({ prefix: projectionKey("wallet_purchase", [wallet]) })) {
+  for await (
+    const e of s.kv.list<{ purchaseId: string }>({
+      prefix: projectionKey("wallet_purchase", [wallet]),
+    })
+  ) {
     const p = (await s.kv.get<PurchaseDoc>(projectionKey("purchase", [e.value.purchaseId]))).value;
     if (!p) continue;
     const key = p.activeKeyId

@@ -72,7 +72,10 @@ export function transactionRoutes(s: Services) {
     if (b.createdAt + RELAY_WINDOW_S < Math.floor(s.clock() / 1000)) {
       throw refuse("build is older than one hour");
     }
-    if (wire.signatures.length !== 1 || !(await verifyEd25519(b.payer, wire.message, wire.signatures[0]))) {
+    if (
+      wire.signatures.length !== 1 ||
+      !(await verifyEd25519(b.payer, wire.message, wire.signatures[0]))
+    ) {
       throw refuse("bad signature: not signed by the payer");
     }
     const signature = bs58.encode(wire.signatures[0]);
@@ -81,9 +84,15 @@ export function transactionRoutes(s: Services) {
     if (b.signature === signature && b.status !== "built") return c.json(body, 202);
 
     const height = await s.connection.getBlockHeight("confirmed");
-    if (height > b.lastValidBlockHeight) throw refuse("expired: the blockhash is no longer valid; build again");
+    if (height > b.lastValidBlockHeight) {
+      throw refuse("expired: the blockhash is no longer valid; build again");
+    }
     try {
-      await s.connection.sendRawTransaction(bytes, { skipPreflight: false, preflightCommitment: "confirmed", maxRetries: 0 });
+      await s.connection.sendRawTransaction(bytes, {
+        skipPreflight: false,
+        preflightCommitment: "confirmed",
+        maxRetries: 0,
+      });
     } catch (e) {
       if (e instanceof SendTransactionError) {
         const logs = e.logs ?? [];
@@ -122,7 +131,9 @@ export function transactionRoutes(s: Services) {
     }
     let b = await build(await byIndex("build_by_signature", signature));
     if (b && b.keyId !== key.keyId) b = null;
-    if (b && b.signature === signature && ["confirmed", "failed", "unverified"].includes(b.status)) {
+    if (
+      b && b.signature === signature && ["confirmed", "failed", "unverified"].includes(b.status)
+    ) {
       return c.json(verification(b, signature));
     }
 

@@ -1,5 +1,9 @@
 import { assertEquals } from "../support/assert.ts";
-import { assessCreation, type LandedTransaction, SYSTEM_PROGRAM } from "../../src/creation/assess.ts";
+import {
+  assessCreation,
+  type LandedTransaction,
+  SYSTEM_PROGRAM,
+} from "../../src/creation/assess.ts";
 
 const transfer = (lamports: bigint) => {
   const d = new Uint8Array(12);
@@ -9,17 +13,30 @@ const transfer = (lamports: bigint) => {
 };
 
 // keys: 0 payer, 1 treasury, 2 mint, 3 ata, 4 reference, 5 system
-const tx = (over: Partial<LandedTransaction> = {}, fee = 500n, withRef = true): LandedTransaction => ({
+const tx = (
+  over: Partial<LandedTransaction> = {},
+  fee = 500n,
+  withRef = true,
+): LandedTransaction => ({
   signature: "Sig",
   slot: 1,
   blockTime: 1,
   err: null,
   accountKeys: ["Payer", "Treasury", "Mint", "Ata", "Ref", SYSTEM_PROGRAM],
-  instructions: [{ programIdIndex: 5, accounts: withRef ? [0, 1, 4] : [0, 1], data: transfer(fee) }],
+  instructions: [{
+    programIdIndex: 5,
+    accounts: withRef ? [0, 1, 4] : [0, 1],
+    data: transfer(fee),
+  }],
   preBalances: [],
   postBalances: [],
   preTokenBalances: [],
-  postTokenBalances: [{ accountIndex: 3, mint: "Mint", owner: "Payer", uiTokenAmount: { amount: "1000", decimals: 9 } }],
+  postTokenBalances: [{
+    accountIndex: 3,
+    mint: "Mint",
+    owner: "Payer",
+    uiTokenAmount: { amount: "1000", decimals: 9 },
+  }],
   ...over,
 });
 
@@ -33,7 +50,12 @@ const b = {
 };
 
 Deno.test("full supply and the quoted fee with the reference: confirmed", () => {
-  assertEquals(assessCreation(b, tx()), { status: "confirmed", feeLamportsSeen: 500n, supplyRawSeen: 1000n, problems: [] });
+  assertEquals(assessCreation(b, tx()), {
+    status: "confirmed",
+    feeLamportsSeen: 500n,
+    supplyRawSeen: 1000n,
+    problems: [],
+  });
   // Paying more than quoted is fine.
   assertEquals(assessCreation(b, tx({}, 900n)).status, "confirmed");
 });
@@ -49,7 +71,16 @@ Deno.test("a short fee, a missing reference or a missing fee: unverified, each n
 });
 
 Deno.test("less than the full supply: unverified; an error: failed", () => {
-  const short = tx({ postTokenBalances: [{ accountIndex: 3, mint: "Mint", uiTokenAmount: { amount: "999", decimals: 9 } }] });
+  const short = tx({
+    postTokenBalances: [{
+      accountIndex: 3,
+      mint: "Mint",
+      uiTokenAmount: { amount: "999", decimals: 9 },
+    }],
+  });
   assertEquals(assessCreation(b, short).status, "unverified");
-  assertEquals(assessCreation(b, tx({ err: { InstructionError: [5, { Custom: 0 }] } })).status, "failed");
+  assertEquals(
+    assessCreation(b, tx({ err: { InstructionError: [5, { Custom: 0 }] } })).status,
+    "failed",
+  );
 });

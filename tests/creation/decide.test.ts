@@ -53,7 +53,8 @@ const key = (over: Partial<KeyDoc> = {}): KeyDoc => ({
 });
 
 const given = (b: BuildDoc, k: KeyDoc | null = key(), threshold = 3) => ({
-  when: (cmd: LifecycleCommand) => decideLifecycle(cmd, { build: b, key: k, suspendAfterUnverified: threshold }),
+  when: (cmd: LifecycleCommand) =>
+    decideLifecycle(cmd, { build: b, key: k, suspendAfterUnverified: threshold }),
 });
 
 const landing = (assessment: Assessment) => ({
@@ -77,7 +78,15 @@ Deno.test("a clean landing confirms, recording the fee and supply seen", () => {
   assertEquals(events, [{
     type: "CreationConfirmed",
     v: 1,
-    data: { buildId: 7, mint: "Mint", signature: "Sig", slot: 9, blockTime: 1000, feeLamportsSeen: "500", supplyRaw: "1000" },
+    data: {
+      buildId: 7,
+      mint: "Mint",
+      signature: "Sig",
+      slot: 9,
+      blockTime: 1000,
+      feeLamportsSeen: "500",
+      supplyRaw: "1000",
+    },
   }]);
 });
 
@@ -96,21 +105,33 @@ Deno.test("a landing with an error fails the build", () => {
 });
 
 Deno.test("a fee-less landing is unverified, and the one past the threshold suspends the key", () => {
-  const feeless = landing({ status: "unverified", feeLamportsSeen: 0n, supplyRawSeen: 1000n, problems: ["no fee"] });
+  const feeless = landing({
+    status: "unverified",
+    feeLamportsSeen: 0n,
+    supplyRawSeen: 1000n,
+    problems: ["no fee"],
+  });
   const b = build({ status: "submitted", signature: "Sig" });
-  assertEquals(given(b, key({ unverifiedCount: 2 })).when(feeless).map((e) => e.type), ["CreationUnverified"]);
+  assertEquals(given(b, key({ unverifiedCount: 2 })).when(feeless).map((e) => e.type), [
+    "CreationUnverified",
+  ]);
   assertEquals(given(b, key({ unverifiedCount: 3 })).when(feeless).map((e) => e.type), [
     "CreationUnverified",
     "KeySuspended",
   ]);
-  assertEquals(given(b, key({ unverifiedCount: 5, suspended: "x" })).when(feeless).map((e) => e.type), [
-    "CreationUnverified",
-  ]);
+  assertEquals(
+    given(b, key({ unverifiedCount: 5, suspended: "x" })).when(feeless).map((e) => e.type),
+    [
+      "CreationUnverified",
+    ],
+  );
 });
 
 Deno.test("expiry happens only past lastValidBlockHeight, and final records never move", () => {
   assertEquals(given(build()).when({ type: "RecordExpiry", blockHeight: 100 }), []);
-  assertEquals(given(build()).when({ type: "RecordExpiry", blockHeight: 101 }).map((e) => e.type), ["BuildExpired"]);
+  assertEquals(given(build()).when({ type: "RecordExpiry", blockHeight: 101 }).map((e) => e.type), [
+    "BuildExpired",
+  ]);
   for (const status of ["confirmed", "failed", "unverified", "expired"] as const) {
     const b = build({ status, signature: "Sig" });
     assertEquals(given(b).when({ type: "RecordExpiry", blockHeight: 500 }), []);

@@ -71,9 +71,20 @@ async function mixedWorkload(store: EventStore) {
       {
         type: "AccessPurchased",
         v: 1,
-        data: { purchaseId: "p1", wallet: "W", currency: "SOL", amount: "1", signature: "S", slot: 3 },
+        data: {
+          purchaseId: "p1",
+          wallet: "W",
+          currency: "SOL",
+          amount: "1",
+          signature: "S",
+          slot: 3,
+        },
       },
-      { type: "KeyIssued", v: 1, data: { keyId: "k1", purchaseId: "p1", wallet: "W", secretMac: "m1" } },
+      {
+        type: "KeyIssued",
+        v: 1,
+        data: { keyId: "k1", purchaseId: "p1", wallet: "W", secretMac: "m1" },
+      },
     ],
   }]);
   for (let i = 1; i <= 5; i++) {
@@ -83,7 +94,11 @@ async function mixedWorkload(store: EventStore) {
     stream: "build-1",
     expectedVersion: 1,
     events: [
-      { type: "TransactionSubmitted", v: 1, data: { buildId: 1, mint: "Mint1", signature: "Sig1", via: "relay" } },
+      {
+        type: "TransactionSubmitted",
+        v: 1,
+        data: { buildId: 1, mint: "Mint1", signature: "Sig1", via: "relay" },
+      },
       {
         type: "CreationConfirmed",
         v: 1,
@@ -102,7 +117,11 @@ async function mixedWorkload(store: EventStore) {
   await store.append([{
     stream: "key-k1",
     expectedVersion: "any",
-    events: [{ type: "KeyRotated", v: 1, data: { keyId: "k1", purchaseId: "p1", secretMac: "m2" } }],
+    events: [{
+      type: "KeyRotated",
+      v: 1,
+      data: { keyId: "k1", purchaseId: "p1", secretMac: "m2" },
+    }],
   }]);
 }
 
@@ -128,7 +147,8 @@ Deno.test("inline projections are updated in the same commit as the events", asy
     await mixedWorkload(store);
     const usage = (await kv.get<UsageDoc>(["p", "usage", "p1", "2026-11-22"])).value;
     assertEquals(usage, { tokens: 5, metadata: 0 });
-    const build = (await kv.get<{ status: string; feeVerified: boolean }>(["p", "build", 1])).value!;
+    const build = (await kv.get<{ status: string; feeVerified: boolean }>(["p", "build", 1]))
+      .value!;
     assertEquals([build.status, build.feeVerified], ["confirmed", true]);
     assertEquals((await kv.get(["p", "open_build", 1])).value, null);
     assert((await kv.get(["p", "open_build", 2])).value !== null);
@@ -150,8 +170,11 @@ Deno.test("a stale expected stream version is refused, never overwritten", async
 Deno.test("concurrent writers are serialised: no lost or duplicated events", async () => {
   await withStore(async (kv, store) => {
     await Promise.all(
-      Array.from({ length: 60 }, (_, i) =>
-        store.append([{ stream: `build-${i + 1}`, expectedVersion: 0, events: [built(i + 1)] }])),
+      Array.from(
+        { length: 60 },
+        (_, i) =>
+          store.append([{ stream: `build-${i + 1}`, expectedVersion: 0, events: [built(i + 1)] }]),
+      ),
     );
     assertEquals((await store.head()).position, 60);
     assertEquals((await kv.get<UsageDoc>(["p", "usage", "p1", "2026-11-22"])).value?.tokens, 60);
@@ -162,15 +185,17 @@ Deno.test("concurrent writers are serialised: no lost or duplicated events", asy
 Deno.test("a decision read inside transact holds under concurrency (exact limit)", async () => {
   await withStore(async (_kv, store) => {
     const limit = 25;
-    const results = await Promise.all(Array.from({ length: 40 }, (_, i) =>
-      store.transact(async (tx) => {
-        const usage = await tx.projection<UsageDoc>("usage", ["p1", "2026-11-22"]);
-        if ((usage?.tokens ?? 0) >= limit) return { result: false };
-        return {
-          append: [{ stream: `build-${i + 1}`, expectedVersion: 0, events: [built(i + 1)] }],
-          result: true,
-        };
-      })));
+    const results = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        store.transact(async (tx) => {
+          const usage = await tx.projection<UsageDoc>("usage", ["p1", "2026-11-22"]);
+          if ((usage?.tokens ?? 0) >= limit) return { result: false };
+          return {
+            append: [{ stream: `build-${i + 1}`, expectedVersion: 0, events: [built(i + 1)] }],
+            result: true,
+          };
+        })),
+    );
     assertEquals(results.filter((r) => r.result).length, limit);
   });
 });
@@ -184,7 +209,9 @@ Deno.test("replay from the log alone rebuilds every projection exactly", async (
     // A projection edited behind the log's back is caught.
     await kv.set(["p", "usage", "p1", "2026-11-22"], { tokens: 99, metadata: 0 });
     const after = await replayAndCompare(kv, allProjections);
-    assertEquals(after.mismatches.map((m) => m.key), [JSON.stringify(["p", "usage", "p1", "2026-11-22"])]);
+    assertEquals(after.mismatches.map((m) => m.key), [
+      JSON.stringify(["p", "usage", "p1", "2026-11-22"]),
+    ]);
   });
 });
 
@@ -197,12 +224,20 @@ Deno.test("editing, inserting or deleting one event is detected by the hash chai
         await kv.set(eventKey(3), { ...third, data: { ...third.data, secretMac: "evil" } });
       } else if (tamper === "insert") {
         // Shift a forged event in at position 3, keeping its old hash fields.
-        await kv.set(eventKey(3), { ...third, type: "KeyDeleted", data: { keyId: "k1", purchaseId: "p1" } });
+        await kv.set(eventKey(3), {
+          ...third,
+          type: "KeyDeleted",
+          data: { keyId: "k1", purchaseId: "p1" },
+        });
       } else if (tamper === "delete") {
         await kv.delete(eventKey(3));
       } else {
         const last = await store.head();
-        await kv.set(eventKey(last.position + 1), { ...third, position: last.position + 1, prevHash: last.hash });
+        await kv.set(eventKey(last.position + 1), {
+          ...third,
+          position: last.position + 1,
+          prevHash: last.hash,
+        });
       }
       const v = await verifyChain(kv);
       assert(!v.ok, `${tamper} went unnoticed`);

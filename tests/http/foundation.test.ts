@@ -31,7 +31,11 @@ Deno.test("GET /v1/pricing needs no key and answers every field of the seed", as
 
 Deno.test("pricing reads the Pyth account on the chain; a stale price is 503 price_unavailable", async () => {
   let offsetMs = 0;
-  const h = await startHarness({ price: "pyth", clock: () => Date.now() + offsetMs, chain: { solUsdPrice: 200 } });
+  const h = await startHarness({
+    price: "pyth",
+    clock: () => Date.now() + offsetMs,
+    chain: { solUsdPrice: 200 },
+  });
   try {
     const ok = await (await h.request("/v1/pricing")).json();
     assertEquals(ok.token.solUsd, 200);
@@ -57,7 +61,9 @@ Deno.test("unknown routes are 404 not_found in the seed's error shape", async ()
     for (const path of ["/v1/nope", "/nope", "/v2/pricing"]) {
       const res = await h.request(path);
       assertEquals(res.status, 404);
-      assertEquals(await res.json(), { error: { code: "not_found", message: "No such endpoint", fields: {} } });
+      assertEquals(await res.json(), {
+        error: { code: "not_found", message: "No such endpoint", fields: {} },
+      });
     }
   } finally {
     await h.close();
@@ -142,7 +148,10 @@ Deno.test("40 parallel requests with 25 left: exactly 25 pass", async () => {
   try {
     const { apiKey } = await h.newApiKey();
     const statuses = await Promise.all(
-      Array.from({ length: 40 }, () => h.request("/v1/me", { headers: bearer(apiKey) }).then((r) => r.status)),
+      Array.from(
+        { length: 40 },
+        () => h.request("/v1/me", { headers: bearer(apiKey) }).then((r) => r.status),
+      ),
     );
     assertEquals(statuses.filter((s) => s === 200).length, 25);
     assertEquals(statuses.filter((s) => s === 429).length, 15);
@@ -187,7 +196,9 @@ Deno.test("request logs are structured, carry the key id and never the key", asy
     await h.request("/v1/me", { headers: bearer(apiKey) });
     const secret = parseKey("tcb", apiKey)!.secret;
     assert(h.logs.every((l) => !l.includes(secret) && !l.includes(apiKey)));
-    const line = h.logs.map((l) => JSON.parse(l)).find((l) => l.msg === "request" && l.path === "/v1/me");
+    const line = h.logs.map((l) => JSON.parse(l)).find((l) =>
+      l.msg === "request" && l.path === "/v1/me"
+    );
     assertEquals([line.method, line.status, line.keyId], ["GET", 200, keyId]);
     assertEquals(typeof line.ms, "number");
     // Nor in any event.

@@ -66,8 +66,10 @@ Deno.test("a key cannot be created before the payment is confirmed; nor by anoth
   try {
     const w = h.fundedWallet();
     const cookie = await h.signIn(w);
-    const quote = await (await h.portal(cookie, "/portal/api/purchases", { currency: "SOL" })).json();
-    const pending = await (await h.portal(cookie, `/portal/api/purchases/${quote.purchaseId}/check`, {})).json();
+    const quote = await (await h.portal(cookie, "/portal/api/purchases", { currency: "SOL" }))
+      .json();
+    const pending =
+      await (await h.portal(cookie, `/portal/api/purchases/${quote.purchaseId}/check`, {})).json();
     assertEquals(pending.status, "pending");
     const early = await h.portal(cookie, `/portal/api/purchases/${quote.purchaseId}/key`, {});
     assertEquals(early.status, 400);
@@ -85,7 +87,8 @@ Deno.test("sign-in refuses a bad signature, a replayed nonce and cross-origin ca
   try {
     const w = h.fundedWallet();
     const wallet = w.publicKey.toBase58();
-    const ch = await (await h.request("/portal/api/challenge", { method: "POST", json: { wallet } })).json();
+    const ch =
+      await (await h.request("/portal/api/challenge", { method: "POST", json: { wallet } })).json();
     const forged = await h.request("/portal/api/session", {
       method: "POST",
       json: { wallet, nonce: ch.nonce, signature: bs58.encode(new Uint8Array(64)) },
@@ -93,7 +96,10 @@ Deno.test("sign-in refuses a bad signature, a replayed nonce and cross-origin ca
     assertEquals(forged.status, 401);
     // The nonce was consumed by the failed attempt too: it can't be replayed.
     const sig = bs58.encode(await signMessage(w, new TextEncoder().encode(ch.message)));
-    const replay = await h.request("/portal/api/session", { method: "POST", json: { wallet, nonce: ch.nonce, signature: sig } });
+    const replay = await h.request("/portal/api/session", {
+      method: "POST",
+      json: { wallet, nonce: ch.nonce, signature: sig },
+    });
     assertEquals(replay.status, 401);
 
     const cookie = await h.signIn(w);
@@ -104,9 +110,14 @@ Deno.test("sign-in refuses a bad signature, a replayed nonce and cross-origin ca
     });
     assertEquals(cross.status, 403);
     const setCookie = (await (async () => {
-      const c2 = await (await h.request("/portal/api/challenge", { method: "POST", json: { wallet } })).json();
+      const c2 =
+        await (await h.request("/portal/api/challenge", { method: "POST", json: { wallet } }))
+          .json();
       const s2 = bs58.encode(await signMessage(w, new TextEncoder().encode(c2.message)));
-      return h.request("/portal/api/session", { method: "POST", json: { wallet, nonce: c2.nonce, signature: s2 } });
+      return h.request("/portal/api/session", {
+        method: "POST",
+        json: { wallet, nonce: c2.nonce, signature: s2 },
+      });
     })()).headers.get("set-cookie")!;
     assert(/HttpOnly/i.test(setCookie) && /SameSite=Strict/i.test(setCookie));
     assertEquals((await h.request("/portal/api/state")).status, 401);

@@ -23,7 +23,9 @@ export async function assertRejects(
       throw new Error(`expected ${errorClass.name}, got ${(e as Error)?.constructor?.name}: ${e}`);
     }
     if (msgIncludes && !(e as Error).message.includes(msgIncludes)) {
-      throw new Error(`expected message to include "${msgIncludes}", got "${(e as Error).message}"`);
+      throw new Error(
+        `expected message to include "${msgIncludes}", got "${(e as Error).message}"`,
+      );
     }
     return e as Error;
   }

@@ -4,8 +4,8 @@
  */
 import { Keypair, LAMPORTS_PER_SOL, Transaction, VersionedTransaction } from "@solana/web3.js";
 import bs58 from "bs58";
-import { bootstrap, type Booted } from "../../src/bootstrap.ts";
-import { startChain, type ChainOptions, type EmbeddedChain } from "../../src/chain/mod.ts";
+import { type Booted, bootstrap } from "../../src/bootstrap.ts";
+import { type ChainOptions, type EmbeddedChain, startChain } from "../../src/chain/mod.ts";
 import type { Clock } from "../../src/clock.ts";
 import { type Config, loadConfig } from "../../src/config.ts";
 import { memoryLogger } from "../../src/http/logger.ts";
@@ -33,7 +33,11 @@ export interface Harness extends Booted {
   signIn(wallet: Keypair): Promise<string>;
   portal(cookie: string, path: string, json?: unknown): Promise<Response>;
   buyAccess(wallet: Keypair): Promise<{ cookie: string; purchaseId: string }>;
-  newApiKey(wallet?: Keypair): Promise<{ apiKey: string; keyId: string; wallet: Keypair; cookie: string; purchaseId: string }>;
+  newApiKey(
+    wallet?: Keypair,
+  ): Promise<
+    { apiKey: string; keyId: string; wallet: Keypair; cookie: string; purchaseId: string }
+  >;
   waitForConfirmation(signature: string): Promise<void>;
 }
 
@@ -113,19 +117,23 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     },
     async buyAccess(wallet) {
       const cookie = await h.signIn(wallet);
-      const quote = await (await portal(cookie, "/portal/api/purchases", { currency: "SOL" })).json();
+      const quote = await (await portal(cookie, "/portal/api/purchases", { currency: "SOL" }))
+        .json();
       const tx = Transaction.from(Uint8Array.from(atob(quote.transaction), (c) => c.charCodeAt(0)));
       tx.partialSign(wallet);
       const signature = await booted.services.connection.sendRawTransaction(tx.serialize());
       await h.waitForConfirmation(signature);
-      const check = await (await portal(cookie, `/portal/api/purchases/${quote.purchaseId}/check`, {})).json();
+      const check =
+        await (await portal(cookie, `/portal/api/purchases/${quote.purchaseId}/check`, {})).json();
       if (check.status !== "paid") throw new Error(`payment not seen: ${JSON.stringify(check)}`);
       return { cookie, purchaseId: quote.purchaseId };
     },
     async newApiKey(wallet = h.fundedWallet()) {
       const { cookie, purchaseId } = await h.buyAccess(wallet);
       const res = await portal(cookie, `/portal/api/purchases/${purchaseId}/key`, {});
-      if (res.status !== 201) throw new Error(`key creation failed: ${res.status} ${await res.text()}`);
+      if (res.status !== 201) {
+        throw new Error(`key creation failed: ${res.status} ${await res.text()}`);
+      }
       const { apiKey, keyId } = await res.json();
       return { apiKey, keyId, wallet, cookie, purchaseId };
     },

@@ -76,7 +76,12 @@ export function decideAccess(cmd: AccessCommand, s: AccessState): DomainEvent[] 
       return [{
         type: "KeyIssued",
         v: 1,
-        data: { keyId: cmd.keyId, purchaseId: p.purchaseId, wallet: p.wallet, secretMac: cmd.secretMac },
+        data: {
+          keyId: cmd.keyId,
+          purchaseId: p.purchaseId,
+          wallet: p.wallet,
+          secretMac: cmd.secretMac,
+        },
       }];
     }
     case "RotateKey":
@@ -89,7 +94,11 @@ export function decideAccess(cmd: AccessCommand, s: AccessState): DomainEvent[] 
         });
       }
       return cmd.type === "RotateKey"
-        ? [{ type: "KeyRotated", v: 1, data: { keyId: k.keyId, purchaseId: k.purchaseId, secretMac: cmd.secretMac } }]
+        ? [{
+          type: "KeyRotated",
+          v: 1,
+          data: { keyId: k.keyId, purchaseId: k.purchaseId, secretMac: cmd.secretMac },
+        }]
         : [{ type: "KeyDeleted", v: 1, data: { keyId: k.keyId, purchaseId: k.purchaseId } }];
     }
     case "BanKey":

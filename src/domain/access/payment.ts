@@ -28,7 +28,11 @@ export interface PaymentRequest {
 export function paymentInstructions(r: PaymentRequest): TransactionInstruction[] {
   const ref = { pubkey: r.reference, isSigner: false, isWritable: false };
   if (r.currency === "SOL") {
-    const ix = SystemProgram.transfer({ fromPubkey: r.wallet, toPubkey: r.treasury, lamports: r.amount });
+    const ix = SystemProgram.transfer({
+      fromPubkey: r.wallet,
+      toPubkey: r.treasury,
+      lamports: r.amount,
+    });
     ix.keys.push(ref);
     return [ix];
   }
@@ -63,7 +67,10 @@ export interface FoundPayment {
  * Looks the reference up with getSignaturesForAddress and accepts the first landed transaction
  * signed by the wallet that moved at least the amount into the treasury.
  */
-export async function findPayment(connection: Connection, r: PaymentRequest): Promise<FoundPayment | null> {
+export async function findPayment(
+  connection: Connection,
+  r: PaymentRequest,
+): Promise<FoundPayment | null> {
   const sigs = await connection.getSignaturesForAddress(r.reference, { limit: 20 }, "confirmed");
   for (const s of sigs) {
     if (s.err) continue;
