@@ -1,9 +1,11 @@
 /** Every route group the service mounts beside pricing and /v1/me, in one list. */
 import type { RouteGroup } from "../app.ts";
 import { portalApiRoutes } from "./portal-api.ts";
+import { portalPageRoutes } from "./portal-page.ts";
 import { transactionRoutes } from "./transactions.ts";
 
 export const routeGroups: RouteGroup[] = [
   portalApiRoutes,
+  portalPageRoutes,
   transactionRoutes,
 ];

@@ -1,0 +1,1072 @@
+// The portal page: pricing, wallet sign-in, the access payment and the API key's life.
+// No framework: one state object and a render() that rebuilds the three sections with DOM calls
+// (never parsed HTML strings, so nothing a wallet or the server returns can become markup).
+
+import { api, ApiFailure } from "./api.js";
+import { base58Encode, base64Decode } from "./encoding.js";
+import { formatBytes, formatSol, formatTime, formatUsd, plural, shortAddress } from "./format.js";
+import {
+  chainFor,
+  classifyWalletError,
+  CONNECT,
+  DISCONNECT,
+  discoverWallets,
+  EVENTS,
+  has,
+  SIGN_AND_SEND,
+  SIGN_MESSAGE,
+  SIGN_TRANSACTION,
+} from "./wallets.js";
+
+/** Wallets that inject late still register; after this long with none we say none is installed. */
+const DISCOVERY_GRACE_MS = 1500;
+const POLL_MS = 1500;
+/** A payment's blockhash lives ~60-90 s; past this it either landed or never will. */
+const CONFIRM_TIMEOUT_MS = 90_000;
+const TYPICAL_CONFIRM_S = 30;
+
+const network = document.querySelector('meta[name="tcb-network"]')?.getAttribute("content") ||
+  "mainnet-beta";
+
+const S = {
+  network,
+  chain: chainFor(network),
+  pricing: /** @type {any} */ (null),
+  pricingError: /** @type {null | {message: string, retryAt: number}} */ (null),
+  wallets: /** @type {any[]} */ ([]),
+  discoveryDone: false,
+  wallet: /** @type {any} */ (null),
+  account: /** @type {any} */ (null),
+  /** The wallet address of the server session (cookie), if any. */
+  signedIn: /** @type {string | null} */ (null),
+  stateLoaded: false,
+  purchases: /** @type {any[]} */ ([]),
+  /** A short operation in flight: its description; buttons are disabled meanwhile. */
+  busy: /** @type {string | null} */ (null),
+  /** @type {null | {purchaseId: string | null, phase: "quote" | "wallet" | "confirming" | "timeout", started: number, now: number, amount?: string, currency?: string, usd?: number, signature?: string}} */
+  payment: null,
+  /** @type {null | {keyId: string, apiKey: string, reason: "created" | "rotated"}} */
+  reveal: null,
+  /** @type {null | {kind: "rotate" | "delete", keyId: string}} */
+  confirm: null,
+  currency: "SOL",
+};
+
+const $ = (/** @type {string} */ id) => /** @type {HTMLElement} */ (document.getElementById(id));
+const statusEl = $("status");
+const alertEl = $("alert");
+let focusNext = /** @type {string | null} */ (null);
+
+// ---------------------------------------------------------------------------------------------
+// DOM helpers
+
+/**
+ * @param {string} tag
+ * @param {Record<string, any> | null} [props]
+ * @param {...any} children
+ */
+function h(tag, props, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(props ?? {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k.startsWith("on") && typeof v === "function") el.addEventListener(k.slice(2), v);
+    else if (k === "class") el.className = v;
+    else if (k === "text") el.textContent = v;
+    else if (k === "value" || k === "checked" || k === "disabled") el[k] = v;
+    else el.setAttribute(k, v === true ? "" : String(v));
+  }
+  for (const c of children.flat(Infinity)) {
+    if (c === null || c === undefined || c === false) continue;
+    el.append(c instanceof Node ? c : String(c));
+  }
+  return el;
+}
+
+/**
+ * While an action runs, other buttons are aria-disabled rather than disabled: a disabled button
+ * drops keyboard focus, and every re-render would throw the user back to the top of the page.
+ */
+function button(label, onclick, opts = {}) {
+  const waiting = !!S.busy && !opts.always;
+  return h("button", {
+    type: "button",
+    class: opts.class ?? "btn",
+    "data-fid": opts.fid,
+    disabled: !!opts.disabled,
+    "aria-disabled": waiting ? "true" : null,
+    "aria-describedby": opts.describedBy,
+    onclick: (/** @type {Event} */ e) => {
+      if (!S.busy || opts.always) onclick(e);
+    },
+  }, label);
+}
+
+/** A failure whose message is already written for the user. */
+class Problem extends Error {}
+
+/** Polite progress messages for screen readers and sighted users alike. */
+function announce(text) {
+  statusEl.textContent = text;
+}
+
+function showError(text) {
+  alertEl.replaceChildren(
+    h("p", null, text),
+    button("Dismiss", () => clearError(), { class: "btn btn-small", always: true }),
+  );
+  alertEl.hidden = false;
+}
+
+function clearError() {
+  alertEl.replaceChildren();
+  alertEl.hidden = true;
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// ---------------------------------------------------------------------------------------------
+// Explaining failures
+
+function explain(e, doing) {
+  if (e instanceof Problem) return e.message;
+  if (e instanceof ApiFailure) {
+    switch (e.code) {
+      case "network":
+        return e.message;
+      case "price_unavailable":
+        return "Prices are temporarily unavailable (the SOL price feed is not answering), so a payment in SOL can't be quoted right now. Try again in a few seconds.";
+      case "unauthorized":
+        return "Your session has ended. Connect your wallet and sign in again.";
+      case "insufficient_funds":
+        return "Your wallet doesn't hold enough to pay. Add funds and try again.";
+      case "forbidden":
+        return `${doing} was refused: ${e.message}.`;
+      case "server_error":
+        return `${doing} failed on our side. Please retry.`;
+      default:
+        return `${doing} failed: ${e.message}`;
+    }
+  }
+  switch (classifyWalletError(e)) {
+    case "rejected":
+      return `You declined the request in your wallet. Nothing was signed and no funds moved.`;
+    case "insufficient":
+      return "Your wallet doesn't have enough balance for this payment plus the network fee. Add funds and try again.";
+    case "unauthorized":
+      return "Your wallet refused: this site isn't connected to it any more. Connect again.";
+    default:
+      return `${doing} failed in your wallet: ${e?.message ?? String(e)}`;
+  }
+}
+
+/** Runs one user action: marks the page busy, reports failures, always re-renders. */
+async function run(description, doing, fn) {
+  if (S.busy) return;
+  clearError();
+  S.busy = description;
+  announce(description);
+  render();
+  try {
+    await fn();
+  } catch (e) {
+    console.warn(doing, e);
+    if (e instanceof ApiFailure && e.status === 401) dropSession();
+    if (e instanceof ApiFailure && e.code === "price_unavailable") void loadPricing();
+    announce("");
+    showError(explain(e, doing));
+  } finally {
+    S.busy = null;
+    render();
+  }
+}
+
+function dropSession() {
+  S.signedIn = null;
+  S.purchases = [];
+  S.confirm = null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Loading
+
+let pricingTimer = 0;
+async function loadPricing() {
+  clearTimeout(pricingTimer);
+  try {
+    S.pricing = await api("/v1/pricing");
+    S.pricingError = null;
+  } catch (e) {
+    const wait = e instanceof ApiFailure && e.retryAfter ? e.retryAfter : 5;
+    S.pricingError = {
+      message: e instanceof ApiFailure && e.code === "price_unavailable"
+        ? "Prices are temporarily unavailable: the SOL price feed isn't answering."
+        : explain(e, "Loading prices"),
+      retryAt: Date.now() + wait * 1000,
+    };
+    pricingTimer = setTimeout(loadPricing, wait * 1000);
+  }
+  render();
+}
+
+async function loadState() {
+  try {
+    const st = await api("/portal/api/state");
+    S.signedIn = st.wallet;
+    S.purchases = st.purchases;
+  } catch (e) {
+    if (!(e instanceof ApiFailure && e.status === 401)) throw e;
+    dropSession();
+  } finally {
+    S.stateLoaded = true;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Wallet: connect and sign in
+
+let offWalletEvents = () => {};
+
+function connect(wallet) {
+  return run(
+    `Waiting for ${wallet.name}: approve the connection there.`,
+    "Connecting",
+    async () => {
+      const out = await wallet.features[CONNECT].connect();
+      const accounts = out?.accounts?.length ? out.accounts : wallet.accounts;
+      const account = accounts?.find((a) =>
+        !a.chains || a.chains.some((c) => c.startsWith("solana:"))
+      );
+      if (!account) throw new Problem(`${wallet.name} shared no Solana account with this page.`);
+      setConnected(wallet, account);
+      if (S.signedIn === account.address) {
+        announce(`Connected ${wallet.name} (${shortAddress(account.address)}).`);
+        return;
+      }
+      await signIn();
+    },
+  );
+}
+
+function setConnected(wallet, account) {
+  offWalletEvents();
+  S.wallet = wallet;
+  S.account = account;
+  if (has(wallet, EVENTS)) {
+    // Switching accounts in the wallet must not leave us paying from an address we didn't sign
+    // in with: forget the connection and let the user sign in again.
+    offWalletEvents = wallet.features[EVENTS].on("change", (/** @type {any} */ props) => {
+      if (!props?.accounts) return;
+      const same = props.accounts.find((a) => a.address === S.account?.address);
+      if (!same) {
+        S.account = null;
+        announce("Your wallet switched accounts. Connect again to continue with the new one.");
+        render();
+      }
+    });
+  } else {
+    offWalletEvents = () => {};
+  }
+}
+
+async function signIn() {
+  const { wallet, account } = S;
+  if (!has(wallet, SIGN_MESSAGE)) {
+    throw new Problem(
+      `${wallet.name} can't sign messages, which signing in needs. Use another wallet (Phantom, Solflare and Backpack can).`,
+    );
+  }
+  const challenge = await api("/portal/api/challenge", { json: { wallet: account.address } });
+  announce("Sign the sign-in message in your wallet. It costs nothing and moves no funds.");
+  const [signed] = await wallet.features[SIGN_MESSAGE].signMessage({
+    account,
+    message: new TextEncoder().encode(challenge.message),
+  });
+  await api("/portal/api/session", {
+    json: {
+      wallet: account.address,
+      nonce: challenge.nonce,
+      signature: base58Encode(signed.signature),
+    },
+  });
+  await loadState();
+  announce(`Signed in as ${shortAddress(account.address)}.`);
+  focusNext = "access-heading";
+}
+
+function signOut() {
+  return run("Signing out…", "Signing out", async () => {
+    await api("/portal/api/logout", { json: {} });
+    if (S.wallet && has(S.wallet, DISCONNECT)) {
+      await S.wallet.features[DISCONNECT].disconnect().catch(() => {});
+    }
+    offWalletEvents();
+    S.wallet = null;
+    S.account = null;
+    S.reveal = null;
+    dropSession();
+    announce("Signed out.");
+    focusNext = "wallet-heading";
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Payment
+
+const canPay = () => !!S.account && S.account.address === S.signedIn;
+
+function buy() {
+  const wallet = S.wallet;
+  if (!canPay()) {
+    showError("Connect the wallet you signed in with first; it pays the access fee.");
+    return;
+  }
+  if (!has(wallet, SIGN_AND_SEND)) {
+    // Without an RPC of its own (connect-src 'self'), the page can't broadcast a transaction the
+    // wallet only signed; see docs/portal.md.
+    showError(
+      has(wallet, SIGN_TRANSACTION)
+        ? `${wallet.name} can sign transactions but can't send them, and this page doesn't send them for it. Use a wallet that can send (Phantom, Solflare or Backpack).`
+        : `${wallet.name} can't send Solana transactions. Use Phantom, Solflare or Backpack.`,
+    );
+    return;
+  }
+  return run("Preparing the payment…", "The payment", async () => {
+    S.payment = { purchaseId: null, phase: "quote", started: Date.now(), now: Date.now() };
+    try {
+      const quote = await api("/portal/api/purchases", { json: { currency: S.currency } });
+      S.payment = {
+        ...S.payment,
+        purchaseId: quote.purchaseId,
+        phase: "wallet",
+        amount: quote.amount,
+        currency: quote.currency,
+        usd: quote.usd,
+      };
+      announce(`Approve the payment of ${amountText(quote)} in your wallet.`);
+      render();
+      const [sent] = await wallet.features[SIGN_AND_SEND].signAndSendTransaction({
+        account: S.account,
+        chain: S.chain,
+        transaction: base64Decode(quote.transaction),
+        options: { preflightCommitment: "confirmed", commitment: "confirmed" },
+      });
+      S.payment = {
+        ...S.payment,
+        phase: "confirming",
+        started: Date.now(),
+        now: Date.now(),
+        signature: base58Encode(sent.signature),
+      };
+    } catch (e) {
+      S.payment = null;
+      await loadState().catch(() => {});
+      throw e;
+    }
+  }).then(() => {
+    if (S.payment?.phase === "confirming") return waitForPayment(S.payment.purchaseId);
+  });
+}
+
+function amountText(p) {
+  if (p.currency === "SOL") return `${formatSol(p.amount)} (${formatUsd(p.usd)})`;
+  return `${formatUsd(p.usd)} in stablecoin`;
+}
+
+/** Polls the service until it sees the payment on chain, showing progress meanwhile. */
+async function waitForPayment(purchaseId) {
+  const started = Date.now();
+  S.payment = { ...(S.payment ?? {}), purchaseId, phase: "confirming", started, now: started };
+  announce("Payment sent. Waiting for the network to confirm it…");
+  render();
+  let failures = 0;
+  while (S.payment?.purchaseId === purchaseId && Date.now() - started < CONFIRM_TIMEOUT_MS) {
+    try {
+      const r = await api(`/portal/api/purchases/${purchaseId}/check`, { json: {} });
+      failures = 0;
+      if (r.status === "paid") {
+        S.payment = null;
+        await loadState();
+        announce("Payment confirmed. You can create your API key now.");
+        focusNext = `create-${purchaseId}`;
+        render();
+        return;
+      }
+    } catch (e) {
+      if (e instanceof ApiFailure && e.status === 401) {
+        S.payment = null;
+        dropSession();
+        showError(explain(e, "Checking the payment"));
+        render();
+        return;
+      }
+      // A hiccup while polling is not a verdict on the payment; give up only if it persists.
+      if (++failures >= 5) break;
+    }
+    await sleep(POLL_MS);
+    if (S.payment?.purchaseId !== purchaseId) return;
+    S.payment.now = Date.now();
+    renderAccess();
+  }
+  if (S.payment?.purchaseId === purchaseId) {
+    S.payment.phase = "timeout";
+    announce("");
+    showError(
+      "Your payment isn't confirmed yet. If your wallet shows it as sent, it may still land: check again in a minute. If it never landed, no funds moved and you can pay again.",
+    );
+    focusNext = `recheck-${purchaseId}`;
+    render();
+  }
+}
+
+function recheck(purchaseId) {
+  clearError();
+  S.payment = null;
+  void waitForPayment(purchaseId);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Keys
+
+function createKey(purchaseId) {
+  return run("Creating your API key…", "Creating the key", async () => {
+    const r = await api(`/portal/api/purchases/${purchaseId}/key`, { json: {} });
+    S.reveal = { keyId: r.keyId, apiKey: r.apiKey, reason: "created" };
+    await loadState();
+    announce("Your API key is ready. Copy it now: it is shown only once.");
+    focusNext = "reveal-heading";
+  });
+}
+
+function askConfirm(kind, keyId) {
+  clearError();
+  S.confirm = { kind, keyId };
+  focusNext = "confirm-text";
+  render();
+}
+
+function cancelConfirm() {
+  const c = S.confirm;
+  S.confirm = null;
+  if (c) focusNext = `${c.kind}-${c.keyId}`;
+  announce("Cancelled. Nothing changed.");
+  render();
+}
+
+function rotate(keyId) {
+  return run("Rotating the key…", "Rotating the key", async () => {
+    const r = await api(`/portal/api/keys/${keyId}/rotate`, { json: {} });
+    S.confirm = null;
+    S.reveal = { keyId: r.keyId, apiKey: r.apiKey, reason: "rotated" };
+    await loadState();
+    announce(
+      "Key rotated. The old key stopped working. Copy the new one now: it is shown only once.",
+    );
+    focusNext = "reveal-heading";
+  });
+}
+
+function remove(keyId, purchaseId) {
+  return run("Deleting the key…", "Deleting the key", async () => {
+    await api(`/portal/api/keys/${keyId}/delete`, { json: {} });
+    S.confirm = null;
+    if (S.reveal?.keyId === keyId) S.reveal = null;
+    await loadState();
+    announce("Key deleted; it no longer works. You can create a new key on this purchase.");
+    focusNext = `create-${purchaseId}`;
+  });
+}
+
+function dismissReveal() {
+  S.reveal = null;
+  announce("The key is hidden now and can't be shown again.");
+  focusNext = "access-heading";
+  render();
+}
+
+async function copyKey() {
+  const input = /** @type {HTMLInputElement | null} */ (document.getElementById("api-key"));
+  if (!input || !S.reveal) return;
+  try {
+    await navigator.clipboard.writeText(S.reveal.apiKey);
+    announce("API key copied to the clipboard.");
+  } catch {
+    // No clipboard permission (some phones, http origins): leave it selected for a manual copy.
+    input.focus();
+    input.select();
+    announce(
+      "Couldn't copy automatically. The key is selected: copy it with your device's copy command.",
+    );
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rendering
+
+function render() {
+  const active = /** @type {HTMLElement | null} */ (document.activeElement);
+  const keep = focusNext ?? active?.getAttribute?.("data-fid") ?? null;
+  renderPricing();
+  renderWallet();
+  renderAccess();
+  focusNext = null;
+  if (keep) {
+    const el = document.querySelector(`[data-fid="${CSS.escape(keep)}"]`) ??
+      document.getElementById(keep);
+    if (el instanceof HTMLElement && el !== document.activeElement) el.focus();
+  }
+}
+
+function renderPricing() {
+  const box = $("pricing");
+  const p = S.pricing;
+  const parts = [];
+  if (S.pricingError) {
+    const secs = Math.max(0, Math.ceil((S.pricingError.retryAt - Date.now()) / 1000));
+    parts.push(
+      h(
+        "div",
+        { class: "notice notice-warn", id: "price-unavailable" },
+        h(
+          "p",
+          null,
+          S.pricingError.message,
+          ` Retrying automatically${secs ? ` in about ${secs} s` : ""}.`,
+        ),
+        button("Retry now", () => loadPricing(), {
+          class: "btn btn-small",
+          fid: "retry-pricing",
+          always: true,
+        }),
+      ),
+    );
+  }
+  if (!p) {
+    if (!S.pricingError) parts.push(h("p", null, "Loading prices…"));
+    parts.push(
+      h(
+        "p",
+        { class: "muted" },
+        `Access costs a one-time fee per purchase; each token creation carries its own fee.`,
+      ),
+    );
+    box.replaceChildren(...parts);
+    return;
+  }
+  const accessSol = p.token.solUsd ? (p.access.usd / p.token.solUsd).toFixed(4) : null;
+  parts.push(
+    h(
+      "dl",
+      { class: "facts" },
+      h("dt", null, "Access"),
+      h(
+        "dd",
+        null,
+        `${formatUsd(p.access.usd)} once per purchase`,
+        accessSol
+          ? h(
+            "span",
+            { class: "muted" },
+            ` (about ${accessSol} SOL at ${formatUsd(p.token.solUsd)}/SOL)`,
+          )
+          : null,
+      ),
+      h("dt", null, "Per token"),
+      h(
+        "dd",
+        null,
+        `${formatUsd(p.token.usd)} (${
+          formatSol(p.token.lamports)
+        } now), inside each creation transaction`,
+      ),
+      h("dt", null, "Network costs"),
+      h("dd", null, "about 0.016–0.02 SOL per token, paid to the network by your wallet"),
+      h("dt", null, "Limits per key"),
+      h(
+        "dd",
+        null,
+        `${plural(p.limits.requestsPerHour, "request", "requests")} per hour, ${
+          plural(p.limits.tokensPerDay, "token build", "token builds")
+        } and ${
+          plural(p.limits.metadataPerDay, "metadata item", "metadata items")
+        } per day (UTC), images up to ${formatBytes(p.limits.imageBytes)}`,
+      ),
+      h("dt", null, "Network"),
+      h("dd", null, p.network),
+    ),
+  );
+  box.replaceChildren(...parts);
+}
+
+function walletIcon(w) {
+  // Wallet Standard icons are data: URLs; anything else would only trip our CSP.
+  return typeof w.icon === "string" && /^data:image\/(svg\+xml|png|webp|gif|jpeg);/.test(w.icon)
+    ? h("img", { src: w.icon, alt: "", width: 24, height: 24, class: "wallet-icon" })
+    : null;
+}
+
+function walletList() {
+  if (!S.wallets.length) {
+    if (!S.discoveryDone) return h("p", { class: "muted" }, "Looking for wallets in this browser…");
+    return h(
+      "div",
+      { class: "notice notice-warn", id: "no-wallet" },
+      h("p", null, h("strong", null, "No Solana wallet found in this browser.")),
+      h(
+        "p",
+        null,
+        "Install a wallet that supports the Wallet Standard, such as Phantom, Solflare or Backpack, then reload this page. On a phone, open this page in your wallet app's built-in browser.",
+      ),
+    );
+  }
+  return h(
+    "ul",
+    { class: "wallets", "aria-label": "Wallets found in this browser" },
+    S.wallets.map((w) =>
+      h(
+        "li",
+        null,
+        button([walletIcon(w), h("span", null, `Connect ${w.name}`)], () => connect(w), {
+          class: "btn btn-wallet",
+          fid: `connect-${w.name}`,
+        }),
+      )
+    ),
+  );
+}
+
+function renderWallet() {
+  const box = $("wallet");
+  const parts = [];
+  const acct = S.account;
+  if (S.signedIn) {
+    const connectedSame = acct && acct.address === S.signedIn;
+    parts.push(
+      h(
+        "p",
+        { class: "wallet-line" },
+        connectedSame ? walletIcon(S.wallet) : null,
+        "Signed in as ",
+        h("code", { class: "address", title: S.signedIn, id: "signed-in-address" }, S.signedIn),
+        connectedSame ? ` with ${S.wallet.name}.` : ".",
+      ),
+    );
+    if (!connectedSame) {
+      parts.push(
+        h(
+          "p",
+          { class: "muted" },
+          "You can manage your key now. To pay, connect the same wallet again.",
+        ),
+        walletList(),
+      );
+    }
+    parts.push(button("Sign out", signOut, { class: "btn btn-secondary", fid: "sign-out" }));
+  } else if (acct) {
+    parts.push(
+      h(
+        "p",
+        null,
+        `${S.wallet.name} is connected (`,
+        h("code", { class: "address" }, acct.address),
+        ") but not signed in.",
+      ),
+      button("Sign in", () => run("Signing in…", "Signing in", signIn), { fid: "sign-in" }),
+    );
+  } else if (!S.stateLoaded) {
+    parts.push(h("p", { class: "muted" }, "Checking your session…"));
+  } else {
+    parts.push(
+      h(
+        "p",
+        null,
+        "Connect your Solana wallet and sign a short message to prove it's yours. Signing in costs nothing; your private key never leaves your wallet.",
+      ),
+      walletList(),
+    );
+  }
+  box.replaceChildren(...parts);
+}
+
+function renderAccess() {
+  const box = $("access");
+  if (!S.signedIn) {
+    box.replaceChildren(
+      h(
+        "p",
+        { class: "muted" },
+        S.stateLoaded ? "Sign in with your wallet to buy access or manage your API key." : "…",
+      ),
+    );
+    return;
+  }
+  const paid = S.purchases.filter((p) => p.status === "paid");
+  const unpaid = S.purchases.filter((p) =>
+    p.status !== "paid" && p.purchaseId !== S.payment?.purchaseId
+  );
+  const parts = [];
+  if (S.reveal) parts.push(revealPanel());
+  if (S.payment) parts.push(paymentPanel());
+  for (const p of paid) parts.push(purchaseCard(p));
+  if (!S.payment) {
+    if (paid.length) {
+      parts.push(
+        h("details", { class: "more" }, h("summary", null, "Buy another access"), buyPanel()),
+      );
+    } else {
+      parts.push(buyPanel());
+    }
+  }
+  if (unpaid.length) {
+    parts.push(
+      h(
+        "details",
+        { class: "more", open: S.payment?.phase === "timeout" ? true : null },
+        h("summary", null, `Payments not confirmed (${unpaid.length})`),
+        h(
+          "p",
+          { class: "muted" },
+          "Quotes you didn't pay, or payments the network hasn't confirmed. A payment that never landed moved no funds.",
+        ),
+        h("ul", { class: "plain" }, unpaid.map(unpaidRow)),
+      ),
+    );
+  }
+  box.replaceChildren(...parts);
+}
+
+function buyPanel() {
+  const solDisabled = S.currency === "SOL" && !!S.pricingError;
+  const usd = S.pricing?.access.usd;
+  const hint = !canPay()
+    ? "Connect the wallet you signed in with to pay."
+    : solDisabled
+    ? "Paying in SOL needs a current SOL price, which is unavailable right now. It will come back shortly."
+    : `Your wallet will ask you to approve a transfer to the service's treasury. The page then waits for the network to confirm it.`;
+  return h(
+    "div",
+    { class: "panel", id: "buy" },
+    h("h3", null, "Buy access"),
+    h(
+      "fieldset",
+      { class: "choices" },
+      h("legend", null, "Pay with"),
+      ["SOL", "STABLECOIN"].map((cur) =>
+        h(
+          "label",
+          { class: "choice" },
+          h("input", {
+            type: "radio",
+            name: "currency",
+            value: cur,
+            checked: S.currency === cur,
+            "data-fid": `currency-${cur}`,
+            onchange: () => {
+              S.currency = cur;
+              render();
+            },
+          }),
+          cur === "SOL" ? " SOL" : " Stablecoin (USD)",
+        )
+      ),
+    ),
+    h("p", { class: "muted", id: "buy-hint" }, hint),
+    button(usd ? `Pay ${formatUsd(usd)} for access` : "Pay for access", buy, {
+      class: "btn btn-primary",
+      fid: "buy",
+      disabled: !canPay() || solDisabled,
+      describedBy: "buy-hint",
+    }),
+  );
+}
+
+function paymentPanel() {
+  const pay = S.payment;
+  const elapsed = Math.floor((pay.now - pay.started) / 1000);
+  const steps = {
+    quote: "Preparing the payment…",
+    wallet: "Approve the payment in your wallet.",
+    confirming: "Payment sent. Waiting for the network to confirm it.",
+    timeout: "Not confirmed yet.",
+  };
+  return h(
+    "div",
+    {
+      class: "panel panel-progress",
+      id: "payment",
+      "aria-busy": pay.phase !== "timeout" ? "true" : null,
+    },
+    h("h3", null, "Payment"),
+    h("p", { id: "payment-step" }, steps[pay.phase]),
+    pay.amount ? h("p", null, "Amount: ", amountText(pay)) : null,
+    pay.phase === "confirming"
+      ? [
+        h("progress", {
+          max: TYPICAL_CONFIRM_S,
+          value: Math.min(elapsed, TYPICAL_CONFIRM_S),
+          "aria-labelledby": "payment-step",
+        }),
+        h(
+          "p",
+          { class: "muted", id: "payment-elapsed" },
+          `${elapsed} s elapsed; usually under ${TYPICAL_CONFIRM_S} s.`,
+        ),
+      ]
+      : null,
+    pay.signature
+      ? h("p", { class: "small" }, "Transaction: ", h("code", { class: "address" }, pay.signature))
+      : null,
+    pay.phase === "timeout"
+      ? button("Check again", () => recheck(pay.purchaseId), {
+        fid: `recheck-${pay.purchaseId}`,
+        always: true,
+      })
+      : null,
+  );
+}
+
+function unpaidRow(p) {
+  return h(
+    "li",
+    { class: "row" },
+    h("span", null, `${amountText(p)}, quoted ${formatTime(p.quotedAt)}`),
+    button("Check payment", () => recheck(p.purchaseId), {
+      class: "btn btn-small",
+      fid: `recheck-${p.purchaseId}`,
+    }),
+  );
+}
+
+function purchaseCard(p) {
+  return h(
+    "article",
+    { class: "card", "aria-labelledby": `purchase-${p.purchaseId}`, "data-purchase": p.purchaseId },
+    h("h3", { id: `purchase-${p.purchaseId}` }, "Access purchase ", h("code", null, p.purchaseId)),
+    h(
+      "p",
+      { class: "muted" },
+      `Paid ${amountText(p)} on ${formatTime(p.paidAt)}.`,
+    ),
+    p.signature
+      ? h(
+        "p",
+        { class: "small" },
+        "Payment transaction: ",
+        h("code", { class: "address" }, p.signature),
+      )
+      : null,
+    p.key ? keyBlock(p, p.key) : noKeyBlock(p),
+  );
+}
+
+function noKeyBlock(p) {
+  return h(
+    "div",
+    { class: "key key-none" },
+    h("p", null, "No active API key on this purchase."),
+    button("Create API key", () => createKey(p.purchaseId), {
+      class: "btn btn-primary",
+      fid: `create-${p.purchaseId}`,
+    }),
+  );
+}
+
+function keyBlock(p, k) {
+  const limits = S.pricing?.limits;
+  const active = k.status === "active";
+  const u = k.usageToday;
+  const confirming = S.confirm?.keyId === k.keyId ? S.confirm : null;
+  return h(
+    "div",
+    { class: "key", "data-key": k.keyId },
+    h(
+      "p",
+      null,
+      "API key ",
+      h("code", null, k.keyId),
+      " ",
+      h("span", { class: `badge badge-${k.status}`, id: `key-status-${k.keyId}` }, k.status),
+    ),
+    h(
+      "p",
+      { class: "muted small" },
+      `Created ${formatTime(k.createdAt)}; last rotated ${formatTime(k.rotatedAt)}.`,
+    ),
+    active ? null : h(
+      "p",
+      { class: "notice notice-warn" },
+      `This key is ${k.status}; it can't be used, rotated or deleted. Contact support if you think this is a mistake.`,
+    ),
+    h("h4", null, "Usage today (UTC)"),
+    h(
+      "dl",
+      { class: "usage" },
+      usageRow("Token builds", u.tokens, limits?.tokensPerDay, `usage-tokens-${k.keyId}`),
+      usageRow("Metadata items", u.metadata, limits?.metadataPerDay, `usage-metadata-${k.keyId}`),
+      h("dt", null, "Requests"),
+      h(
+        "dd",
+        null,
+        `${u.requests.toLocaleString("en-US")} today`,
+        limits
+          ? h(
+            "span",
+            { class: "muted" },
+            ` (limit ${limits.requestsPerHour.toLocaleString("en-US")} per hour)`,
+          )
+          : null,
+      ),
+    ),
+    h(
+      "div",
+      { class: "actions" },
+      button("Refresh usage", () => run("Refreshing…", "Refreshing", loadState), {
+        class: "btn btn-secondary",
+        fid: `refresh-${k.keyId}`,
+      }),
+      active && !confirming
+        ? [
+          button("Rotate key…", () => askConfirm("rotate", k.keyId), {
+            class: "btn btn-secondary",
+            fid: `rotate-${k.keyId}`,
+          }),
+          button("Delete key…", () => askConfirm("delete", k.keyId), {
+            class: "btn btn-danger",
+            fid: `delete-${k.keyId}`,
+          }),
+        ]
+        : null,
+    ),
+    confirming ? confirmPanel(p, k, confirming.kind) : null,
+  );
+}
+
+function usageRow(label, used, limit, id) {
+  return [
+    h("dt", { id: `${id}-label` }, label),
+    h(
+      "dd",
+      null,
+      limit
+        ? [
+          h("meter", {
+            min: 0,
+            max: limit,
+            value: Math.min(used, limit),
+            high: limit * 0.8,
+            optimum: 0,
+            "aria-labelledby": `${id}-label`,
+            id,
+          }),
+          ` ${used.toLocaleString("en-US")} of ${limit.toLocaleString("en-US")}`,
+        ]
+        : `${used.toLocaleString("en-US")}`,
+    ),
+  ];
+}
+
+function confirmPanel(p, k, kind) {
+  const rotateText =
+    "Rotating gives this key a new secret. The current key stops working immediately: anything using it gets 401 until you put the new key in. The new key is shown once.";
+  const deleteText =
+    "Deleting stops this key immediately. You can create a new key on this purchase afterwards, at no cost.";
+  return h(
+    "div",
+    {
+      class: `confirm confirm-${kind}`,
+      role: "group",
+      "aria-labelledby": "confirm-text",
+      onkeydown: (/** @type {KeyboardEvent} */ e) => {
+        if (e.key === "Escape") cancelConfirm();
+      },
+    },
+    h(
+      "p",
+      { id: "confirm-text", tabindex: "-1" },
+      h("strong", null, kind === "rotate" ? "Rotate this key? " : "Delete this key? "),
+      kind === "rotate" ? rotateText : deleteText,
+    ),
+    h(
+      "div",
+      { class: "actions" },
+      kind === "rotate"
+        ? button("Yes, rotate the key", () => rotate(k.keyId), {
+          class: "btn btn-primary",
+          fid: "confirm-yes",
+        })
+        : button("Yes, delete the key", () => remove(k.keyId, p.purchaseId), {
+          class: "btn btn-danger",
+          fid: "confirm-yes",
+        }),
+      button("Cancel", cancelConfirm, { class: "btn btn-secondary", fid: "confirm-cancel" }),
+    ),
+  );
+}
+
+function revealPanel() {
+  const r = S.reveal;
+  return h(
+    "section",
+    { class: "reveal", "aria-labelledby": "reveal-heading", id: "reveal" },
+    h(
+      "h3",
+      { id: "reveal-heading", tabindex: "-1" },
+      r.reason === "rotated" ? "Your rotated API key" : "Your new API key",
+    ),
+    h(
+      "p",
+      { class: "warning", id: "reveal-warning" },
+      h("strong", null, "Copy it now. You will not see this key again."),
+      " We keep only a keyed hash of it, so a lost key can't be recovered, only rotated.",
+    ),
+    h("label", { for: "api-key" }, `API key (id ${r.keyId})`),
+    h("input", {
+      id: "api-key",
+      type: "text",
+      readonly: true,
+      value: r.apiKey,
+      autocomplete: "off",
+      spellcheck: "false",
+      autocapitalize: "off",
+      "aria-describedby": "reveal-warning",
+      onfocus: (/** @type {FocusEvent} */ e) => /** @type {HTMLInputElement} */ (e.target).select(),
+    }),
+    h(
+      "div",
+      { class: "actions" },
+      button("Copy key", copyKey, { class: "btn btn-primary", fid: "copy-key", always: true }),
+      button("I've stored it safely", dismissReveal, {
+        class: "btn btn-secondary",
+        fid: "dismiss-key",
+        always: true,
+      }),
+    ),
+    h(
+      "p",
+      { class: "muted small" },
+      "Use it server-side only, as Authorization: Bearer <key>. Never put it in a web page or a public repository.",
+    ),
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Start
+
+globalThis.addEventListener("beforeunload", (e) => {
+  // The key is only in this page's memory; leaving loses it for good.
+  if (S.reveal) e.preventDefault();
+});
+
+const registry = discoverWallets(globalThis);
+S.wallets = registry.get();
+registry.on(() => {
+  S.wallets = registry.get();
+  render();
+});
+setTimeout(() => {
+  S.discoveryDone = true;
+  render();
+}, DISCOVERY_GRACE_MS);
+
+render();
+void loadPricing();
+loadState().catch((e) => showError(explain(e, "Loading your account"))).finally(render);
