@@ -1,0 +1,61 @@
+/**
+ * The build decision: does the purchase still have a token build left today, and if so the
+ * `TokenBuilt` fact with the next build id. Pure: the clock and the state come in as arguments,
+ * so `store.transact` can re-run it on conflict and a test can call it directly.
+ */
+import type { TokenBuilt } from "../../events/types.ts";
+import type { UsageDoc } from "../../projections/usage.ts";
+import { utcDay } from "../../projections/usage.ts";
+import { reject, type Rejection } from "../domain/rejection.ts";
+
+/** Everything about the build that was settled before the store is touched. */
+export type BuildDraft = Omit<TokenBuilt["data"], "buildId" | "keyId" | "purchaseId" | "day">;
+
+export interface BuildCommand {
+  keyId: string;
+  purchaseId: string;
+  /** ms since the epoch; decides which UTC day the build counts against. */
+  now: number;
+  tokensPerDay: number;
+  draft: BuildDraft;
+}
+
+export interface BuildState {
+  /** Today's usage of the purchase (the `usage` projection), null if nothing yet. */
+  usage: UsageDoc | null;
+  /** The highest build id ever allocated, null before the first build. */
+  lastBuildId: number | null;
+}
+
+/** Seconds until the next 00:00 UTC, when the daily limits reset. */
+export function secondsUntilUtcMidnight(now: number): number {
+  const next = new Date(now);
+  next.setUTCHours(24, 0, 0, 0);
+  return Math.max(1, Math.ceil((next.getTime() - now) / 1000));
+}
+
+export function decideBuild(cmd: BuildCommand, state: BuildState): TokenBuilt | Rejection {
+  const used = state.usage?.tokens ?? 0;
+  if (used >= cmd.tokensPerDay) {
+    return reject(
+      "daily_limit",
+      `Daily token build limit of ${cmd.tokensPerDay} reached; it resets at 00:00 UTC`,
+      {
+        tokensPerDay: cmd.tokensPerDay,
+        usedToday: used,
+        resetsInSeconds: secondsUntilUtcMidnight(cmd.now),
+      },
+    );
+  }
+  return {
+    type: "TokenBuilt",
+    v: 1,
+    data: {
+      buildId: (state.lastBuildId ?? 0) + 1,
+      keyId: cmd.keyId,
+      purchaseId: cmd.purchaseId,
+      day: utcDay(cmd.now),
+      ...cmd.draft,
+    },
+  };
+}

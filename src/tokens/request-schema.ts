@@ -1,0 +1,188 @@
+/**
+ * POST /v1/tokens body: the seed's field table as a strict schema, then the rules that span
+ * fields (exactly one of supply/supplyRaw, the u64 range of the base-unit supply, well-known
+ * names). Every bad field is named at once, so a client fixes its request in one round.
+ */
+import { PublicKey } from "@solana/web3.js";
+import { z } from "zod";
+import { ApiError } from "../http/errors.ts";
+import { zodFields } from "../http/body.ts";
+import type { WellKnownMatcher } from "./well-known-names.ts";
+
+export const MAX_NAME_BYTES = 32;
+export const MAX_SYMBOL_BYTES = 10;
+export const MAX_URI_BYTES = 200;
+export const U64_MAX = (1n << 64n) - 1n;
+
+export interface BuildRequest {
+  payer: PublicKey;
+  recipient: PublicKey;
+  name: string;
+  symbol: string;
+  metadataUri: string;
+  decimals: number;
+  /** The full supply in base units, 0 < supplyRaw <= u64::MAX. */
+  supplyRaw: bigint;
+  revokeMint: boolean;
+  revokeFreeze: boolean;
+  immutableMetadata: boolean;
+}
+
+const utf8Bytes = (s: string) => new TextEncoder().encode(s).length;
+
+/** Canonical base58 only: a key written any other way is almost certainly a copy-paste slip. */
+function parseAddress(s: string): PublicKey | null {
+  try {
+    const k = new PublicKey(s);
+    return k.toBase58() === s ? k : null;
+  } catch {
+    return null;
+  }
+}
+
+const ADDRESS_MESSAGE = "must be a base58 Solana address (32 bytes)";
+const address = z.string().refine((s) => parseAddress(s) !== null, { message: ADDRESS_MESSAGE });
+
+const payerAddress = z.string().superRefine((s, ctx) => {
+  const k = parseAddress(s);
+  if (!k) ctx.addIssue({ code: "custom", message: ADDRESS_MESSAGE });
+  else if (!PublicKey.isOnCurve(k.toBytes())) {
+    ctx.addIssue({
+      code: "custom",
+      message:
+        "must be a wallet address on the ed25519 curve (a program-derived address cannot sign)",
+    });
+  }
+});
+
+// NUL pads names on chain and readers strip it, so a name holding one can't round-trip; other
+// control characters only serve to hide text from people.
+const CONTROL = /[\p{Cc}]/u;
+
+const name = z.string().superRefine((s, ctx) => {
+  if (s.trim() === "") ctx.addIssue({ code: "custom", message: "must not be empty" });
+  else if (utf8Bytes(s) > MAX_NAME_BYTES) {
+    ctx.addIssue({ code: "custom", message: `at most ${MAX_NAME_BYTES} bytes of UTF-8` });
+  } else if (CONTROL.test(s)) {
+    ctx.addIssue({ code: "custom", message: "must not contain control characters" });
+  }
+});
+
+const symbol = z.string().superRefine((s, ctx) => {
+  if (s === "") ctx.addIssue({ code: "custom", message: "must not be empty" });
+  else if (utf8Bytes(s) > MAX_SYMBOL_BYTES) {
+    ctx.addIssue({ code: "custom", message: `at most ${MAX_SYMBOL_BYTES} bytes of UTF-8` });
+  } else if (/[\s\u200b-\u200d\u2060\ufeff]/u.test(s)) {
+    ctx.addIssue({ code: "custom", message: "must not contain spaces or other whitespace" });
+  } else if (CONTROL.test(s)) {
+    ctx.addIssue({ code: "custom", message: "must not contain control characters" });
+  }
+});
+
+const metadataUri = z.string().superRefine((s, ctx) => {
+  if (utf8Bytes(s) > MAX_URI_BYTES) {
+    ctx.addIssue({ code: "custom", message: `at most ${MAX_URI_BYTES} bytes` });
+    return;
+  }
+  let url: URL;
+  try {
+    url = new URL(s);
+  } catch {
+    ctx.addIssue({ code: "custom", message: "must be an absolute https URL" });
+    return;
+  }
+  if (url.protocol !== "https:" || !url.hostname) {
+    ctx.addIssue({ code: "custom", message: "must be an absolute https URL" });
+  } else if (url.username || url.password) {
+    // The URI is written on chain for good; credentials in it would be published forever.
+    ctx.addIssue({ code: "custom", message: "must not contain credentials" });
+  } else if (/[\s\p{Cc}]/u.test(s)) {
+    ctx.addIssue({ code: "custom", message: "must not contain whitespace or control characters" });
+  }
+});
+
+// Strings, because supplies exceed 2^53; the length cap only stops absurd inputs early, the u64
+// check below is the real bound.
+const digits = z.string().regex(/^[0-9]{1,40}$/, "must be a string of decimal digits");
+
+const Schema = z.strictObject({
+  payer: payerAddress,
+  name,
+  symbol,
+  metadataUri,
+  supply: digits.optional(),
+  supplyRaw: digits.optional(),
+  decimals: z.number({ error: "must be an integer from 0 to 9" }).int(
+    "must be an integer from 0 to 9",
+  )
+    .min(0, "must be an integer from 0 to 9").max(9, "must be an integer from 0 to 9").default(9),
+  recipient: address.optional(),
+  revokeMint: z.boolean({ error: "must be true or false" }).default(false),
+  revokeFreeze: z.boolean({ error: "must be true or false" }).default(true),
+  immutableMetadata: z.boolean({ error: "must be true or false" }).default(false),
+});
+
+/** Throws 400 invalid_request naming every bad field, or returns the build request. */
+export function parseBuildRequest(raw: unknown, wellKnown: WellKnownMatcher): BuildRequest {
+  const parsed = Schema.safeParse(raw);
+  const fields: Record<string, string> = parsed.success ? {} : zodFields(parsed.error);
+  const body =
+    (typeof raw === "object" && raw !== null && !Array.isArray(raw) ? raw : {}) as Record<
+      string,
+      unknown
+    >;
+  const ok = (f: string) => !(f in fields) && !("body" in fields);
+
+  const hasSupply = body.supply !== undefined;
+  const hasRaw = body.supplyRaw !== undefined;
+  let supplyRaw: bigint | null = null;
+  if (hasSupply === hasRaw && !("body" in fields)) {
+    const msg = hasSupply
+      ? "send exactly one of supply or supplyRaw, not both"
+      : "one of supply or supplyRaw is required";
+    fields.supply = msg;
+    fields.supplyRaw = msg;
+  } else if (hasSupply && ok("supply") && ok("decimals")) {
+    const decimals = (body.decimals as number | undefined) ?? 9;
+    supplyRaw = BigInt(body.supply as string) * 10n ** BigInt(decimals);
+    const problem = supplyProblem(supplyRaw, `supply * 10^${decimals}`);
+    if (problem) fields.supply = problem;
+  } else if (hasRaw && ok("supplyRaw")) {
+    supplyRaw = BigInt(body.supplyRaw as string);
+    const problem = supplyProblem(supplyRaw, "supplyRaw");
+    if (problem) fields.supplyRaw = problem;
+  }
+
+  for (const f of ["name", "symbol"] as const) {
+    if (!ok(f)) continue;
+    const hit = wellKnown.match(body[f] as string);
+    if (hit) {
+      fields[f] =
+        `too close to the well-known project "${hit}"; names of well-known projects are refused`;
+    }
+  }
+
+  if (!parsed.success || Object.keys(fields).length > 0 || supplyRaw === null) {
+    throw new ApiError("invalid_request", "Request is invalid", fields);
+  }
+  const d = parsed.data;
+  const payer = new PublicKey(d.payer);
+  return {
+    payer,
+    recipient: d.recipient ? new PublicKey(d.recipient) : payer,
+    name: d.name,
+    symbol: d.symbol,
+    metadataUri: d.metadataUri,
+    decimals: d.decimals,
+    supplyRaw,
+    revokeMint: d.revokeMint,
+    revokeFreeze: d.revokeFreeze,
+    immutableMetadata: d.immutableMetadata,
+  };
+}
+
+function supplyProblem(raw: bigint, what: string): string | null {
+  if (raw === 0n) return "must be greater than 0";
+  if (raw > U64_MAX) return `${what} must fit in a u64 (at most ${U64_MAX} base units)`;
+  return null;
+}

@@ -1,0 +1,171 @@
+/**
+ * The token-creation transaction, built without any I/O: given addresses, amounts and a
+ * blockhash it returns the exact legacy message the payer is asked to sign.
+ *
+ * Only the payer signs. The mint lives at createWithSeed(payer, seed, Token program), so no mint
+ * keypair exists that the service (or anyone) would have to hold, and the payer as the seed's
+ * base is the signer the System program asks for.
+ */
+import {
+  ComputeBudgetProgram,
+  Keypair,
+  type Message,
+  PublicKey,
+  SystemProgram,
+  TransactionInstruction,
+  TransactionMessage,
+  VersionedTransaction,
+} from "@solana/web3.js";
+import {
+  AuthorityType,
+  createAssociatedTokenAccountIdempotentInstruction,
+  createInitializeMint2Instruction,
+  createMintToInstruction,
+  createSetAuthorityInstruction,
+  getAssociatedTokenAddressSync,
+  MINT_SIZE,
+  TOKEN_PROGRAM_ID,
+} from "@solana/spl-token";
+import { createMetadataAccountV3Instruction, metadataPda } from "../solana/token-metadata.ts";
+
+/** The runtime's ceiling; used while simulating so the simulation never runs out of units. */
+export const MAX_COMPUTE_UNIT_LIMIT = 1_400_000;
+/** createWithSeed takes at most 32 bytes of seed. */
+export const SEED_LENGTH = 32;
+
+/** 16 random bytes as 32 hex characters: unguessable, and exactly the seed limit. */
+export function newSeed(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(SEED_LENGTH / 2));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** A fresh key nobody holds the secret of; it only marks the fee transfer for lookup. */
+export function newReference(): PublicKey {
+  return Keypair.generate().publicKey;
+}
+
+export interface TokenAddresses {
+  mint: PublicKey;
+  recipientTokenAccount: PublicKey;
+  metadataAccount: PublicKey;
+}
+
+export async function deriveAddresses(
+  payer: PublicKey,
+  seed: string,
+  recipient: PublicKey,
+): Promise<TokenAddresses> {
+  const mint = await PublicKey.createWithSeed(payer, seed, TOKEN_PROGRAM_ID);
+  return {
+    mint,
+    // Off-curve owners are let through here; whether one is acceptable is decided by the
+    // recipient policy (recipient.ts), which has the account in hand.
+    recipientTokenAccount: getAssociatedTokenAddressSync(mint, recipient, true),
+    metadataAccount: metadataPda(mint),
+  };
+}
+
+export interface TokenPlan extends TokenAddresses {
+  payer: PublicKey;
+  recipient: PublicKey;
+  seed: string;
+  reference: PublicKey;
+  treasury: PublicKey;
+  name: string;
+  symbol: string;
+  uri: string;
+  decimals: number;
+  supplyRaw: bigint;
+  revokeMint: boolean;
+  revokeFreeze: boolean;
+  immutableMetadata: boolean;
+  feeLamports: bigint;
+  /** Rent-exempt minimum of an 82-byte mint. */
+  mintRentLamports: bigint;
+}
+
+export interface ComputeBudget {
+  unitLimit: number;
+  microLamportsPerUnit: bigint;
+}
+
+/** The instructions, in the order the contract lists them. */
+export function tokenInstructions(p: TokenPlan, budget: ComputeBudget): TransactionInstruction[] {
+  const ixs: TransactionInstruction[] = [
+    ComputeBudgetProgram.setComputeUnitLimit({ units: budget.unitLimit }),
+    ComputeBudgetProgram.setComputeUnitPrice({ microLamports: budget.microLamportsPerUnit }),
+    SystemProgram.createAccountWithSeed({
+      fromPubkey: p.payer,
+      basePubkey: p.payer,
+      seed: p.seed,
+      newAccountPubkey: p.mint,
+      lamports: Number(p.mintRentLamports),
+      space: MINT_SIZE,
+      programId: TOKEN_PROGRAM_ID,
+    }),
+    createInitializeMint2Instruction(p.mint, p.decimals, p.payer, p.revokeFreeze ? null : p.payer),
+    createAssociatedTokenAccountIdempotentInstruction(
+      p.payer,
+      p.recipientTokenAccount,
+      p.recipient,
+      p.mint,
+    ),
+    createMintToInstruction(p.mint, p.recipientTokenAccount, p.payer, p.supplyRaw),
+    createMetadataAccountV3Instruction({
+      metadata: p.metadataAccount,
+      mint: p.mint,
+      mintAuthority: p.payer,
+      payer: p.payer,
+      updateAuthority: p.payer,
+      name: p.name,
+      symbol: p.symbol,
+      uri: p.uri,
+      isMutable: !p.immutableMetadata,
+    }),
+  ];
+  // After the metadata: the program requires the mint authority's signature to create it.
+  if (p.revokeMint) {
+    ixs.push(createSetAuthorityInstruction(p.mint, p.payer, AuthorityType.MintTokens, null));
+  }
+  const fee = SystemProgram.transfer({
+    fromPubkey: p.payer,
+    toPubkey: p.treasury,
+    lamports: p.feeLamports,
+  });
+  fee.keys.push({ pubkey: p.reference, isSigner: false, isWritable: false });
+  ixs.push(fee);
+  return ixs;
+}
+
+export interface CompiledToken {
+  message: Message;
+  /** The exact bytes the payer signs; their SHA-256 identifies the build. */
+  messageBytes: Uint8Array;
+  /** Wire form with one all-zero signature slot, as wallets expect an unsigned transaction. */
+  transaction: VersionedTransaction;
+}
+
+export function compileToken(
+  p: TokenPlan,
+  budget: ComputeBudget,
+  blockhash: string,
+): CompiledToken {
+  const message = new TransactionMessage({
+    payerKey: p.payer,
+    recentBlockhash: blockhash,
+    instructions: tokenInstructions(p, budget),
+  }).compileToLegacyMessage();
+  return {
+    message,
+    messageBytes: message.serialize(),
+    transaction: new VersionedTransaction(message),
+  };
+}
+
+export function toBase64(bytes: Uint8Array): string {
+  let bin = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(bin);
+}
