@@ -1,0 +1,96 @@
+/**
+ * Whether a metadata item may be hosted, as a pure function of the command and the state read in
+ * the same transaction. The clock comes in through the command.
+ */
+import type { MetadataHosted } from "../../events/types.ts";
+import type { HostedImageDoc } from "../../projections/hosted.ts";
+import type { UsageDoc } from "../../projections/usage.ts";
+import type { Rejection } from "../domain/rejection.ts";
+
+export interface HostMetadataCommand {
+  id: string;
+  keyId: string;
+  purchaseId: string;
+  /** Milliseconds since the epoch, UTC: the moment the request was accepted. */
+  now: number;
+  /** UTC day (YYYY-MM-DD) of `now`. */
+  day: string;
+  image: {
+    imageId: string;
+    ext: "png" | "jpg" | "webp";
+    mime: string;
+    bytes: number;
+    chunks: number;
+  };
+  json: string;
+  limits: { metadataPerDay: number; hostedItemsPerKey: number };
+}
+
+export interface HostMetadataState {
+  /** `usage` projection for [purchaseId, day]. */
+  usage: UsageDoc | null;
+  /** `hosted_count` projection for the purchase. */
+  hostedCount: number | null;
+  /** The image manifest, if this image is already hosted (by anyone). */
+  image: HostedImageDoc | null;
+}
+
+export interface LimitRejection extends Rejection {
+  rejected: "daily_limit";
+  /** Seconds until the limit resets; absent when it never does. */
+  retryAfterS?: number;
+}
+
+const DAY_MS = 86_400_000;
+
+/** The limits alone: also run before the image is fetched, so a refused call costs no download. */
+export function checkLimits(
+  cmd: Pick<HostMetadataCommand, "now" | "limits">,
+  state: Pick<HostMetadataState, "usage" | "hostedCount">,
+): LimitRejection | null {
+  const used = state.usage?.metadata ?? 0;
+  if (used >= cmd.limits.metadataPerDay) {
+    return {
+      rejected: "daily_limit",
+      message: `Daily metadata limit reached (${cmd.limits.metadataPerDay} per day); ` +
+        "it resets at 00:00 UTC",
+      fields: {},
+      retryAfterS: Math.max(1, Math.ceil((DAY_MS - (cmd.now % DAY_MS)) / 1000)),
+    };
+  }
+  // Hosted items never expire, so this one does not reset: no Retry-After.
+  if ((state.hostedCount ?? 0) >= cmd.limits.hostedItemsPerKey) {
+    return {
+      rejected: "daily_limit",
+      message: `Hosted items limit reached (${cmd.limits.hostedItemsPerKey} per key); ` +
+        "this limit does not reset",
+      fields: {},
+    };
+  }
+  return null;
+}
+
+export function decideHostMetadata(
+  cmd: HostMetadataCommand,
+  state: HostMetadataState,
+): MetadataHosted | LimitRejection {
+  const refused = checkLimits(cmd, state);
+  if (refused) return refused;
+  return {
+    type: "MetadataHosted",
+    v: 1,
+    data: {
+      id: cmd.id,
+      keyId: cmd.keyId,
+      purchaseId: cmd.purchaseId,
+      day: cmd.day,
+      imageId: cmd.image.imageId,
+      imageExt: cmd.image.ext,
+      imageMime: cmd.image.mime,
+      imageBytes: cmd.image.bytes,
+      imageChunks: cmd.image.chunks,
+      newImage: state.image === null,
+      json: cmd.json,
+    },
+  };
+}
