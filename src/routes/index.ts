@@ -2,10 +2,14 @@
 import type { RouteGroup } from "../app.ts";
 import { portalApiRoutes } from "./portal-api.ts";
 import { portalPageRoutes } from "./portal-page.ts";
+import { metadataRoutes } from "./metadata.ts";
+import { hostedRoutes } from "./hosted.ts";
 import { transactionRoutes } from "./transactions.ts";
 
 export const routeGroups: RouteGroup[] = [
   portalApiRoutes,
   portalPageRoutes,
+  metadataRoutes,
+  hostedRoutes,
   transactionRoutes,
 ];

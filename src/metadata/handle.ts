@@ -1,0 +1,165 @@
+/**
+ * POST /v1/metadata as one command: check the limits, get the image (decode or fetch), store its
+ * chunks, then decide and commit the `MetadataHosted` event with the idempotency record in one
+ * transaction. See docs/metadata.md for why the chunks go first.
+ */
+import { sha256Hex, toHex } from "../../events/hash.ts";
+import { projectionKey } from "../../events/keys.ts";
+import type { MetadataHosted } from "../../events/types.ts";
+import type { HostedImageDoc } from "../../projections/hosted.ts";
+import type { KeyDoc } from "../../projections/keys.ts";
+import { type UsageDoc, utcDay } from "../../projections/usage.ts";
+import type { Config } from "../config.ts";
+import { isRejection } from "../domain/rejection.ts";
+import { ApiError } from "../http/errors.ts";
+import { type IdempotencyScope, recordFor } from "../http/idempotency.ts";
+import type { Services } from "../services.ts";
+import { chunkCount, writeImageChunks } from "./blobs.ts";
+import { checkLimits, decideHostMetadata, type LimitRejection } from "./decide.ts";
+import { buildMetadataJson, imageUri, metadataUri } from "./document.ts";
+import type { MetadataRequest } from "./request.ts";
+import { decodeBase64Image } from "./image/decode-base64.ts";
+import { DEFAULT_TIMEOUT_MS, fetchImage } from "./image/fetch-image.ts";
+import type { SniffedImage } from "./image/sniff.ts";
+
+/**
+ * Test-only settings a harness may put beside the real config. Production config never has them,
+ * so the fetch budget there is the library's 10 s.
+ */
+export interface MetadataTestKnobs {
+  imageFetchTimeoutMsForTests?: number;
+}
+
+export interface HostedMetadataResponse {
+  metadataUri: string;
+  imageUri: string;
+  id: string;
+}
+
+export interface HostMetadataInput {
+  key: KeyDoc;
+  idempotency: IdempotencyScope | null;
+  requestId?: string;
+  body: MetadataRequest;
+}
+
+export const usageKey = (purchaseId: string, day: string) =>
+  projectionKey("usage", [purchaseId, day]);
+export const hostedCountKey = (purchaseId: string) => projectionKey("hosted_count", [purchaseId]);
+export const imageManifestKey = (imageId: string) => projectionKey("image", [imageId]);
+
+export async function hostMetadata(
+  s: Services,
+  input: HostMetadataInput,
+): Promise<HostedMetadataResponse> {
+  const { key, idempotency } = input;
+  const now = s.clock();
+  const day = utcDay(now);
+  const limits = {
+    metadataPerDay: s.config.limits.metadataPerDay,
+    hostedItemsPerKey: s.config.limits.hostedItemsPerKey,
+  };
+
+  // Cheap early refusal: an over-limit key must not make us download anything. The decision that
+  // counts is the one inside the transaction below.
+  const [usage, hostedCount] = await s.kv.getMany<[UsageDoc, number]>([
+    usageKey(key.purchaseId, day),
+    hostedCountKey(key.purchaseId),
+  ]);
+  const early = checkLimits({ now, limits }, {
+    usage: usage.value,
+    hostedCount: hostedCount.value,
+  });
+  if (early) throw limitError(early);
+
+  const { bytes, image } = await loadImage(s, input);
+  const imageId = await sha256Hex(bytes);
+  const chunks = chunkCount(bytes.length);
+  if ((await s.kv.get(imageManifestKey(imageId))).value === null) {
+    await writeImageChunks(s.kv, imageId, bytes);
+  }
+
+  const id = toHex(crypto.getRandomValues(new Uint8Array(16)));
+  const response: HostedMetadataResponse = {
+    metadataUri: metadataUri(s.config.publicBaseUrl, id),
+    imageUri: imageUri(s.config.publicBaseUrl, imageId, image.ext),
+    id,
+  };
+  const json = buildMetadataJson(input.body, { uri: response.imageUri, mime: image.mime });
+  const cmd = {
+    id,
+    keyId: key.keyId,
+    purchaseId: key.purchaseId,
+    now,
+    day,
+    image: { imageId, ext: image.ext, mime: image.mime, bytes: bytes.length, chunks },
+    json,
+    limits,
+  };
+
+  let accepted = false;
+  try {
+    const { result } = await s.store.transact<MetadataHosted | LimitRejection>(async (tx) => {
+      const [usage, hostedCount, manifest] = await tx.getMany<unknown>([
+        usageKey(key.purchaseId, day),
+        hostedCountKey(key.purchaseId),
+        imageManifestKey(imageId),
+      ]);
+      const decided = decideHostMetadata(cmd, {
+        usage: usage as UsageDoc | null,
+        hostedCount: hostedCount as number | null,
+        image: manifest as HostedImageDoc | null,
+      });
+      if (isRejection(decided)) return { result: decided };
+      return {
+        append: [{ stream: `metadata-${id}`, expectedVersion: 0, events: [decided] }],
+        sets: recordFor(idempotency, 201, response),
+        result: decided,
+      };
+    });
+    if (isRejection(result)) throw limitError(result);
+    accepted = true;
+  } finally {
+    // recordFor marks the record as written when an attempt decides to accept; if that attempt
+    // lost a race and the final one refused (or nothing committed at all), the middleware must
+    // still record or release the key itself.
+    if (idempotency) idempotency.stored = accepted;
+  }
+  return response;
+}
+
+/** The image's bytes, which alone decide its type. Any failure is a 400 on the field given. */
+async function loadImage(
+  s: Services,
+  input: HostMetadataInput,
+): Promise<{ bytes: Uint8Array; image: SniffedImage }> {
+  const maxBytes = s.config.limits.imageBytes;
+  const { imageBase64, imageUrl } = input.body;
+  if (imageBase64 !== undefined) {
+    const r = decodeBase64Image(imageBase64, { maxBytes });
+    if (!r.ok) throw new ApiError("invalid_request", "Image is invalid", { imageBase64: r.reason });
+    return r;
+  }
+  const knobs = s.config as Config & MetadataTestKnobs;
+  const r = await fetchImage(imageUrl!, {
+    maxBytes,
+    timeoutMs: knobs.imageFetchTimeoutMsForTests ?? DEFAULT_TIMEOUT_MS,
+    allowLoopbackHttpForTests: s.config.allowLoopbackImageFetchForTests,
+  });
+  if (!r.ok) {
+    s.logger.log("info", "image fetch refused", {
+      requestId: input.requestId,
+      reason: r.reason,
+      detail: r.detail,
+    });
+    throw new ApiError("invalid_request", "Image could not be fetched", { imageUrl: r.reason });
+  }
+  return r;
+}
+
+function limitError(r: LimitRejection): ApiError {
+  const headers: Record<string, string> = r.retryAfterS
+    ? { "Retry-After": String(r.retryAfterS) }
+    : {};
+  return new ApiError(r.rejected, r.message, r.fields ?? {}, headers);
+}

@@ -1,0 +1,20 @@
+/** POST /v1/metadata: parse, host, answer 201 with the public URLs. */
+import { Hono } from "hono";
+import { readJson } from "../http/body.ts";
+import type { AppEnv } from "../http/env.ts";
+import { hostMetadata } from "../metadata/handle.ts";
+import { parseMetadataRequest } from "../metadata/request.ts";
+import type { Services } from "../services.ts";
+
+export function metadataRoutes(s: Services) {
+  return new Hono<AppEnv>().post("/v1/metadata", async (c) => {
+    const body = parseMetadataRequest(await readJson(c));
+    const hosted = await hostMetadata(s, {
+      key: c.get("key"),
+      idempotency: c.get("idempotency"),
+      requestId: c.get("requestId"),
+      body,
+    });
+    return c.json(hosted, 201);
+  });
+}
