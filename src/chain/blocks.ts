@@ -1,0 +1,118 @@
+/**
+ * The block model litesvm lacks: a slot clock, one blockhash per slot, block height, the
+ * 150-block blockhash validity window and commitment levels derived from slot distance.
+ * One block per slot and no skipped slots, so block height == slot.
+ */
+import { base58Encode, sha256 } from "./codec.ts";
+
+export type Commitment = "processed" | "confirmed" | "finalized";
+
+/** Blocks a blockhash stays usable for (the node's MAX_PROCESSING_AGE). */
+export const BLOCKHASH_VALID_BLOCKS = 150;
+/** Slots between landing and finality (the depth of a rooted block in our model). */
+export const FINALIZATION_DEPTH = 32;
+/** Slots of blockhash and status history kept, like the node's 300-entry recent blockhash queue. */
+const RECENT_SLOTS = 300;
+export const SLOTS_PER_EPOCH = 432_000;
+
+export interface SlotInfo {
+  slot: number;
+  blockhash: string;
+  /** Unix seconds the slot started at. */
+  blockTime: number;
+  parentBlockhash: string;
+}
+
+export class Blocks {
+  #slot = 0;
+  #seed: Uint8Array;
+  readonly genesisHash: string;
+  /** Recent slots by number (pruned to RECENT_SLOTS), and blockhash -> slot. */
+  #bySlot = new Map<number, SlotInfo>();
+  #byHash = new Map<string, number>();
+  #listeners: ((s: SlotInfo) => void)[] = [];
+
+  constructor(seed: Uint8Array, now: () => number) {
+    this.#seed = seed;
+    this.genesisHash = base58Encode(sha256(seed, "genesis"));
+    this.#record(0, now());
+  }
+
+  get slot(): number {
+    return this.#slot;
+  }
+
+  get blockHeight(): number {
+    return this.#slot;
+  }
+
+  get current(): SlotInfo {
+    return this.#bySlot.get(this.#slot)!;
+  }
+
+  onSlot(fn: (s: SlotInfo) => void): void {
+    this.#listeners.push(fn);
+  }
+
+  advance(n: number, now: number): void {
+    for (let i = 0; i < n; i++) {
+      this.#record(this.#slot + 1, now);
+      for (const fn of this.#listeners) fn(this.current);
+    }
+  }
+
+  #record(slot: number, nowMs: number): void {
+    const blockhash = base58Encode(sha256(this.#seed, "slot" + slot));
+    const parent = this.#bySlot.get(slot - 1)?.blockhash ?? this.genesisHash;
+    this.#slot = slot;
+    const info = { slot, blockhash, blockTime: Math.floor(nowMs / 1000), parentBlockhash: parent };
+    this.#bySlot.set(slot, info);
+    this.#byHash.set(blockhash, slot);
+    const old = this.#bySlot.get(slot - RECENT_SLOTS);
+    if (old) {
+      this.#bySlot.delete(old.slot);
+      this.#byHash.delete(old.blockhash);
+    }
+  }
+
+  info(slot: number): SlotInfo | undefined {
+    return this.#bySlot.get(slot);
+  }
+
+  /** Highest slot at the given commitment. */
+  slotAt(c: Commitment): number {
+    if (c === "processed") return this.#slot;
+    if (c === "confirmed") return Math.max(0, this.#slot - 1);
+    return Math.max(0, this.#slot - FINALIZATION_DEPTH);
+  }
+
+  /** Slot a recent blockhash belongs to, or undefined when unknown or pruned. */
+  slotOfBlockhash(hash: string): number | undefined {
+    return this.#byHash.get(hash);
+  }
+
+  lastValidBlockHeight(hash: string): number | undefined {
+    const s = this.#byHash.get(hash);
+    return s === undefined ? undefined : s + BLOCKHASH_VALID_BLOCKS;
+  }
+
+  isBlockhashValid(hash: string): boolean {
+    const last = this.lastValidBlockHeight(hash);
+    return last !== undefined && this.blockHeight <= last;
+  }
+
+  /** Commitment reached by something that landed in `slot`. */
+  commitmentOf(slot: number): Commitment {
+    if (this.#slot - slot >= FINALIZATION_DEPTH) return "finalized";
+    if (this.#slot > slot) return "confirmed";
+    return "processed";
+  }
+
+  reaches(slot: number, c: Commitment): boolean {
+    return commitmentRank(this.commitmentOf(slot)) >= commitmentRank(c);
+  }
+}
+
+export function commitmentRank(c: Commitment): number {
+  return c === "processed" ? 0 : c === "confirmed" ? 1 : 2;
+}

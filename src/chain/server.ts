@@ -1,0 +1,220 @@
+/**
+ * HTTP and WebSocket listeners of the chain: JSON-RPC on the RPC port (PubSub on the next port
+ * up, where web3.js looks for it, and also on the RPC port itself), the /admin/... control
+ * surface, and the fault knobs (latency, failure rate, down) applied to RPC traffic.
+ */
+import { errorBody, handleJsonRpc, requestIds, RpcError } from "./jsonrpc.ts";
+import type { PubSub } from "./pubsub.ts";
+
+export interface ChainFaults {
+  latencyMs: number;
+  failureRate: number;
+  down: boolean;
+}
+
+export interface AdminActions {
+  state(): unknown;
+  setFaults(f: Partial<ChainFaults> & { downForMs?: number }): void;
+  advanceSlots(n: number): void;
+  setPrice(p: { usd?: number; paused?: boolean }): void;
+  airdrop(address: string, lamports: bigint): string;
+}
+
+export interface ListenOptions {
+  hostname: string;
+  port: number;
+  /** Defaults to port + 1, the convention web3.js relies on. */
+  wsPort?: number;
+}
+
+const JSON_HEADERS = { "content-type": "application/json; charset=utf-8" };
+
+export class ChainServer {
+  #rpc: Deno.HttpServer | null = null;
+  #ws: Deno.HttpServer | null = null;
+  #port = 0;
+  #wsPort = 0;
+  faults: ChainFaults = { latencyMs: 0, failureRate: 0, down: false };
+
+  constructor(
+    readonly hostname: string,
+    readonly call: (method: string, params: unknown[]) => unknown,
+    readonly pubsub: PubSub,
+    readonly admin: AdminActions,
+  ) {}
+
+  get port(): number {
+    return this.#port;
+  }
+
+  get wsPort(): number {
+    return this.#wsPort;
+  }
+
+  /** Binds both listeners; with port 0 it looks for a free pair (p, p+1). */
+  listen(opts: ListenOptions): void {
+    if (opts.port !== 0) {
+      this.#bind(opts.port, opts.wsPort ?? opts.port + 1);
+      return;
+    }
+    let lastError: unknown;
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const probe = Deno.listen({ hostname: this.hostname, port: 0 });
+      const port = (probe.addr as Deno.NetAddr).port;
+      probe.close();
+      try {
+        this.#bind(port, opts.wsPort ?? port + 1);
+        return;
+      } catch (e) {
+        lastError = e;
+        this.#closeNow();
+      }
+    }
+    throw lastError;
+  }
+
+  #bind(port: number, wsPort: number): void {
+    const quiet = () => {};
+    this.#rpc = Deno.serve(
+      { hostname: this.hostname, port, onListen: quiet },
+      (req) => this.#handleRpcPort(req),
+    );
+    this.#port = port;
+    try {
+      this.#ws = Deno.serve(
+        { hostname: this.hostname, port: wsPort, onListen: quiet },
+        (req) => this.#handleWsPort(req),
+      );
+      this.#wsPort = wsPort;
+    } catch (e) {
+      this.#closeNow();
+      throw e;
+    }
+  }
+
+  #closeNow(): void {
+    void this.#rpc?.shutdown();
+    void this.#ws?.shutdown();
+    this.#rpc = null;
+    this.#ws = null;
+  }
+
+  /** Closes the listeners (connection refused) and drops PubSub clients. */
+  async down(): Promise<void> {
+    const servers = [this.#rpc, this.#ws];
+    this.#rpc = null;
+    this.#ws = null;
+    this.pubsub.closeAll();
+    await Promise.all(servers.map((s) => s?.shutdown()));
+  }
+
+  /** Reopens on the same ports. */
+  up(): void {
+    if (this.#rpc) return;
+    this.#bind(this.#port, this.#wsPort);
+  }
+
+  get isUp(): boolean {
+    return this.#rpc !== null;
+  }
+
+  async close(): Promise<void> {
+    await this.down();
+  }
+
+  #upgrade(req: Request): Response {
+    const { socket, response } = Deno.upgradeWebSocket(req);
+    this.pubsub.attach(socket);
+    return response;
+  }
+
+  #handleWsPort(req: Request): Response {
+    if (req.headers.get("upgrade")?.toLowerCase() === "websocket") return this.#upgrade(req);
+    return new Response("WebSocket only", { status: 426 });
+  }
+
+  async #handleRpcPort(req: Request): Promise<Response> {
+    const url = new URL(req.url);
+    if (url.pathname.startsWith("/admin/") || url.pathname === "/admin") {
+      return await this.#handleAdmin(req, url.pathname);
+    }
+    if (req.headers.get("upgrade")?.toLowerCase() === "websocket") return this.#upgrade(req);
+    const { latencyMs, failureRate } = this.faults;
+    if (latencyMs > 0) await new Promise((r) => setTimeout(r, latencyMs));
+    if (req.method === "GET" && url.pathname === "/health") {
+      return new Response("ok", { headers: { "content-type": "text/plain" } });
+    }
+    if (req.method !== "POST") {
+      return new Response("Used HTTP Method is not allowed. POST or OPTIONS is required", {
+        status: 405,
+      });
+    }
+    const body = await req.text();
+    if (failureRate > 0 && Math.random() < failureRate) {
+      const err = new RpcError(-32005, "Node is unhealthy", { numSlotsBehind: null });
+      return new Response(errorBody(requestIds(body), err), { status: 503, headers: JSON_HEADERS });
+    }
+    const out = handleJsonRpc(body, this.call);
+    return new Response(out ?? "", { status: 200, headers: JSON_HEADERS });
+  }
+
+  async #handleAdmin(req: Request, path: string): Promise<Response> {
+    const reply = (status: number, body: unknown) =>
+      new Response(JSON.stringify(body, (_k, v) => typeof v === "bigint" ? v.toString() : v), {
+        status,
+        headers: JSON_HEADERS,
+      });
+    try {
+      if (req.method === "GET" && path === "/admin/state") return reply(200, this.admin.state());
+      if (req.method !== "POST") return reply(405, { error: "use POST" });
+      const text = await req.text();
+      const body = (text ? JSON.parse(text) : {}) as Record<string, unknown>;
+      switch (path) {
+        case "/admin/faults": {
+          const f: Partial<ChainFaults> & { downForMs?: number } = {};
+          if (body.latencyMs !== undefined) f.latencyMs = num(body.latencyMs, "latencyMs", 0);
+          if (body.failureRate !== undefined) {
+            f.failureRate = num(body.failureRate, "failureRate", 0, 1);
+          }
+          if (body.down !== undefined) f.down = body.down === true;
+          if (body.downForMs !== undefined) f.downForMs = num(body.downForMs, "downForMs", 0);
+          const { down, downForMs, ...rest } = f;
+          this.admin.setFaults(rest);
+          // Going down closes the listener this request arrived on: answer first.
+          if (down !== undefined) setTimeout(() => this.admin.setFaults({ down, downForMs }), 0);
+          return reply(200, {
+            faults: { ...this.faults, ...(down === undefined ? {} : { down }) },
+          });
+        }
+        case "/admin/slots": {
+          const n = num(body.advance ?? 1, "advance", 0);
+          this.admin.advanceSlots(Math.floor(n));
+          return reply(200, this.admin.state());
+        }
+        case "/admin/price": {
+          const p: { usd?: number; paused?: boolean } = {};
+          if (body.usd !== undefined) p.usd = num(body.usd, "usd", 0);
+          if (body.paused !== undefined) p.paused = body.paused === true;
+          this.admin.setPrice(p);
+          return reply(200, this.admin.state());
+        }
+        case "/admin/airdrop": {
+          const lamports = BigInt(String(body.lamports));
+          const signature = this.admin.airdrop(String(body.address), lamports);
+          return reply(200, { signature });
+        }
+      }
+      return reply(404, { error: `unknown admin route ${path}` });
+    } catch (e) {
+      return reply(400, { error: e instanceof Error ? e.message : String(e) });
+    }
+  }
+}
+
+function num(v: unknown, name: string, min: number, max = Infinity): number {
+  const n = typeof v === "number" ? v : Number.NaN;
+  if (!Number.isFinite(n) || n < min || n > max) {
+    throw new Error(`${name} must be a number in [${min}, ${max}]`);
+  }
+  return n;
+}

@@ -1,0 +1,229 @@
+/**
+ * Transaction errors in the two forms the node exposes them: the serde JSON value found in
+ * `err` fields, and the Display text used in "Transaction simulation failed: ..." messages.
+ * litesvm hands errors back as napi objects and bare enum numbers; this maps them.
+ */
+
+/** JSON shape, e.g. "BlockhashNotFound" or {"InstructionError":[0,{"Custom":1}]}. */
+export type TxErrorJson = string | Record<string, unknown>;
+
+const TX_ERRORS: [string, string][] = [
+  ["AccountInUse", "Account in use"],
+  ["AccountLoadedTwice", "Account loaded twice"],
+  ["AccountNotFound", "Attempt to debit an account but found no record of a prior credit."],
+  ["ProgramAccountNotFound", "Attempt to load a program that does not exist"],
+  ["InsufficientFundsForFee", "Insufficient funds for fee"],
+  ["InvalidAccountForFee", "This account may not be used to pay transaction fees"],
+  ["AlreadyProcessed", "This transaction has already been processed"],
+  ["BlockhashNotFound", "Blockhash not found"],
+  ["CallChainTooDeep", "Loader call chain is too deep"],
+  ["MissingSignatureForFee", "Transaction requires a fee but has no signature present"],
+  ["InvalidAccountIndex", "Transaction contains an invalid account reference"],
+  ["SignatureFailure", "Transaction did not pass signature verification"],
+  ["InvalidProgramForExecution", "This program may not be used for executing instructions"],
+  ["SanitizeFailure", "Transaction failed to sanitize accounts offsets correctly"],
+  ["ClusterMaintenance", "Transactions are currently disabled due to cluster maintenance"],
+  [
+    "AccountBorrowOutstanding",
+    "Transaction processing left an account with an outstanding borrowed reference",
+  ],
+  ["WouldExceedMaxBlockCostLimit", "Transaction would exceed max Block Cost Limit"],
+  ["UnsupportedVersion", "Transaction version is unsupported"],
+  ["InvalidWritableAccount", "Transaction loads a writable account that cannot be written"],
+  ["WouldExceedMaxAccountCostLimit", "Transaction would exceed max account limit within the block"],
+  [
+    "WouldExceedAccountDataBlockLimit",
+    "Transaction would exceed account data limit within the block",
+  ],
+  ["TooManyAccountLocks", "Transaction locked too many accounts"],
+  ["AddressLookupTableNotFound", "Transaction loads an address table account that doesn't exist"],
+  [
+    "InvalidAddressLookupTableOwner",
+    "Transaction loads an address table account with an invalid owner",
+  ],
+  [
+    "InvalidAddressLookupTableData",
+    "Transaction loads an address table account with invalid data",
+  ],
+  ["InvalidAddressLookupTableIndex", "Transaction address table lookup uses an invalid index"],
+  [
+    "InvalidRentPayingAccount",
+    "Transaction leaves an account with a lower balance than rent-exempt minimum",
+  ],
+  ["WouldExceedMaxVoteCostLimit", "Transaction would exceed max Vote Cost Limit"],
+  ["WouldExceedAccountDataTotalLimit", "Transaction would exceed total account data limit"],
+  ["MaxLoadedAccountsDataSizeExceeded", "Transaction exceeded max loaded accounts data size cap"],
+  ["ResanitizationNeeded", "ResanitizationNeeded"],
+  [
+    "InvalidLoadedAccountsDataSizeLimit",
+    "LoadedAccountsDataSizeLimit set for transaction must be greater than 0.",
+  ],
+  ["UnbalancedTransaction", "Sum of account balances before and after transaction do not match"],
+  ["ProgramCacheHitMaxLimit", "Program cache hit max limit"],
+  ["CommitCancelled", "CommitCancelled"],
+];
+const TX_ERROR_TEXT = new Map(TX_ERRORS);
+
+/** Index == litesvm's `InstructionErrorFieldless` value; the text is the node's Display. */
+const IX_ERRORS: [string, string][] = [
+  ["GenericError", "generic instruction error"],
+  ["InvalidArgument", "invalid program argument"],
+  ["InvalidInstructionData", "invalid instruction data"],
+  ["InvalidAccountData", "invalid account data for instruction"],
+  ["AccountDataTooSmall", "account data too small for instruction"],
+  ["InsufficientFunds", "insufficient funds for instruction"],
+  ["IncorrectProgramId", "incorrect program id for instruction"],
+  ["MissingRequiredSignature", "missing required signature for instruction"],
+  ["AccountAlreadyInitialized", "instruction requires an uninitialized account"],
+  ["UninitializedAccount", "instruction requires an initialized account"],
+  ["UnbalancedInstruction", "sum of account balances before and after instruction do not match"],
+  ["ModifiedProgramId", "instruction illegally modified the program id of an account"],
+  [
+    "ExternalAccountLamportSpend",
+    "instruction spent from the balance of an account it does not own",
+  ],
+  ["ExternalAccountDataModified", "instruction modified data of an account it does not own"],
+  ["ReadonlyLamportChange", "instruction changed the balance of a read-only account"],
+  ["ReadonlyDataModified", "instruction modified data of a read-only account"],
+  ["DuplicateAccountIndex", "instruction contains duplicate accounts"],
+  ["ExecutableModified", "instruction changed executable bit of an account"],
+  ["RentEpochModified", "instruction modified rent epoch of an account"],
+  ["NotEnoughAccountKeys", "insufficient account keys for instruction"],
+  [
+    "AccountDataSizeChanged",
+    "program other than the account's owner changed the size of the account data",
+  ],
+  ["AccountNotExecutable", "instruction expected an executable account"],
+  [
+    "AccountBorrowFailed",
+    "instruction tries to borrow reference for an account which is already borrowed",
+  ],
+  ["AccountBorrowOutstanding", "instruction left account with an outstanding borrowed reference"],
+  ["DuplicateAccountOutOfSync", "instruction modifications of multiply-passed account differ"],
+  ["InvalidError", "program returned invalid error code"],
+  ["ExecutableDataModified", "instruction changed executable accounts data"],
+  ["ExecutableLamportChange", "instruction changed the balance of an executable account"],
+  ["ExecutableAccountNotRentExempt", "executable accounts must be rent exempt"],
+  ["UnsupportedProgramId", "Unsupported program id"],
+  ["CallDepth", "Cross-program invocation call depth too deep"],
+  ["MissingAccount", "An account required by the instruction is missing"],
+  [
+    "ReentrancyNotAllowed",
+    "Cross-program invocation reentrancy not allowed for this instruction",
+  ],
+  ["MaxSeedLengthExceeded", "Length of the seed is too long for address generation"],
+  ["InvalidSeeds", "Provided seeds do not result in a valid address"],
+  ["InvalidRealloc", "Failed to reallocate account data"],
+  ["ComputationalBudgetExceeded", "Computational budget exceeded"],
+  ["PrivilegeEscalation", "Cross-program invocation with unauthorized signer or writable account"],
+  ["ProgramEnvironmentSetupFailure", "Failed to create program execution environment"],
+  ["ProgramFailedToComplete", "Program failed to complete"],
+  ["ProgramFailedToCompile", "Program failed to compile"],
+  ["Immutable", "Account is immutable"],
+  ["IncorrectAuthority", "Incorrect authority provided"],
+  ["AccountNotRentExempt", "An account does not have enough lamports to be rent-exempt"],
+  ["InvalidAccountOwner", "Invalid account owner"],
+  ["ArithmeticOverflow", "Program arithmetic overflowed"],
+  ["UnsupportedSysvar", "Unsupported sysvar"],
+  ["IllegalOwner", "Provided owner is not allowed"],
+  [
+    "MaxAccountsDataAllocationsExceeded",
+    "Accounts data allocations exceeded the maximum allowed per transaction",
+  ],
+  ["MaxAccountsExceeded", "Max accounts exceeded"],
+  ["MaxInstructionTraceLengthExceeded", "Max instruction trace length exceeded"],
+  ["BuiltinProgramsMustConsumeComputeUnits", "Builtin programs must consume compute units"],
+  ["BorshIoError", "Failed to serialize or deserialize account data"],
+];
+const IX_ERROR_TEXT = new Map(IX_ERRORS);
+
+export type IxErrorJson = string | { Custom: number } | { BorshIoError: string };
+
+export function instructionError(index: number, err: IxErrorJson): TxErrorJson {
+  return { InstructionError: [index, err] };
+}
+
+function ixErrorText(e: IxErrorJson): string {
+  if (typeof e === "string") return IX_ERROR_TEXT.get(e) ?? e;
+  if ("Custom" in e) return `custom program error: 0x${e.Custom.toString(16)}`;
+  return `Failed to serialize or deserialize account data: ${e.BorshIoError}`;
+}
+
+/** Display text of a transaction error, as in the node's error messages. */
+export function txErrorText(err: TxErrorJson): string {
+  if (typeof err === "string") return TX_ERROR_TEXT.get(err) ?? err;
+  if ("InstructionError" in err) {
+    const [i, e] = err.InstructionError as [number, IxErrorJson];
+    return `Error processing Instruction ${i}: ${ixErrorText(e)}`;
+  }
+  if ("DuplicateInstruction" in err) {
+    return `Transaction contains a duplicate instruction (${err.DuplicateInstruction}) that is not allowed`;
+  }
+  if ("InsufficientFundsForRent" in err) {
+    const i = (err.InsufficientFundsForRent as { account_index: number }).account_index;
+    return `Transaction results in an account (${i}) with insufficient funds for rent`;
+  }
+  if ("ProgramExecutionTemporarilyRestricted" in err) {
+    const i = (err.ProgramExecutionTemporarilyRestricted as { account_index: number })
+      .account_index;
+    return `Execution of the program referenced by account at index ${i} is temporarily restricted.`;
+  }
+  return JSON.stringify(err);
+}
+
+// litesvm error objects (napi classes); typed loosely because they are unrelated classes.
+interface NapiIxErr {
+  code?: number;
+  msg?: string;
+}
+interface NapiTxErr {
+  index?: number;
+  accountIndex?: number;
+  err?: () => number | NapiIxErr;
+  constructor: { name: string };
+}
+
+function fromNapiIxError(e: number | NapiIxErr): IxErrorJson {
+  if (typeof e === "number") {
+    // Same order as litesvm's InstructionErrorFieldless (which has no Custom: that is a class).
+    return IX_ERRORS[e]?.[0] ?? "GenericError";
+  }
+  if (typeof e.code === "number") return { Custom: e.code };
+  return { BorshIoError: e.msg ?? "" };
+}
+
+export function fromNapiTxError(e: number | NapiTxErr): TxErrorJson {
+  if (typeof e === "number") return TX_ERRORS[e]?.[0] ?? "SanitizeFailure";
+  switch (e.constructor.name) {
+    case "TransactionErrorInstructionError":
+      return instructionError(e.index ?? 0, fromNapiIxError(e.err!()));
+    case "TransactionErrorDuplicateInstruction":
+      return { DuplicateInstruction: e.index ?? 0 };
+    case "TransactionErrorInsufficientFundsForRent":
+      return { InsufficientFundsForRent: { account_index: e.accountIndex ?? 0 } };
+    case "TransactionErrorProgramExecutionTemporarilyRestricted":
+      return { ProgramExecutionTemporarilyRestricted: { account_index: e.accountIndex ?? 0 } };
+  }
+  return "SanitizeFailure";
+}
+
+/** Rewrites instruction / account indexes of an error raised by a rebuilt (segment) message. */
+export function remapTxError(
+  err: TxErrorJson,
+  ixIndex: (i: number) => number,
+  accountIndex: (i: number) => number,
+): TxErrorJson {
+  if (typeof err === "string") return err;
+  if ("InstructionError" in err) {
+    const [i, e] = err.InstructionError as [number, IxErrorJson];
+    return instructionError(ixIndex(i), e);
+  }
+  if ("DuplicateInstruction" in err) {
+    return { DuplicateInstruction: ixIndex(err.DuplicateInstruction as number) };
+  }
+  if ("InsufficientFundsForRent" in err) {
+    const i = (err.InsufficientFundsForRent as { account_index: number }).account_index;
+    return { InsufficientFundsForRent: { account_index: accountIndex(i) } };
+  }
+  return err;
+}

@@ -1,0 +1,199 @@
+/**
+ * Metaplex Token Metadata helpers shared by the token builder, the verifier and the embedded
+ * chain. Encoding and decoding go through mpl-token-metadata's own serializers so that what we
+ * write is byte-for-byte what the Metaplex SDKs read.
+ */
+import { PublicKey, SystemProgram, TransactionInstruction } from "@solana/web3.js";
+import {
+  type CollectionDetails,
+  type Creator,
+  getCreateMetadataAccountV3InstructionDataSerializer,
+  getMetadataAccountDataSerializer,
+  Key,
+  type MetadataAccountDataArgs,
+  TokenStandard,
+} from "@metaplex-foundation/mpl-token-metadata";
+import { none, type Option, publicKey as umiPublicKey, some } from "@metaplex-foundation/umi";
+
+export const TOKEN_METADATA_PROGRAM_ID = new PublicKey(
+  "metaqbxxUerdq28cj1RbAWkYQm3ybzjb6a8bt518x1s",
+);
+
+/** Limits and sizes of the on-chain program (mpl-token-metadata `state/metadata.rs`). */
+export const MAX_NAME_LENGTH = 32;
+export const MAX_SYMBOL_LENGTH = 10;
+export const MAX_URI_LENGTH = 200;
+export const MAX_CREATOR_LIMIT = 5;
+export const MAX_METADATA_LEN = 679;
+/** Protocol fee the program levies on creation and keeps in the metadata account (0.01 SOL). */
+export const METADATA_CREATE_FEE_LAMPORTS = 10_000_000n;
+/** The program marks a paid fee in the last byte of the account. */
+export const METADATA_FEE_FLAG_OFFSET = MAX_METADATA_LEN - 1;
+
+/** Instruction discriminators (first data byte) of the program. */
+export const CREATE_METADATA_ACCOUNT_V3_DISCRIMINATOR = 33;
+
+const METADATA_SEED = new TextEncoder().encode("metadata");
+const EDITION_SEED = new TextEncoder().encode("edition");
+
+export function metadataPda(mint: PublicKey): PublicKey {
+  return PublicKey.findProgramAddressSync(
+    [METADATA_SEED, TOKEN_METADATA_PROGRAM_ID.toBytes(), mint.toBytes()],
+    TOKEN_METADATA_PROGRAM_ID,
+  )[0];
+}
+
+export function editionPda(mint: PublicKey): [PublicKey, number] {
+  return PublicKey.findProgramAddressSync(
+    [METADATA_SEED, TOKEN_METADATA_PROGRAM_ID.toBytes(), mint.toBytes(), EDITION_SEED],
+    TOKEN_METADATA_PROGRAM_ID,
+  );
+}
+
+export interface CreateMetadataAccountV3Params {
+  /** Defaults to metadataPda(mint). */
+  metadata?: PublicKey;
+  mint: PublicKey;
+  mintAuthority: PublicKey;
+  payer: PublicKey;
+  updateAuthority: PublicKey;
+  name: string;
+  symbol: string;
+  uri: string;
+  isMutable: boolean;
+}
+
+export function createMetadataAccountV3Instruction(
+  p: CreateMetadataAccountV3Params,
+): TransactionInstruction {
+  const data = getCreateMetadataAccountV3InstructionDataSerializer().serialize({
+    data: {
+      name: p.name,
+      symbol: p.symbol,
+      uri: p.uri,
+      sellerFeeBasisPoints: 0,
+      creators: none(),
+      collection: none(),
+      uses: none(),
+    },
+    isMutable: p.isMutable,
+    collectionDetails: none(),
+  });
+  // The program only needs the update authority to sign when it verifies a creator; we list
+  // none, so it signs only when it is already one of the signing accounts anyway.
+  const updateAuthorityIsSigner = p.updateAuthority.equals(p.payer) ||
+    p.updateAuthority.equals(p.mintAuthority);
+  return new TransactionInstruction({
+    programId: TOKEN_METADATA_PROGRAM_ID,
+    keys: [
+      { pubkey: p.metadata ?? metadataPda(p.mint), isSigner: false, isWritable: true },
+      { pubkey: p.mint, isSigner: false, isWritable: false },
+      { pubkey: p.mintAuthority, isSigner: true, isWritable: false },
+      { pubkey: p.payer, isSigner: true, isWritable: true },
+      { pubkey: p.updateAuthority, isSigner: updateAuthorityIsSigner, isWritable: false },
+      { pubkey: SystemProgram.programId, isSigner: false, isWritable: false },
+    ],
+    data: Buffer.from(data),
+  });
+}
+
+export interface DecodedMetadata {
+  key: number;
+  updateAuthority: string;
+  mint: string;
+  name: string;
+  symbol: string;
+  uri: string;
+  sellerFeeBasisPoints: number;
+  creators: { address: string; verified: boolean; share: number }[] | null;
+  primarySaleHappened: boolean;
+  isMutable: boolean;
+  editionNonce: number | null;
+  tokenStandard: TokenStandard | null;
+}
+
+/** The program pads strings with NULs to their maximum length; readers want them trimmed. */
+export function stripNuls(s: string): string {
+  return s.replace(/\0+$/, "");
+}
+
+function optionValue<T>(o: Option<T>): T | null {
+  return o.__option === "Some" ? o.value : null;
+}
+
+export function decodeMetadataAccount(data: Uint8Array): DecodedMetadata {
+  const [m] = getMetadataAccountDataSerializer().deserialize(data);
+  const creators = optionValue(m.creators);
+  return {
+    key: m.key,
+    updateAuthority: m.updateAuthority.toString(),
+    mint: m.mint.toString(),
+    name: stripNuls(m.name),
+    symbol: stripNuls(m.symbol),
+    uri: stripNuls(m.uri),
+    sellerFeeBasisPoints: m.sellerFeeBasisPoints,
+    creators: creators
+      ? creators.map((c) => ({
+        address: c.address.toString(),
+        verified: c.verified,
+        share: c.share,
+      }))
+      : null,
+    primarySaleHappened: m.primarySaleHappened,
+    isMutable: m.isMutable,
+    editionNonce: optionValue(m.editionNonce),
+    tokenStandard: optionValue(m.tokenStandard),
+  };
+}
+
+export interface MetadataAccountInput {
+  updateAuthority: PublicKey;
+  mint: PublicKey;
+  name: string;
+  symbol: string;
+  uri: string;
+  sellerFeeBasisPoints: number;
+  creators: Creator[] | null;
+  isMutable: boolean;
+  editionNonce: number | null;
+  tokenStandard: TokenStandard | null;
+  collection: MetadataAccountDataArgs["collection"];
+  uses: MetadataAccountDataArgs["uses"];
+  collectionDetails: CollectionDetails | null;
+  feePaid: boolean;
+}
+
+function puff(s: string, len: number): string {
+  const bytes = new TextEncoder().encode(s).length;
+  return bytes >= len ? s : s + "\0".repeat(len - bytes);
+}
+
+/**
+ * Account data exactly as the program saves it: strings puffed out with NULs to their maximum
+ * length, the struct zero-padded to MAX_METADATA_LEN and the fee flag in the last byte.
+ */
+export function encodeMetadataAccount(m: MetadataAccountInput): Uint8Array {
+  const body = getMetadataAccountDataSerializer().serialize({
+    updateAuthority: umiPublicKey(m.updateAuthority.toBase58()),
+    mint: umiPublicKey(m.mint.toBase58()),
+    name: puff(m.name, MAX_NAME_LENGTH),
+    symbol: puff(m.symbol, MAX_SYMBOL_LENGTH),
+    uri: puff(m.uri, MAX_URI_LENGTH),
+    sellerFeeBasisPoints: m.sellerFeeBasisPoints,
+    creators: m.creators ? some(m.creators) : none(),
+    primarySaleHappened: false,
+    isMutable: m.isMutable,
+    editionNonce: m.editionNonce === null ? none() : some(m.editionNonce),
+    tokenStandard: m.tokenStandard === null ? none() : some(m.tokenStandard),
+    collection: m.collection,
+    uses: m.uses,
+    collectionDetails: m.collectionDetails ? some(m.collectionDetails) : none(),
+    programmableConfig: none(),
+  });
+  const out = new Uint8Array(Math.max(MAX_METADATA_LEN, body.length));
+  out.set(body);
+  if (m.feePaid) out[METADATA_FEE_FLAG_OFFSET] = 1;
+  return out;
+}
+
+export { Key as MetadataKey, TokenStandard };
