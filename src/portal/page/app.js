@@ -104,9 +104,17 @@ function button(label, onclick, opts = {}) {
 /** A failure whose message is already written for the user. */
 class Problem extends Error {}
 
-/** Polite progress messages for screen readers and sighted users alike. */
+let statusTimer = 0;
+/**
+ * Polite progress messages for screen readers and sighted users alike. A settled message fades
+ * after a while so the bar at the bottom of the screen doesn't cover the page for good.
+ */
 function announce(text) {
   statusEl.textContent = text;
+  clearTimeout(statusTimer);
+  statusTimer = setTimeout(() => {
+    if (!S.busy && !S.payment && statusEl.textContent === text) statusEl.textContent = "";
+  }, 12_000);
 }
 
 function showError(text) {
@@ -484,7 +492,7 @@ function dismissReveal() {
 }
 
 async function copyKey() {
-  const input = /** @type {HTMLInputElement | null} */ (document.getElementById("api-key"));
+  const input = /** @type {HTMLTextAreaElement | null} */ (document.getElementById("api-key"));
   if (!input || !S.reveal) return;
   try {
     await navigator.clipboard.writeText(S.reveal.apiKey);
@@ -1019,16 +1027,18 @@ function revealPanel() {
       " We keep only a keyed hash of it, so a lost key can't be recovered, only rotated.",
     ),
     h("label", { for: "api-key" }, `API key (id ${r.keyId})`),
-    h("input", {
+    // A textarea, so the whole key is visible (and checkable) even on a narrow phone screen.
+    h("textarea", {
       id: "api-key",
-      type: "text",
+      rows: 3,
       readonly: true,
       value: r.apiKey,
       autocomplete: "off",
       spellcheck: "false",
       autocapitalize: "off",
       "aria-describedby": "reveal-warning",
-      onfocus: (/** @type {FocusEvent} */ e) => /** @type {HTMLInputElement} */ (e.target).select(),
+      onfocus: (/** @type {FocusEvent} */ e) =>
+        /** @type {HTMLTextAreaElement} */ (e.target).select(),
     }),
     h(
       "div",
