@@ -1,0 +1,523 @@
+/**
+ * The portal page in a real browser (Debian's headless Chromium through playwright-core) against
+ * the whole service on the embedded chain. A test wallet is registered on the page through the
+ * Wallet Standard, exactly as an extension would; its signMessage / signAndSendTransaction call
+ * back into this test, which signs with a local Keypair and sends to the embedded chain's RPC.
+ * The page itself never sees a private key, and neither does the service.
+ *
+ * Screenshots of every step land in artifacts/portal/ (gitignored).
+ * Needs Chromium at /usr/bin/chromium (or $CHROMIUM_PATH): `apt-get update && apt-get install -y chromium`.
+ */
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { Connection, Keypair, Transaction } from "@solana/web3.js";
+import bs58 from "bs58";
+import {
+  FixedPriceSource,
+  type PriceSource,
+  PriceUnavailable,
+  type SolPrice,
+} from "../../src/pricing/price-source.ts";
+import { assert, assertEquals, assertMatch, assertNotEquals } from "../support/assert.ts";
+import { bearer, type Harness, signMessage, startHarness } from "../support/harness.ts";
+
+const CHROMIUM = findChromium();
+const ARTIFACTS = new URL("../../artifacts/portal/", import.meta.url);
+const FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+const WALLET_NAME = "E2E Test Wallet";
+
+if (!CHROMIUM) {
+  console.warn(
+    "SKIPPED portal e2e: no Chromium at /usr/bin/chromium, /usr/bin/chromium-browser or $CHROMIUM_PATH. " +
+      "Install it with: apt-get update && apt-get install -y chromium",
+  );
+}
+
+function findChromium(): string | null {
+  const candidates = [
+    Deno.env.get("CHROMIUM_PATH"),
+    "/usr/bin/chromium",
+    "/usr/bin/chromium-browser",
+  ];
+  for (const p of candidates) {
+    if (!p) continue;
+    try {
+      if (Deno.statSync(p).isFile) return p;
+    } catch {
+      // not here; try the next one
+    }
+  }
+  return null;
+}
+
+/** A price feed the test can take down, for the "price unavailable" state. */
+class SwitchablePrice implements PriceSource {
+  down = false;
+  readonly #fixed = new FixedPriceSource(150, Date.now);
+  solUsd(): Promise<SolPrice> {
+    if (this.down) return Promise.reject(new PriceUnavailable("test: feed down"));
+    return this.#fixed.solUsd();
+  }
+}
+
+interface Served {
+  h: Harness;
+  base: string;
+  price: SwitchablePrice;
+  close(): Promise<void>;
+}
+
+/** The service on a real port, with PUBLIC_BASE_URL equal to the origin the browser uses. */
+async function serve(): Promise<Served> {
+  let handler: (req: Request) => Response | Promise<Response> = () =>
+    new Response("starting", { status: 503 });
+  const server = Deno.serve(
+    { port: 0, hostname: "127.0.0.1", onListen() {} },
+    (req) => handler(req),
+  );
+  const base = `http://127.0.0.1:${server.addr.port}`;
+  const price = new SwitchablePrice();
+  const h = await startHarness({ env: { PUBLIC_BASE_URL: base }, price });
+  handler = (req) => h.app.fetch(req);
+  return {
+    h,
+    base,
+    price,
+    async close() {
+      await server.shutdown();
+      await h.close();
+    },
+  };
+}
+
+async function launch(): Promise<Browser> {
+  // launch() gives every run a fresh temporary profile (its own --user-data-dir), removed on close.
+  return await chromium.launch({ executablePath: CHROMIUM!, headless: true, args: FLAGS });
+}
+
+type WalletMode = "normal" | "reject" | "hold" | "signOnly";
+
+interface TestWallet {
+  keypair: Keypair;
+  /** Transactions signed in "hold" mode and not yet sent. */
+  held: Uint8Array[];
+}
+
+/**
+ * Opens the page with a Wallet Standard wallet registered in it. `mode` picks its behaviour:
+ * normal; reject (the user declines every request); hold (signs and reports a signature but
+ * doesn't send yet, so the page has to wait); signOnly (no signAndSendTransaction feature).
+ */
+async function openPage(
+  ctx: BrowserContext,
+  s: Served,
+  wallet: TestWallet | null,
+  mode: WalletMode = "normal",
+): Promise<{ page: Page; problems: string[] }> {
+  const page = await ctx.newPage();
+  page.setDefaultTimeout(20_000);
+  const problems: string[] = [];
+  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+  page.on("console", (m) => {
+    if (/Content Security Policy|Refused to (load|execute|apply|connect)/i.test(m.text())) {
+      problems.push(`CSP: ${m.text()}`);
+    }
+  });
+  if (wallet) {
+    const connection = new Connection(s.h.chain.url, "confirmed");
+    await page.exposeFunction("__e2eWallet", async (op: string, data: number[]) => {
+      if (op === "signMessage") {
+        return Array.from(await signMessage(wallet.keypair, Uint8Array.from(data)));
+      }
+      if (op === "signAndSend") {
+        const tx = Transaction.from(Uint8Array.from(data));
+        tx.partialSign(wallet.keypair);
+        const raw = tx.serialize();
+        if (mode === "hold") {
+          wallet.held.push(raw);
+          return Array.from(tx.signature!);
+        }
+        const sig = await connection.sendRawTransaction(raw, { preflightCommitment: "confirmed" });
+        return Array.from(bs58.decode(sig));
+      }
+      throw new Error(`unknown wallet op ${op}`);
+    });
+    await page.addInitScript(injectWallet, {
+      name: WALLET_NAME,
+      address: wallet.keypair.publicKey.toBase58(),
+      publicKey: Array.from(wallet.keypair.publicKey.toBytes()),
+      mode,
+    });
+  }
+  await page.goto(s.base + "/");
+  return { page, problems };
+}
+
+/**
+ * Runs in the page before its scripts, like an extension's content script: a minimal wallet
+ * announced with the Wallet Standard's register-wallet / app-ready events.
+ */
+function injectWallet(
+  args: { name: string; address: string; publicKey: number[]; mode: WalletMode },
+) {
+  type Bridge = (op: string, data: number[]) => Promise<number[]>;
+  const bridge = (globalThis as unknown as { __e2eWallet: Bridge }).__e2eWallet;
+  const chains = ["solana:mainnet", "solana:devnet", "solana:testnet", "solana:localnet"];
+  const account = Object.freeze({
+    address: args.address,
+    publicKey: Uint8Array.from(args.publicKey),
+    chains,
+    features: ["solana:signMessage", "solana:signAndSendTransaction", "solana:signTransaction"],
+  });
+  let accounts: readonly unknown[] = [];
+  const listeners = new Set<(p: unknown) => void>();
+  const rejected = () => Object.assign(new Error("User rejected the request."), { code: 4001 });
+  const features: Record<string, unknown> = {
+    "standard:connect": {
+      version: "1.0.0",
+      connect() {
+        accounts = [account];
+        for (const l of listeners) l({ accounts });
+        return Promise.resolve({ accounts });
+      },
+    },
+    "standard:disconnect": {
+      version: "1.0.0",
+      disconnect() {
+        accounts = [];
+        return Promise.resolve();
+      },
+    },
+    "standard:events": {
+      version: "1.0.0",
+      on(_event: string, l: (p: unknown) => void) {
+        listeners.add(l);
+        return () => listeners.delete(l);
+      },
+    },
+    "solana:signMessage": {
+      version: "1.0.0",
+      signMessage(...inputs: { message: Uint8Array }[]) {
+        if (args.mode === "reject") return Promise.reject(rejected());
+        return Promise.all(inputs.map(async (i) => ({
+          signedMessage: i.message,
+          signature: Uint8Array.from(await bridge("signMessage", Array.from(i.message))),
+        })));
+      },
+    },
+    "solana:signTransaction": {
+      version: "1.0.0",
+      supportedTransactionVersions: ["legacy", 0],
+      signTransaction() {
+        return Promise.reject(new Error("not used by the portal"));
+      },
+    },
+  };
+  if (args.mode !== "signOnly") {
+    features["solana:signAndSendTransaction"] = {
+      version: "1.0.0",
+      supportedTransactionVersions: ["legacy", 0],
+      signAndSendTransaction(...inputs: { transaction: Uint8Array; chain: string }[]) {
+        return Promise.all(inputs.map(async (i) => {
+          if (!chains.includes(i.chain)) throw new Error(`unsupported chain ${i.chain}`);
+          return {
+            signature: Uint8Array.from(await bridge("signAndSend", Array.from(i.transaction))),
+          };
+        }));
+      },
+    };
+  }
+  const wallet = {
+    version: "1.0.0",
+    name: args.name,
+    icon:
+      "data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciIHZpZXdCb3g9IjAgMCAxIDEiPjxyZWN0IHdpZHRoPSIxIiBoZWlnaHQ9IjEiIGZpbGw9IiM2NjMzOTkiLz48L3N2Zz4=",
+    chains,
+    features,
+    get accounts() {
+      return accounts;
+    },
+  };
+  const callback = ({ register }: { register: (w: unknown) => void }) => register(wallet);
+  globalThis.dispatchEvent(
+    new CustomEvent("wallet-standard:register-wallet", { detail: callback }),
+  );
+  globalThis.addEventListener(
+    "wallet-standard:app-ready",
+    (e) => callback((e as CustomEvent).detail),
+  );
+}
+
+let shotNo = 0;
+async function shot(page: Page, name: string) {
+  await Deno.mkdir(ARTIFACTS, { recursive: true });
+  const file = new URL(`${String(++shotNo).padStart(2, "0")}-${name}.png`, ARTIFACTS);
+  // The notice bar sticks to the screen bottom, so a full-page capture would show it across the
+  // middle; the page's print styles put it back in the flow (an injected style would break CSP).
+  await page.emulateMedia({ media: "print" });
+  await page.screenshot({ path: file.pathname, fullPage: true });
+  await page.emulateMedia({ media: "screen" });
+}
+
+const me = (s: Served, apiKey: string) => s.h.request("/v1/me", { headers: bearer(apiKey) });
+
+async function statusOf(s: Served, apiKey: string) {
+  const res = await me(s, apiKey);
+  await res.body?.cancel();
+  return res.status;
+}
+
+async function connectAndSignIn(page: Page, wallet: TestWallet) {
+  await page.getByRole("button", { name: `Connect ${WALLET_NAME}` }).click();
+  await page.locator("#signed-in-address").waitFor();
+  assertEquals(
+    await page.locator("#signed-in-address").textContent(),
+    wallet.keypair.publicKey.toBase58(),
+  );
+}
+
+async function revealedKey(page: Page) {
+  const input = page.locator("#api-key");
+  await input.waitFor();
+  return await input.inputValue();
+}
+
+Deno.test({
+  name:
+    "portal e2e: connect -> pay in SOL -> key once -> works -> rotate -> delete -> create again",
+  ignore: !CHROMIUM,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const s = await serve();
+    const browser = await launch();
+    try {
+      const ctx = await browser.newContext({
+        viewport: { width: 1100, height: 900 },
+        permissions: ["clipboard-read", "clipboard-write"],
+      });
+      const wallet: TestWallet = { keypair: s.h.fundedWallet(2), held: [] };
+      const { page, problems } = await openPage(ctx, s, wallet);
+
+      // Pricing from /v1/pricing and the wallet found through the Wallet Standard.
+      await page.getByText("$10.00 once per purchase").waitFor();
+      await page.getByRole("button", { name: `Connect ${WALLET_NAME}` }).waitFor();
+      await shot(page, "landing");
+
+      await connectAndSignIn(page, wallet);
+      await shot(page, "signed-in");
+
+      const before = await s.h.services.connection.getBalance(s.h.treasury.publicKey);
+      await page.getByRole("button", { name: "Pay $10.00 for access" }).click();
+      await page.locator("#payment").waitFor();
+      await shot(page, "payment-in-progress");
+      const create = page.getByRole("button", { name: "Create API key" });
+      await create.waitFor({ timeout: 60_000 });
+      const after = await s.h.services.connection.getBalance(s.h.treasury.publicKey);
+      assertEquals(after - before, 66_666_667, "USD 10 at 150 USD/SOL reached the treasury");
+      await page.getByText("Paid 0.066666667 SOL ($10.00)").waitFor();
+      await shot(page, "paid");
+
+      // The key, shown once, with the warning; the copy button puts exactly it on the clipboard.
+      await create.click();
+      const key1 = await revealedKey(page);
+      assertMatch(key1, /^tcb_live_[0-9a-f]+_[1-9A-HJ-NP-Za-km-z]+$/);
+      await page.getByText("You will not see this key again").waitFor();
+      await page.getByRole("button", { name: "Copy key" }).click();
+      await page.getByText("API key copied to the clipboard.").waitFor();
+      assertEquals(await page.evaluate("navigator.clipboard.readText()"), key1);
+      await shot(page, "key-shown-once");
+
+      assertEquals(await statusOf(s, key1), 200);
+      // The call above counts as today's usage, which the page shows against the limits.
+      await page.getByRole("button", { name: "Refresh usage" }).click();
+      await page.getByText("1 today").waitFor();
+      assertEquals(await page.locator("meter").count(), 2);
+
+      await page.getByRole("button", { name: "I've stored it safely" }).click();
+      assertEquals(await page.locator("#api-key").count(), 0);
+      assert(!(await page.content()).includes(key1), "the key is gone from the page");
+
+      // Keyboard: Enter opens the confirmation, Escape cancels it and focus returns.
+      const rotateBtn = page.getByRole("button", { name: "Rotate key…" });
+      await rotateBtn.focus();
+      await page.keyboard.press("Enter");
+      await page.getByText("Rotate this key?").waitFor();
+      await shot(page, "rotate-confirm");
+      await page.keyboard.press("Escape");
+      await page.getByText("Cancelled. Nothing changed.").waitFor();
+      assertEquals(await page.evaluate("document.activeElement?.textContent"), "Rotate key…");
+      assertEquals(await statusOf(s, key1), 200, "cancel changed nothing");
+
+      await rotateBtn.click();
+      await page.getByRole("button", { name: "Yes, rotate the key" }).click();
+      await page.getByRole("heading", { name: "Your rotated API key" }).waitFor();
+      const key2 = await revealedKey(page);
+      assertNotEquals(key2, key1);
+      await shot(page, "rotated");
+      assertEquals(await statusOf(s, key1), 401, "the old key stopped at once");
+      assertEquals(await statusOf(s, key2), 200);
+      await page.getByRole("button", { name: "I've stored it safely" }).click();
+
+      await page.getByRole("button", { name: "Delete key…" }).click();
+      await page.getByText("Delete this key?").waitFor();
+      await shot(page, "delete-confirm");
+      await page.getByRole("button", { name: "Yes, delete the key" }).click();
+      await page.getByText("No active API key on this purchase.").waitFor();
+      await shot(page, "deleted");
+      assertEquals(await statusOf(s, key2), 401);
+
+      await page.getByRole("button", { name: "Create API key" }).click();
+      const key3 = await revealedKey(page);
+      assert(key3 !== key1 && key3 !== key2);
+      assertEquals(await statusOf(s, key3), 200);
+      assertNotEquals(key3.split("_")[2], key1.split("_")[2], "a new key id");
+      assertEquals(await page.locator("article[data-purchase]").count(), 1, "same purchase");
+      await shot(page, "created-again");
+
+      // The session survives a reload (HttpOnly cookie): the key can be managed without the
+      // wallet, and the secret is not shown again.
+      await page.getByRole("button", { name: "I've stored it safely" }).click();
+      await page.reload();
+      await page.locator("#signed-in-address").waitFor();
+      await page.getByText("To pay, connect the same wallet again.").waitFor();
+      await page.getByRole("button", { name: "Rotate key…" }).waitFor();
+      assert(!(await page.content()).includes(key3));
+
+      await page.setViewportSize({ width: 390, height: 844 });
+      await shot(page, "phone");
+      // Nothing wider than the phone screen.
+      const overflow = await page.evaluate("document.documentElement.scrollWidth") as number;
+      assert(overflow <= 390, `page is ${overflow}px wide on a 390px screen`);
+
+      await page.setViewportSize({ width: 1100, height: 900 });
+      await page.getByRole("button", { name: "Sign out" }).click();
+      await page.getByRole("button", { name: `Connect ${WALLET_NAME}` }).waitFor();
+      assertEquals(await page.getByRole("button", { name: "Rotate key…" }).count(), 0);
+      assertEquals(await statusOf(s, key3), 200, "signing out of the portal doesn't touch the key");
+
+      assertEquals(problems, []);
+      await ctx.close();
+    } finally {
+      await browser.close();
+      await s.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "portal e2e: every failure state is explained",
+  ignore: !CHROMIUM,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn(t) {
+    const s = await serve();
+    const browser = await launch();
+    const fresh = () => browser.newContext({ viewport: { width: 900, height: 800 } });
+    const allProblems: string[] = [];
+    try {
+      await t.step("no wallet installed", async () => {
+        const ctx = await fresh();
+        const { page, problems } = await openPage(ctx, s, null);
+        await page.getByText("No Solana wallet found in this browser.").waitFor();
+        await shot(page, "fail-no-wallet");
+        allProblems.push(...problems);
+        await ctx.close();
+      });
+
+      await t.step("user rejected the sign-in", async () => {
+        const ctx = await fresh();
+        const wallet = { keypair: s.h.fundedWallet(1), held: [] };
+        const { page, problems } = await openPage(ctx, s, wallet, "reject");
+        await page.getByRole("button", { name: `Connect ${WALLET_NAME}` }).click();
+        await page.getByRole("alert").getByText("You declined the request in your wallet")
+          .waitFor();
+        assertEquals(await page.locator("#signed-in-address").count(), 0);
+        await shot(page, "fail-rejected");
+        allProblems.push(...problems);
+        await ctx.close();
+      });
+
+      await t.step("insufficient balance", async () => {
+        const ctx = await fresh();
+        const wallet = { keypair: Keypair.generate(), held: [] }; // never funded
+        const { page, problems } = await openPage(ctx, s, wallet);
+        await connectAndSignIn(page, wallet);
+        await page.getByRole("button", { name: "Pay $10.00 for access" }).click();
+        await page.getByRole("alert").getByText("doesn't have enough balance").waitFor();
+        // Back to a state where paying again is possible.
+        await page.getByRole("button", { name: "Pay $10.00 for access" }).waitFor();
+        await shot(page, "fail-insufficient-balance");
+        allProblems.push(...problems);
+        await ctx.close();
+      });
+
+      await t.step("payment sent but not yet confirmed: progress, then confirmed", async () => {
+        const ctx = await fresh();
+        const wallet: TestWallet = { keypair: s.h.fundedWallet(1), held: [] };
+        const { page, problems } = await openPage(ctx, s, wallet, "hold");
+        await connectAndSignIn(page, wallet);
+        await page.getByRole("button", { name: "Pay $10.00 for access" }).click();
+        await page.getByText("Payment sent. Waiting for the network to confirm it.").first()
+          .waitFor();
+        await page.locator("#payment progress").waitFor();
+        await page.getByText(/\d+ s elapsed/).waitFor();
+        assertEquals(await page.getByRole("button", { name: "Create API key" }).count(), 0);
+        await shot(page, "fail-payment-pending");
+        // The wallet's transaction reaches the network late; the page notices by itself.
+        assertEquals(wallet.held.length, 1);
+        await new Connection(s.h.chain.url, "confirmed").sendRawTransaction(wallet.held[0]);
+        await page.getByRole("button", { name: "Create API key" }).waitFor({ timeout: 60_000 });
+        await shot(page, "fail-payment-confirmed-late");
+        allProblems.push(...problems);
+        await ctx.close();
+      });
+
+      await t.step("wallet that can sign but not send", async () => {
+        const ctx = await fresh();
+        const wallet = { keypair: s.h.fundedWallet(1), held: [] };
+        const { page, problems } = await openPage(ctx, s, wallet, "signOnly");
+        await connectAndSignIn(page, wallet);
+        await page.getByRole("button", { name: "Pay $10.00 for access" }).click();
+        await page.getByRole("alert").getByText("can sign transactions but can't send them")
+          .waitFor();
+        await shot(page, "fail-sign-only-wallet");
+        allProblems.push(...problems);
+        await ctx.close();
+      });
+
+      await t.step("price unavailable, then back", async () => {
+        s.price.down = true;
+        const ctx = await fresh();
+        const wallet = { keypair: s.h.fundedWallet(1), held: [] };
+        const { page, problems } = await openPage(ctx, s, wallet);
+        await page.getByText("Prices are temporarily unavailable").waitFor();
+        await connectAndSignIn(page, wallet);
+        const pay = page.getByRole("button", { name: /^Pay .*for access$/ });
+        assert(await pay.isDisabled(), "no SOL payment without a price");
+        await page.getByText("Paying in SOL needs a current SOL price").waitFor();
+        await shot(page, "fail-price-unavailable");
+        s.price.down = false;
+        await page.getByRole("button", { name: "Retry now" }).click();
+        await page.getByText("$10.00 once per purchase").waitFor();
+        assert(await page.getByRole("button", { name: "Pay $10.00 for access" }).isEnabled());
+        allProblems.push(...problems);
+        await ctx.close();
+      });
+
+      assertEquals(allProblems, []);
+    } finally {
+      s.price.down = false;
+      await browser.close();
+      await s.close();
+    }
+  },
+});
