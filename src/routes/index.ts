@@ -5,6 +5,7 @@ import { portalPageRoutes } from "./portal-page.ts";
 import { metadataRoutes } from "./metadata.ts";
 import { hostedRoutes } from "./hosted.ts";
 import { transactionRoutes } from "./transactions.ts";
+import { tokensRoutes } from "./tokens.ts";
 
 export const routeGroups: RouteGroup[] = [
   portalApiRoutes,
@@ -12,4 +13,5 @@ export const routeGroups: RouteGroup[] = [
   metadataRoutes,
   hostedRoutes,
   transactionRoutes,
+  tokensRoutes,
 ];

@@ -1,8 +1,9 @@
 /**
  * Rent-exempt minimums of the accounts a build creates. Rent parameters are fixed per cluster,
- * so they are read once per process: the first build reads the Rent sysvar in the same
+ * so they are read once per connection: the first build reads the Rent sysvar in the same
  * getMultipleAccounts call that fetches the payer, later builds use the cache. Either way a build
- * stays at two RPC round trips.
+ * stays at two RPC round trips. (An RPC that does not serve sysvar accounts costs one extra round
+ * trip, once: build-token.ts then asks getMinimumBalanceForRentExemption by size.)
  */
 import { SYSVAR_RENT_PUBKEY } from "@solana/web3.js";
 import { ACCOUNT_SIZE, MINT_SIZE } from "@solana/spl-token";

@@ -1,0 +1,63 @@
+/** POST /v1/tokens (build an unsigned token-creation transaction) and GET /v1/tokens/{mint}. */
+import { Hono } from "hono";
+import { PublicKey } from "@solana/web3.js";
+import { projectionKey } from "../../events/keys.ts";
+import type { BuildDoc } from "../../projections/builds.ts";
+import { readJson } from "../http/body.ts";
+import type { AppEnv } from "../http/env.ts";
+import { ApiError } from "../http/errors.ts";
+import type { Services } from "../services.ts";
+import { buildToken } from "../tokens/build-token.ts";
+import { parseBuildRequest } from "../tokens/request-schema.ts";
+import { wellKnownMatcher } from "../tokens/well-known-names.ts";
+
+export function tokensRoutes(s: Services) {
+  const wellKnown = wellKnownMatcher(s.config.wellKnownNames);
+  const app = new Hono<AppEnv>();
+
+  app.post("/v1/tokens", async (c) => {
+    const req = parseBuildRequest(await readJson(c), wellKnown);
+    const key = c.get("key");
+    const body = await buildToken(s, { keyId: key.keyId, purchaseId: key.purchaseId }, req, {
+      idempotency: c.get("idempotency"),
+    });
+    return c.json(body, 201);
+  });
+
+  app.get("/v1/tokens/:mint", async (c) => {
+    const mint = c.req.param("mint");
+    if (!isAddress(mint)) {
+      throw new ApiError("invalid_request", "Request is invalid", {
+        mint: "must be a base58 Solana address (32 bytes)",
+      });
+    }
+    const buildId = (await s.kv.get<number>(projectionKey("build_by_mint", [mint]))).value;
+    const build = buildId === null
+      ? null
+      : (await s.kv.get<BuildDoc>(projectionKey("build", [buildId]))).value;
+    // Another key's mint answers exactly like an unknown one, so keys can't probe each other.
+    if (!build || build.keyId !== c.get("key").keyId) {
+      throw new ApiError("not_found", "No token built by this key has that mint", {});
+    }
+    return c.json({
+      mint: build.mint,
+      name: build.name,
+      symbol: build.symbol,
+      status: build.status,
+      signature: build.signature,
+      feeVerified: build.feeVerified,
+      createdAt: build.createdAt,
+      confirmedAt: build.confirmedAt,
+    });
+  });
+
+  return app;
+}
+
+function isAddress(s: string): boolean {
+  try {
+    return new PublicKey(s).toBase58() === s;
+  } catch {
+    return false;
+  }
+}

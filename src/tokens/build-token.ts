@@ -1,0 +1,424 @@
+/**
+ * The build command behind POST /v1/tokens.
+ *
+ * Exactly two RPC round trips, one after the other:
+ *   1. in parallel: latest blockhash, the payer and recipient accounts (plus the Rent sysvar on a
+ *      process's first build), the SOL price (a Pyth account read when not fixed) and recent
+ *      prioritization fees for the accounts the transaction writes;
+ *   2. one simulateTransaction of the very instructions that will be returned.
+ * Then one store commit that allocates the build id, counts the build against the daily limit
+ * and appends `TokenBuilt` (with the idempotency record) atomically.
+ */
+import type { Connection, PublicKey, RecentPrioritizationFees } from "@solana/web3.js";
+import { ACCOUNT_SIZE, MINT_SIZE } from "@solana/spl-token";
+import { sha256Hex } from "../../events/hash.ts";
+import { MAX_METADATA_LEN } from "../solana/token-metadata.ts";
+import { projectionKey } from "../../events/keys.ts";
+import { type KeyDoc, keyUsable } from "../../projections/keys.ts";
+import { type UsageDoc, utcDay } from "../../projections/usage.ts";
+import { isRejection, reject, type Rejection } from "../domain/rejection.ts";
+import { ApiError } from "../http/errors.ts";
+import { type IdempotencyScope, recordFor } from "../http/idempotency.ts";
+import { usdToLamports } from "../pricing/price-source.ts";
+import { solPriceOr503 } from "../pricing/quote.ts";
+import type { Services } from "../services.ts";
+import {
+  breakdownStrings,
+  costBreakdown,
+  priorityFeeLamports,
+  priorityPrice,
+  shortfall,
+  spend,
+  unitLimitFromSimulation,
+} from "./costs.ts";
+import { type BuildDraft, decideBuild, secondsUntilUtcMidnight } from "./decide.ts";
+import { payerProblem, recipientProblem } from "./recipient.ts";
+import type { BuildRequest } from "./request-schema.ts";
+import { decodeRentSysvar, RENT_SYSVAR, type RentTable, rentTable } from "./rent.ts";
+import {
+  compileToken,
+  deriveAddresses,
+  MAX_COMPUTE_UNIT_LIMIT,
+  newReference,
+  newSeed,
+  toBase64,
+  type TokenPlan,
+} from "./transaction.ts";
+
+/**
+ * A blockhash is valid for 150 blocks; at ~400 ms a slot that is about 60 s, which is what the
+ * contract promises. The exact end is `lastValidBlockHeight`.
+ */
+export const EXPIRES_IN_SECONDS = 60;
+
+export interface BuildResponse {
+  buildId: number;
+  mint: string;
+  metadataAccount: string;
+  recipientTokenAccount: string;
+  transaction: string;
+  transactionEncoding: "base64";
+  format: "legacy-unsigned";
+  requiredSigner: string;
+  recentBlockhash: string;
+  lastValidBlockHeight: number;
+  expiresInSeconds: number;
+  fee: { usd: number; lamports: string; treasury: string };
+}
+
+/** Where a build's wall time went; the benchmark separates our own work from waiting on RPC. */
+export interface BuildTimings {
+  totalMs: number;
+  /** Wall time of each RPC round trip, in order (one entry if the build stopped after the first). */
+  rpcMs: number[];
+  /** The store commit (KV), including conflict retries. */
+  storeMs: number;
+  /** Everything else: validation, derivation, compiling, hashing. */
+  ownMs: number;
+}
+
+export interface BuildOptions {
+  idempotency?: IdempotencyScope | null;
+  /** Called once per build, success or failure, with where the time went. */
+  onTimings?: (t: BuildTimings) => void;
+  /** Test seam: a fixed seed makes the mint address known in advance. */
+  seed?: string;
+}
+
+export interface Caller {
+  keyId: string;
+  purchaseId: string;
+}
+
+/** Rent parameters never change on a cluster; one read per connection is enough. */
+const rentCache = new WeakMap<Connection, RentTable>();
+
+export async function buildToken(
+  s: Services,
+  caller: Caller,
+  req: BuildRequest,
+  opts: BuildOptions = {},
+): Promise<BuildResponse> {
+  const started = performance.now();
+  const rpcMs: number[] = [];
+  let storeMs = 0;
+  const timed = async <T>(bucket: "rpc" | "store", p: () => Promise<T>): Promise<T> => {
+    const t = performance.now();
+    try {
+      return await p();
+    } finally {
+      const ms = performance.now() - t;
+      if (bucket === "rpc") rpcMs.push(ms);
+      else storeMs += ms;
+    }
+  };
+  try {
+    return await build(s, caller, req, opts, timed);
+  } finally {
+    if (opts.onTimings) {
+      const totalMs = performance.now() - started;
+      const waited = rpcMs.reduce((a, b) => a + b, 0) + storeMs;
+      opts.onTimings({ totalMs, rpcMs, storeMs, ownMs: Math.max(0, totalMs - waited) });
+    }
+  }
+}
+
+type Timed = <T>(bucket: "rpc" | "store", p: () => Promise<T>) => Promise<T>;
+
+async function build(
+  s: Services,
+  caller: Caller,
+  req: BuildRequest,
+  opts: BuildOptions,
+  timed: Timed,
+): Promise<BuildResponse> {
+  const now = s.clock();
+  const limit = s.config.limits.tokensPerDay;
+  const connection = s.connection;
+
+  // A key already at its limit is refused before any RPC is spent on it. The authoritative check
+  // is the one inside the commit below.
+  const usage = (await s.kv.get<UsageDoc>(projectionKey("usage", [caller.purchaseId, utcDay(now)])))
+    .value;
+  if ((usage?.tokens ?? 0) >= limit) throw dailyLimit(limit, usage?.tokens ?? 0, now);
+
+  const seed = opts.seed ?? newSeed();
+  const reference = newReference();
+  const addresses = await deriveAddresses(req.payer, seed, req.recipient);
+  const sameRecipient = req.recipient.equals(req.payer);
+  const cachedRent = rentCache.get(connection);
+  const accountKeys: PublicKey[] = [req.payer];
+  if (!sameRecipient) accountKeys.push(req.recipient);
+  if (!cachedRent) accountKeys.push(RENT_SYSVAR);
+
+  // Round trip 1.
+  const [latest, accounts, price, recentFees] = await timed("rpc", () =>
+    Promise.all([
+      connection.getLatestBlockhash("confirmed"),
+      connection.getMultipleAccountsInfo(accountKeys, "confirmed"),
+      solPriceOr503(s.price),
+      // Every account the transaction write-locks; only the payer and the treasury can have a
+      // history (the rest are created by this transaction), and the treasury is the one that
+      // every build contends for.
+      recentPrioritizationFees(s, [
+        req.payer,
+        addresses.mint,
+        addresses.recipientTokenAccount,
+        addresses.metadataAccount,
+        s.treasury,
+      ]),
+    ]));
+
+  const payerAccount = accounts[0];
+  const recipientAccount = sameRecipient ? payerAccount : accounts[1];
+  const fields: Record<string, string> = {};
+  const payerBad = payerProblem(
+    payerAccount && { ...payerAccount, dataLength: payerAccount.data.length },
+  );
+  if (payerBad) fields.payer = payerBad;
+  if (!sameRecipient) {
+    const bad = recipientProblem(req.recipient, recipientAccount);
+    if (bad) fields.recipient = bad;
+  }
+  if (Object.keys(fields).length) {
+    throw new ApiError("invalid_request", "Request is invalid", fields);
+  }
+
+  let rent = cachedRent;
+  if (!rent) {
+    const sysvar = accounts[accountKeys.length - 1];
+    rent = sysvar ? rentTable(decodeRentSysvar(sysvar.data)) : await rentFromRpc(s, timed);
+    rentCache.set(connection, rent);
+  }
+
+  const feeLamports = usdToLamports(s.config.fees.tokenUsd, price.usd);
+  const microLamports = priorityPrice(recentFees, s.config.maxPriorityFeeMicroLamports);
+  const balance = BigInt(payerAccount?.lamports ?? 0);
+
+  // Without the priority fee first: it depends on the unit limit the simulation sizes, and a payer
+  // short of the fixed costs would only make the simulation fail with a vaguer message.
+  const baseCosts = costBreakdown(feeLamports, rent, 0n);
+  const baseShort = shortfall(balance, baseCosts);
+  if (baseShort) throw insufficient(baseShort.needed, balance, baseCosts);
+
+  const plan: TokenPlan = {
+    ...addresses,
+    payer: req.payer,
+    recipient: req.recipient,
+    seed,
+    reference,
+    treasury: s.treasury,
+    name: req.name,
+    symbol: req.symbol,
+    uri: req.metadataUri,
+    decimals: req.decimals,
+    supplyRaw: req.supplyRaw,
+    revokeMint: req.revokeMint,
+    revokeFreeze: req.revokeFreeze,
+    immutableMetadata: req.immutableMetadata,
+    feeLamports,
+    mintRentLamports: rent.mint,
+  };
+
+  // Round trip 2. Simulated with the unit limit wide open (so the simulation itself never runs
+  // out) and no priority price (so it charges only what the balance check above covered); the
+  // returned message differs from this one only in those two compute-budget values.
+  const probe = compileToken(
+    plan,
+    { unitLimit: MAX_COMPUTE_UNIT_LIMIT, microLamportsPerUnit: 0n },
+    latest.blockhash,
+  );
+  const sim = await timed("rpc", () =>
+    connection.simulateTransaction(probe.transaction, {
+      sigVerify: false,
+      replaceRecentBlockhash: false,
+      commitment: "confirmed",
+    }));
+  if (sim.value.err) {
+    throw new ApiError(
+      "simulation_failed",
+      "The network simulation says this transaction would fail; nothing was built",
+      {
+        error: sim.value.err,
+        logs: sim.value.logs ?? [],
+      },
+    );
+  }
+
+  const unitLimit = unitLimitFromSimulation(sim.value.unitsConsumed);
+  const costs = costBreakdown(feeLamports, rent, priorityFeeLamports(unitLimit, microLamports));
+  const short = shortfall(balance, costs);
+  if (short) throw insufficient(short.needed, balance, costs);
+
+  const final = compileToken(
+    plan,
+    { unitLimit, microLamportsPerUnit: microLamports },
+    latest.blockhash,
+  );
+  const messageHash = await sha256Hex(final.messageBytes);
+  const transaction = toBase64(final.transaction.serialize());
+  const feeUsd = s.config.fees.tokenUsd;
+
+  const draft: BuildDraft = {
+    mint: addresses.mint.toBase58(),
+    seed,
+    reference: reference.toBase58(),
+    payer: req.payer.toBase58(),
+    recipient: req.recipient.toBase58(),
+    recipientTokenAccount: addresses.recipientTokenAccount.toBase58(),
+    metadataAccount: addresses.metadataAccount.toBase58(),
+    name: req.name,
+    symbol: req.symbol,
+    uri: req.metadataUri,
+    decimals: req.decimals,
+    supplyRaw: req.supplyRaw.toString(),
+    revokeMint: req.revokeMint,
+    revokeFreeze: req.revokeFreeze,
+    immutableMetadata: req.immutableMetadata,
+    feeLamports: feeLamports.toString(),
+    feeUsd,
+    solUsd: price.usd,
+    treasury: s.treasury.toBase58(),
+    blockhash: latest.blockhash,
+    lastValidBlockHeight: latest.lastValidBlockHeight,
+    messageHash,
+  };
+  const respond = (buildId: number): BuildResponse => ({
+    buildId,
+    mint: draft.mint,
+    metadataAccount: draft.metadataAccount,
+    recipientTokenAccount: draft.recipientTokenAccount,
+    transaction,
+    transactionEncoding: "base64",
+    format: "legacy-unsigned",
+    requiredSigner: draft.payer,
+    recentBlockhash: latest.blockhash,
+    lastValidBlockHeight: latest.lastValidBlockHeight,
+    expiresInSeconds: EXPIRES_IN_SECONDS,
+    fee: { usd: feeUsd, lamports: draft.feeLamports, treasury: draft.treasury },
+  });
+
+  const idem = opts.idempotency ?? null;
+  const { result } = await timed(
+    "store",
+    () =>
+      s.store.transact<BuildResponse | Rejection>(async (tx) => {
+        const [key, usageNow] = await tx.getMany<KeyDoc | UsageDoc>([
+          projectionKey("key", [caller.keyId]),
+          projectionKey("usage", [caller.purchaseId, utcDay(now)]),
+        ]);
+        // A ban or deletion that landed while we were on the RPC wins over this build.
+        if (!keyUsable(key as KeyDoc | null)) {
+          return { result: reject("unauthorized", "The API key is no longer valid") };
+        }
+        const decided = decideBuild(
+          { keyId: caller.keyId, purchaseId: caller.purchaseId, now, tokensPerDay: limit, draft },
+          { usage: usageNow as UsageDoc | null, lastBuildId: await lastBuildId(tx.kv) },
+        );
+        if (isRejection(decided)) return { result: decided };
+        const body = respond(decided.data.buildId);
+        return {
+          append: [{
+            stream: `build-${decided.data.buildId}`,
+            // "any", not 0: the stream is new by construction (its id comes from the read above,
+            // which the head guard protects), whereas the store checks an expected version
+            // against a fresh read outside that guard, so a racer that took the same id would
+            // surface as a StreamVersionError (500) instead of the head conflict and re-run.
+            expectedVersion: "any",
+            events: [decided],
+          }],
+          sets: recordFor(idem, 201, body),
+          result: body,
+        };
+      }),
+  );
+  if (isRejection(result)) {
+    // recordFor marks the scope as stored; an earlier attempt that lost the race may have called
+    // it, so hand the record back to the middleware, which stores this rejection instead.
+    if (idem) idem.stored = false;
+    if (result.rejected === "daily_limit") {
+      throw dailyLimit(limit, Number(result.fields?.usedToday ?? limit), now);
+    }
+    throw new ApiError(result.rejected, result.message, result.fields ?? {});
+  }
+  s.logger.log("info", "token built", {
+    buildId: result.buildId,
+    keyId: caller.keyId,
+    mint: result.mint,
+    units: sim.value.unitsConsumed ?? null,
+    unitLimit,
+    microLamports: microLamports.toString(),
+  });
+  return result;
+}
+
+/**
+ * Build ids follow the `build` projection (keyed by id, so KV orders it numerically); it is read
+ * inside the commit whose log-head guard makes the next id unique, and replay rebuilds it.
+ */
+async function lastBuildId(kv: Deno.Kv): Promise<number | null> {
+  for await (
+    const e of kv.list({ prefix: projectionKey("build", []) }, { reverse: true, limit: 1 })
+  ) {
+    const id = e.key[e.key.length - 1];
+    return typeof id === "number" ? id : null;
+  }
+  return null;
+}
+
+/**
+ * For an RPC that does not serve sysvar accounts: the figures by name. Costs one extra round trip,
+ * once per connection.
+ */
+async function rentFromRpc(s: Services, timed: Timed): Promise<RentTable> {
+  s.logger.log("warn", "the RPC returned no Rent sysvar; asking for rent minimums by size");
+  const sizes = [MINT_SIZE, ACCOUNT_SIZE, MAX_METADATA_LEN, 0];
+  const [mint, tokenAccount, metadata, wallet] = await timed(
+    "rpc",
+    () => Promise.all(sizes.map((n) => s.connection.getMinimumBalanceForRentExemption(n))),
+  );
+  return {
+    mint: BigInt(mint),
+    tokenAccount: BigInt(tokenAccount),
+    metadata: BigInt(metadata),
+    wallet: BigInt(wallet),
+  };
+}
+
+/** A fee estimate is worth having but not worth failing a build for. */
+async function recentPrioritizationFees(
+  s: Services,
+  accounts: PublicKey[],
+): Promise<RecentPrioritizationFees[]> {
+  try {
+    return await s.connection.getRecentPrioritizationFees({ lockedWritableAccounts: accounts });
+  } catch (e) {
+    s.logger.log("warn", "getRecentPrioritizationFees failed; building without a priority fee", {
+      error: (e as Error).message,
+    });
+    return [];
+  }
+}
+
+function insufficient(needed: bigint, available: bigint, costs: ReturnType<typeof costBreakdown>) {
+  return new ApiError(
+    "insufficient_funds",
+    `The payer holds ${available} lamports but the build needs ${needed} (fee plus network costs)`,
+    {
+      needed: needed.toString(),
+      available: available.toString(),
+      spend: spend(costs).toString(),
+      breakdown: breakdownStrings(costs),
+    },
+  );
+}
+
+function dailyLimit(limit: number, used: number, now: number) {
+  const retry = secondsUntilUtcMidnight(now);
+  return new ApiError(
+    "daily_limit",
+    `Daily token build limit of ${limit} reached; it resets at 00:00 UTC`,
+    { tokensPerDay: limit, usedToday: used, resetsInSeconds: retry },
+    { "Retry-After": String(retry) },
+  );
+}

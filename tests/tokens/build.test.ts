@@ -1,0 +1,543 @@
+/**
+ * POST /v1/tokens end to end on the embedded chain: the returned transaction is signed with the
+ * payer's key, sent, and the chain is read back. One harness for the whole file.
+ */
+import {
+  Keypair,
+  LAMPORTS_PER_SOL,
+  type PublicKey,
+  PublicKey as Key,
+  VersionedTransaction,
+} from "@solana/web3.js";
+import { getAccount, getMint, TOKEN_PROGRAM_ID } from "@solana/spl-token";
+import { assert, assertEquals, assertMatch } from "../support/assert.ts";
+import { bearer, decodeTx, type Harness, startHarness } from "../support/harness.ts";
+import { decodeMetadataAccount } from "../../src/solana/token-metadata.ts";
+import { sha256Hex } from "../../events/hash.ts";
+import { PythPriceSource } from "../../src/pricing/price-source.ts";
+import { unitLimitFromSimulation } from "../../src/tokens/costs.ts";
+
+const URI = "https://example.com/m/0123abcd.json";
+
+type Step = [string, (h: Harness) => Promise<void>];
+const steps: Step[] = [];
+/** Steps share one chain and service: starting a harness costs more than most steps. */
+const step = (name: string, fn: Step[1]) => steps.push([name, fn]);
+
+async function build(
+  h: Harness,
+  apiKey: string,
+  json: unknown,
+  headers: Record<string, string> = {},
+) {
+  const res = await h.request("/v1/tokens", {
+    method: "POST",
+    // A fresh Idempotency-Key per call, as a careful client sends; tests that need a fixed key or
+    // none at all pass their own headers.
+    headers: { ...bearer(apiKey), "idempotency-key": crypto.randomUUID(), ...headers },
+    json,
+  });
+  const body = await res.json();
+  if (res.status === 500) console.error(h.logs.filter((l) => l.includes('"error"')).slice(-3));
+  return { res, body };
+}
+
+/** The reference is the last account of the last instruction (the fee transfer). */
+function referenceOf(tx: VersionedTransaction): PublicKey {
+  const m = tx.message;
+  const last = m.compiledInstructions.at(-1)!;
+  return m.staticAccountKeys[last.accountKeyIndexes.at(-1)!];
+}
+
+async function signAndSend(h: Harness, b64: string, payer: Keypair): Promise<string> {
+  const tx = decodeTx(b64);
+  tx.sign([payer]);
+  const sig = await h.services.connection.sendRawTransaction(tx.serialize());
+  await h.waitForConfirmation(sig);
+  return sig;
+}
+
+step(
+  "a build signed by the payer alone lands: mint, supply, metadata, fee, reference",
+  async (h) => {
+    const { apiKey, wallet } = await h.newApiKey();
+    const c = h.services.connection;
+    const { res, body } = await build(h, apiKey, {
+      payer: wallet.publicKey.toBase58(),
+      name: "Moon Cat",
+      symbol: "MCAT",
+      metadataUri: URI,
+      supply: "1000000",
+    });
+    assertEquals(res.status, 201, JSON.stringify(body));
+    assertEquals(Object.keys(body).sort(), [
+      "buildId",
+      "expiresInSeconds",
+      "fee",
+      "format",
+      "lastValidBlockHeight",
+      "metadataAccount",
+      "mint",
+      "recentBlockhash",
+      "recipientTokenAccount",
+      "requiredSigner",
+      "transaction",
+      "transactionEncoding",
+    ]);
+    assertEquals(typeof body.buildId, "number");
+    assertEquals(body.transactionEncoding, "base64");
+    assertEquals(body.format, "legacy-unsigned");
+    assertEquals(body.requiredSigner, wallet.publicKey.toBase58());
+    assertEquals(body.expiresInSeconds, 60);
+    assertEquals(typeof body.lastValidBlockHeight, "number");
+    // ceil(2.99 / 150 * 1e9) at the harness's fixed price.
+    assertEquals(body.fee, {
+      usd: 2.99,
+      lamports: "19933334",
+      treasury: h.treasury.publicKey.toBase58(),
+    });
+
+    const tx = decodeTx(body.transaction);
+    assertEquals(tx.version, "legacy");
+    assertEquals(tx.message.header.numRequiredSignatures, 1);
+    assertEquals(tx.message.staticAccountKeys[0].toBase58(), wallet.publicKey.toBase58());
+    assertEquals(tx.message.recentBlockhash, body.recentBlockhash);
+    const reference = referenceOf(tx);
+
+    const treasuryBefore = await c.getBalance(h.treasury.publicKey, "confirmed");
+    const sig = await signAndSend(h, body.transaction, wallet);
+
+    const mint = await getMint(c, new Key(body.mint), "confirmed");
+    assertEquals(mint.decimals, 9);
+    assertEquals(mint.mintAuthority?.toBase58(), wallet.publicKey.toBase58());
+    assertEquals(mint.freezeAuthority, null);
+    assertEquals(mint.supply, 1_000_000n * 10n ** 9n);
+    const ata = await getAccount(c, new Key(body.recipientTokenAccount), "confirmed");
+    assertEquals(ata.owner.toBase58(), wallet.publicKey.toBase58());
+    assertEquals(ata.amount, 1_000_000n * 10n ** 9n);
+    const meta = decodeMetadataAccount(
+      (await c.getAccountInfo(new Key(body.metadataAccount), "confirmed"))!.data,
+    );
+    assertEquals([meta.name, meta.symbol, meta.uri, meta.isMutable], [
+      "Moon Cat",
+      "MCAT",
+      URI,
+      true,
+    ]);
+    assertEquals([meta.mint, meta.updateAuthority], [body.mint, wallet.publicKey.toBase58()]);
+    assertEquals([meta.sellerFeeBasisPoints, meta.creators], [0, null]);
+    const treasuryAfter = await c.getBalance(h.treasury.publicKey, "confirmed");
+    assertEquals(BigInt(treasuryAfter - treasuryBefore), BigInt(body.fee.lamports));
+    const found = await c.getSignaturesForAddress(reference, {}, "confirmed");
+    assertEquals(found.map((s) => s.signature), [sig]);
+
+    const rec = await h.request(`/v1/tokens/${body.mint}`, { headers: bearer(apiKey) });
+    assertEquals(rec.status, 200);
+    const record = await rec.json();
+    assertEquals(Object.keys(record).sort(), [
+      "confirmedAt",
+      "createdAt",
+      "feeVerified",
+      "mint",
+      "name",
+      "signature",
+      "status",
+      "symbol",
+    ]);
+    assertEquals([record.mint, record.name, record.symbol], [body.mint, "Moon Cat", "MCAT"]);
+    assert(["built", "submitted", "confirmed"].includes(record.status), record.status);
+    assert(
+      Math.abs(record.createdAt - Date.now() / 1000) < 60,
+      `createdAt ${record.createdAt} is in seconds`,
+    );
+  },
+);
+
+step(
+  "options: supplyRaw, decimals 0, another recipient, mint revoked, freeze kept, immutable",
+  async (h) => {
+    const { apiKey, wallet } = await h.newApiKey();
+    const c = h.services.connection;
+    const recipient = Keypair.generate().publicKey; // a fresh wallet with no account yet
+    const { res, body } = await build(h, apiKey, {
+      payer: wallet.publicKey.toBase58(),
+      name: "Fixed Supply ✓",
+      symbol: "FIXD",
+      metadataUri: URI,
+      supplyRaw: "18446744073709551615",
+      decimals: 0,
+      recipient: recipient.toBase58(),
+      revokeMint: true,
+      revokeFreeze: false,
+      immutableMetadata: true,
+    });
+    assertEquals(res.status, 201, JSON.stringify(body));
+    assertEquals(decodeTx(body.transaction).message.compiledInstructions.length, 9);
+    await signAndSend(h, body.transaction, wallet);
+    const mint = await getMint(c, new Key(body.mint), "confirmed");
+    assertEquals([mint.decimals, mint.mintAuthority, mint.supply], [
+      0,
+      null,
+      18446744073709551615n,
+    ]);
+    assertEquals(mint.freezeAuthority?.toBase58(), wallet.publicKey.toBase58());
+    const ata = await getAccount(c, new Key(body.recipientTokenAccount), "confirmed");
+    assertEquals([ata.owner.toBase58(), ata.amount], [recipient.toBase58(), 18446744073709551615n]);
+    const meta = decodeMetadataAccount(
+      (await c.getAccountInfo(new Key(body.metadataAccount), "confirmed"))!.data,
+    );
+    assertEquals([meta.name, meta.isMutable], ["Fixed Supply ✓", false]);
+  },
+);
+
+step("recipient policy on chain: PDA only if it exists; token accounts refused", async (h) => {
+  const { apiKey, wallet } = await h.newApiKey();
+  const base = {
+    payer: wallet.publicKey.toBase58(),
+    name: "Vault Coin",
+    symbol: "VAULT",
+    metadataUri: URI,
+    supply: "1",
+  };
+  const pda = Key.findProgramAddressSync(
+    [crypto.getRandomValues(new Uint8Array(8))],
+    Keypair.generate().publicKey,
+  )[0];
+  const missing = await build(h, apiKey, { ...base, recipient: pda.toBase58() });
+  assertEquals(missing.res.status, 400);
+  assertEquals(missing.body.error.code, "invalid_request");
+  assertMatch(missing.body.error.fields.recipient, /off-curve/);
+
+  h.chain.airdrop(pda.toBase58(), 1_000_000n);
+  const ok = await build(h, apiKey, { ...base, recipient: pda.toBase58() });
+  assertEquals(ok.res.status, 201, JSON.stringify(ok.body));
+  await signAndSend(h, ok.body.transaction, wallet);
+  const ata = await getAccount(
+    h.services.connection,
+    new Key(ok.body.recipientTokenAccount),
+    "confirmed",
+  );
+  assertEquals([ata.owner.toBase58(), ata.amount], [pda.toBase58(), 10n ** 9n]);
+
+  // The ATA just created is a token account: sending supply "to" it would strand the tokens.
+  const tokenAccount = await build(h, apiKey, {
+    ...base,
+    recipient: ok.body.recipientTokenAccount,
+  });
+  assertEquals(tokenAccount.res.status, 400);
+  assertMatch(tokenAccount.body.error.fields.recipient, /token account/);
+});
+
+step("insufficient_funds names what is needed and what is there", async (h) => {
+  const { apiKey } = await h.newApiKey();
+  const poor = h.fundedWallet(0.02);
+  const { res, body } = await build(h, apiKey, {
+    payer: poor.publicKey.toBase58(),
+    name: "Poor Coin",
+    symbol: "POOR",
+    metadataUri: URI,
+    supply: "1",
+  });
+  assertEquals(res.status, 400);
+  assertEquals(body.error.code, "insufficient_funds");
+  assertEquals(body.error.fields.available, String(0.02 * LAMPORTS_PER_SOL));
+  assertMatch(body.error.fields.needed, /^[0-9]+$/);
+  assert(BigInt(body.error.fields.needed) > BigInt(body.error.fields.available));
+  // fee + mint, token account and metadata rent + metadata fee + network fee + payer reserve
+  assertEquals(
+    BigInt(body.error.fields.needed),
+    19_933_334n + 1_461_600n + 2_039_280n + 5_616_720n + 10_000_000n + 5_000n + 890_880n,
+  );
+  // A payer that has never been funded has nothing at all.
+  const none = await build(h, apiKey, {
+    payer: Keypair.generate().publicKey.toBase58(),
+    name: "Poor Coin",
+    symbol: "POOR",
+    metadataUri: URI,
+    supply: "1",
+  });
+  assertEquals([none.body.error.code, none.body.error.fields.available], [
+    "insufficient_funds",
+    "0",
+  ]);
+});
+
+step("every field rule is a 400 invalid_request naming the field, before any RPC", async (h) => {
+  const { apiKey, wallet } = await h.newApiKey();
+  const good = {
+    payer: wallet.publicKey.toBase58(),
+    name: "Good",
+    symbol: "GOOD",
+    metadataUri: URI,
+    supply: "5",
+  };
+  const pda = Key.findProgramAddressSync([new Uint8Array([7])], Keypair.generate().publicKey)[0]
+    .toBase58();
+  const cases: [Record<string, unknown>, string[]][] = [
+    [{ payer: undefined }, ["payer"]],
+    [{ payer: "0OIl" }, ["payer"]],
+    [{ payer: pda }, ["payer"]],
+    [{ name: undefined }, ["name"]],
+    [{ name: "x".repeat(33) }, ["name"]],
+    [{ name: "é".repeat(17) }, ["name"]], // 17 characters, 34 bytes
+    [{ symbol: "TOOLONGSYMB" }, ["symbol"]],
+    [{ symbol: "TWO WORDS" }, ["symbol"]],
+    [{ metadataUri: "http://example.com/a.json" }, ["metadataUri"]],
+    [{ metadataUri: "https://example.com/" + "a".repeat(181) }, ["metadataUri"]],
+    [{ supply: undefined }, ["supply", "supplyRaw"]],
+    [{ supplyRaw: "5" }, ["supply", "supplyRaw"]],
+    [{ supply: "1.5" }, ["supply"]],
+    [{ supply: "0" }, ["supply"]],
+    [{ supply: "18446744074" }, ["supply"]],
+    [{ supply: undefined, supplyRaw: "18446744073709551616" }, ["supplyRaw"]],
+    [{ decimals: 10 }, ["decimals"]],
+    [{ decimals: "6" }, ["decimals"]],
+    [{ recipient: "not an address" }, ["recipient"]],
+    [{ revokeMint: "yes" }, ["revokeMint"]],
+    [{ revokeFreeze: null }, ["revokeFreeze"]],
+    [{ immutableMetadata: 0 }, ["immutableMetadata"]],
+    [{ mintAuthority: good.payer }, ["mintAuthority"]],
+    [{ name: "Ѕоlаnа" }, ["name"]], // Cyrillic look-alikes
+    [{ symbol: "ＵＳＤＣ" }, ["symbol"]], // fullwidth
+    [{ symbol: "B\u200bONK" }, ["symbol"]], // zero-width space
+    [{ name: "Jupiter", symbol: "JUP" }, ["name", "symbol"]],
+  ];
+  for (const [patch, fields] of cases) {
+    const { res, body } = await build(h, apiKey, { ...good, ...patch });
+    assertEquals(res.status, 400, JSON.stringify(patch));
+    assertEquals(body.error.code, "invalid_request");
+    for (const f of fields) {
+      assert(
+        typeof body.error.fields[f] === "string",
+        `${JSON.stringify(patch)}: ${JSON.stringify(body)}`,
+      );
+    }
+  }
+  const notJson = await h.request("/v1/tokens", {
+    method: "POST",
+    headers: {
+      ...bearer(apiKey),
+      "content-type": "application/json",
+      "idempotency-key": "not-json",
+    },
+    body: "{",
+  });
+  assertEquals([notJson.status, (await notJson.json()).error.code], [400, "invalid_request"]);
+  // None of these counted.
+  const me = await (await h.request("/v1/me", { headers: bearer(apiKey) })).json();
+  assertEquals(me.usageToday.tokens, 0);
+});
+
+step(
+  "unauthorized without a valid key; a build record is only for the key that built it",
+  async (h) => {
+    const body = {
+      payer: Keypair.generate().publicKey.toBase58(),
+      name: "A",
+      symbol: "A",
+      metadataUri: URI,
+      supply: "1",
+    };
+    const noKeys: Record<string, string>[] = [{}, { authorization: "Bearer tcb_live_00_nope" }, {
+      authorization: "Basic x",
+    }];
+    for (const headers of noKeys) {
+      const res = await h.request("/v1/tokens", { method: "POST", headers, json: body });
+      assertEquals([res.status, (await res.json()).error.code], [401, "unauthorized"]);
+    }
+    const a = await h.newApiKey();
+    const b = await h.newApiKey();
+    const built = await build(h, a.apiKey, { ...body, payer: a.wallet.publicKey.toBase58() });
+    assertEquals(built.res.status, 201);
+    const mint = built.body.mint;
+    const own = await h.request(`/v1/tokens/${mint}`, { headers: bearer(a.apiKey) });
+    assertEquals(own.status, 200);
+    const record = await own.json();
+    assertEquals([record.status, record.signature, record.feeVerified, record.confirmedAt], [
+      "built",
+      null,
+      false,
+      null,
+    ]);
+    const other = await h.request(`/v1/tokens/${mint}`, { headers: bearer(b.apiKey) });
+    const unknown = await h.request(`/v1/tokens/${Keypair.generate().publicKey.toBase58()}`, {
+      headers: bearer(a.apiKey),
+    });
+    const otherBody = await other.json();
+    assertEquals([other.status, otherBody.error.code], [404, "not_found"]);
+    // Indistinguishable from a mint that does not exist.
+    assertEquals(otherBody, await unknown.json());
+    const bad = await h.request("/v1/tokens/not-a-mint", { headers: bearer(a.apiKey) });
+    assertEquals(bad.status, 400);
+    assertEquals(Object.keys((await bad.json()).error.fields), ["mint"]);
+    const anon = await h.request(`/v1/tokens/${mint}`);
+    assertEquals(anon.status, 401);
+  },
+);
+
+step(
+  "the TokenBuilt event holds the build; the CU limit is sized from the simulation",
+  async (h) => {
+    const { apiKey, wallet, keyId, purchaseId } = await h.newApiKey();
+    const { body } = await build(h, apiKey, {
+      payer: wallet.publicKey.toBase58(),
+      name: "Event",
+      symbol: "EVT",
+      metadataUri: URI,
+      supply: "42",
+      decimals: 2,
+    });
+    const [event] = await h.services.store.readStream(`build-${body.buildId}`);
+    assertEquals(event.type, "TokenBuilt");
+    const d = (event as Extract<typeof event, { type: "TokenBuilt" }>).data;
+    const tx = decodeTx(body.transaction);
+    assertEquals(d.messageHash, await sha256Hex(tx.message.serialize()));
+    assertEquals([d.keyId, d.purchaseId, d.day], [
+      keyId,
+      purchaseId,
+      new Date().toISOString().slice(0, 10),
+    ]);
+    assertEquals([d.supplyRaw, d.decimals, d.feeLamports, d.solUsd, d.feeUsd], [
+      "4200",
+      2,
+      "19933334",
+      150,
+      2.99,
+    ]);
+    assertEquals(
+      d.mint,
+      (await Key.createWithSeed(wallet.publicKey, d.seed, TOKEN_PROGRAM_ID)).toBase58(),
+    );
+    assert(d.seed.length <= 32);
+    assertEquals(d.reference, referenceOf(tx).toBase58());
+    assertEquals([d.blockhash, d.lastValidBlockHeight], [
+      body.recentBlockhash,
+      body.lastValidBlockHeight,
+    ]);
+    assertEquals(d.recipient, wallet.publicKey.toBase58());
+
+    const [limitIx, priceIx] = tx.message.compiledInstructions;
+    const limit = new DataView(limitIx.data.buffer, limitIx.data.byteOffset).getUint32(1, true);
+    const price = new DataView(priceIx.data.buffer, priceIx.data.byteOffset).getBigUint64(1, true);
+    const sim = await h.services.connection.simulateTransaction(tx, { sigVerify: false });
+    assertEquals(sim.value.err, null);
+    assertEquals(limit, unitLimitFromSimulation(sim.value.unitsConsumed));
+    assert(limit < 400_000, `limit ${limit}`);
+    assertEquals(price, 0n); // no priority fees paid recently on this chain
+  },
+);
+
+step("price_unavailable when the Pyth price is stale; nothing is counted", async (h) => {
+  const { apiKey, wallet } = await h.newApiKey();
+  const fixed = h.services.price;
+  h.chain.pausePricePublishing(true);
+  h.services.price = new PythPriceSource(
+    h.services.connection,
+    h.chain.pythSolUsdAccount,
+    h.services.config.price.maxAgeS,
+    () => Date.now() + 121_000,
+  );
+  try {
+    const { res, body } = await build(h, apiKey, {
+      payer: wallet.publicKey.toBase58(),
+      name: "Stale",
+      symbol: "STALE",
+      metadataUri: URI,
+      supply: "1",
+    });
+    assertEquals([res.status, body.error.code], [503, "price_unavailable"]);
+    assertEquals(res.headers.get("retry-after"), "5");
+  } finally {
+    h.services.price = fixed;
+    h.chain.pausePricePublishing(false);
+  }
+  const me = await (await h.request("/v1/me", { headers: bearer(apiKey) })).json();
+  assertEquals(me.usageToday.tokens, 0);
+});
+
+step(
+  "40 parallel builds on a key with 25 left: exactly 25 succeed; the 26th is daily_limit",
+  async (h) => {
+    const { apiKey, wallet } = await h.newApiKey();
+    const body = {
+      payer: wallet.publicKey.toBase58(),
+      name: "Rush",
+      symbol: "RUSH",
+      metadataUri: URI,
+      supply: "1",
+    };
+    const results = await Promise.all(Array.from({ length: 40 }, () => build(h, apiKey, body)));
+    const ok = results.filter((r) => r.res.status === 201);
+    const limited = results.filter((r) => r.res.status === 429);
+    const odd = results.filter((r) => r.res.status !== 201 && r.res.status !== 429);
+    assertEquals(odd.map((r) => JSON.stringify(r.body)), []);
+    assertEquals([ok.length, limited.length], [25, 15]);
+    for (const r of limited) assertEquals(r.body.error.code, "daily_limit");
+    assertEquals(new Set(ok.map((r) => r.body.buildId)).size, 25);
+    assertEquals(new Set(ok.map((r) => r.body.mint)).size, 25);
+    const me = await (await h.request("/v1/me", { headers: bearer(apiKey) })).json();
+    assertEquals(me.usageToday.tokens, 25);
+
+    const next = await build(h, apiKey, body);
+    assertEquals([next.res.status, next.body.error.code], [429, "daily_limit"]);
+    const retry = Number(next.res.headers.get("retry-after"));
+    assert(retry > 0 && retry <= 86_400, `Retry-After ${retry}`);
+    assertEquals(next.body.error.fields.tokensPerDay, 25);
+  },
+);
+
+step(
+  "Idempotency-Key: a retry replays without building or counting; other body 422; concurrent 409",
+  async (h) => {
+    const { apiKey, wallet } = await h.newApiKey();
+    const body = {
+      payer: wallet.publicKey.toBase58(),
+      name: "Once",
+      symbol: "ONCE",
+      metadataUri: URI,
+      supply: "7",
+    };
+    const key = { "idempotency-key": "build-once-1" };
+    const first = await build(h, apiKey, body, key);
+    assertEquals(first.res.status, 201);
+    const again = await build(h, apiKey, body, key);
+    assertEquals(again.res.status, 201);
+    assertEquals(again.res.headers.get("idempotent-replayed"), "true");
+    assertEquals(again.body, first.body);
+    const me = await (await h.request("/v1/me", { headers: bearer(apiKey) })).json();
+    assertEquals(me.usageToday.tokens, 1);
+
+    const other = await build(h, apiKey, { ...body, supply: "8" }, key);
+    assertEquals([other.res.status, other.body.error.code], [422, "idempotency_key_reused"]);
+
+    const concurrent = { "idempotency-key": "build-once-2" };
+    const pair = await Promise.all([
+      build(h, apiKey, body, concurrent),
+      build(h, apiKey, body, concurrent),
+    ]);
+    assertEquals(pair.map((r) => r.res.status).sort(), [201, 409]);
+    assertEquals(
+      pair.find((r) => r.res.status === 409)!.body.error.code,
+      "idempotency_key_in_flight",
+    );
+    // A refused build is replayed too, not re-run.
+    const poorKey = { "idempotency-key": "build-poor" };
+    const poor = { ...body, payer: Keypair.generate().publicKey.toBase58() };
+    const refused = await build(h, apiKey, poor, poorKey);
+    assertEquals(refused.body.error.code, "insufficient_funds");
+    h.chain.airdrop(poor.payer, 10n * BigInt(LAMPORTS_PER_SOL));
+    const replayed = await build(h, apiKey, poor, poorKey);
+    assertEquals([replayed.res.status, replayed.body], [400, refused.body]);
+    const after = await (await h.request("/v1/me", { headers: bearer(apiKey) })).json();
+    assertEquals(after.usageToday.tokens, 2);
+  },
+);
+
+Deno.test("POST /v1/tokens and GET /v1/tokens/{mint}", async (t) => {
+  const h = await startHarness();
+  try {
+    for (const [name, fn] of steps) await t.step(name, () => fn(h));
+  } finally {
+    await h.close();
+  }
+});
