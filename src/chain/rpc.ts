@@ -4,7 +4,7 @@
  */
 import { PublicKey } from "@solana/web3.js";
 import type { AccountSnap } from "./accounts.ts";
-import { type Commitment, SLOTS_PER_EPOCH } from "./blocks.ts";
+import { type Commitment, FINALIZATION_DEPTH, SLOTS_PER_EPOCH } from "./blocks.ts";
 import { base58Decode, base58Encode, base64Decode, base64Encode, DecodeError } from "./codec.ts";
 import { computeBudget, transactionFee } from "./fees.ts";
 import { INVALID_PARAMS, METHOD_NOT_FOUND, RpcError } from "./jsonrpc.ts";
@@ -407,7 +407,7 @@ export class Rpc {
       const before = cfg.before == null ? undefined : parseSignature(cfg.before);
       const until = cfg.until == null ? undefined : parseSignature(cfg.until);
       const blocks = this.node.blocks;
-      const maxSlot = commitment === "confirmed" ? blocks.slot - 1 : blocks.slotAt("finalized");
+      const maxSlot = blocks.slot - (commitment === "confirmed" ? 1 : FINALIZATION_DEPTH);
       return this.node.history.forAddress(address, { before, until, limit, maxSlot }).map((r) => ({
         blockTime: r.blockTime,
         confirmationStatus: blocks.commitmentOf(r.slot),
