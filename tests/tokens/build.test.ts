@@ -16,6 +16,7 @@ import { decodeMetadataAccount } from "../../src/solana/token-metadata.ts";
 import { sha256Hex } from "../../events/hash.ts";
 import { PythPriceSource } from "../../src/pricing/price-source.ts";
 import { unitLimitFromSimulation } from "../../src/tokens/costs.ts";
+import { sweepOpenBuilds } from "../../src/creation/watcher.ts";
 
 const URI = "https://example.com/m/0123abcd.json";
 
@@ -145,10 +146,20 @@ step(
       "symbol",
     ]);
     assertEquals([record.mint, record.name, record.symbol], [body.mint, "Moon Cat", "MCAT"]);
-    assert(["built", "submitted", "confirmed"].includes(record.status), record.status);
+    assertEquals([record.status, record.signature, record.feeVerified], ["built", null, false]);
     assert(
       Math.abs(record.createdAt - Date.now() / 1000) < 60,
       `createdAt ${record.createdAt} is in seconds`,
+    );
+
+    // The watcher finds the landed transaction by the build's reference and checks it against
+    // the TokenBuilt record: mint, full supply and fee all present.
+    await sweepOpenBuilds(h.services);
+    const done = await (await h.request(`/v1/tokens/${body.mint}`, { headers: bearer(apiKey) }))
+      .json();
+    assertEquals([done.status, done.signature, done.feeVerified], ["confirmed", sig, true]);
+    assert(
+      Number.isInteger(done.confirmedAt) && Math.abs(done.confirmedAt - Date.now() / 1000) < 60,
     );
   },
 );
