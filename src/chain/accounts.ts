@@ -39,17 +39,31 @@ export class AccountSnap {
 export const RENT_EXEMPT_EPOCH = 18446744073709551615n;
 
 export class AccountsDb {
+  /**
+   * Program accounts, which ordinary transactions cannot modify, are kept here so that
+   * snapshotting a transaction's accounts doesn't copy and compare program binaries (the
+   * ATA program alone is 100 KB) on every call. A lamport check catches the rare change.
+   */
+  #executables = new Map<string, AccountSnap>();
+
   constructor(readonly svm: LiteSvm) {}
 
   get(key: Uint8Array): AccountSnap | null {
+    const id = keyId(key);
+    const cached = this.#executables.get(id);
+    if (cached && this.svm.getBalance(key) === cached.lamports) return cached;
     const a = this.svm.getAccount(key);
     if (!a) return null;
     const lamports = a.lamports();
     if (lamports === 0n) return null;
-    return new AccountSnap(lamports, a.data(), a.owner(), a.executable(), a.rentEpoch());
+    const snap = new AccountSnap(lamports, a.data(), a.owner(), a.executable(), a.rentEpoch());
+    if (snap.executable) this.#executables.set(id, snap);
+    else if (cached) this.#executables.delete(id);
+    return snap;
   }
 
   set(key: Uint8Array, a: AccountSnap | null): void {
+    this.#executables.delete(keyId(key));
     if (a === null) {
       this.svm.setAccount(key, new Account(0n, new Uint8Array(0), SYSTEM_PROGRAM_BYTES, false, 0n));
       return;
@@ -62,7 +76,7 @@ export class AccountsDb {
     for (let i = 0; i < keys.length; i++) {
       const want = snapshot[i];
       const now = this.get(keys[i]);
-      if (want === null ? now === null : want.sameAs(now)) continue;
+      if (want === now || (want === null ? now === null : want.sameAs(now))) continue;
       this.set(keys[i], want);
     }
   }
@@ -70,6 +84,11 @@ export class AccountsDb {
   rentExemptMinimum(len: number): bigint {
     return this.svm.minimumBalanceForRentExemption(BigInt(len));
   }
+}
+
+/** A cheap map key for 32 raw bytes (base58 is ~10x slower and only needed for output). */
+function keyId(key: Uint8Array): string {
+  return String.fromCharCode.apply(null, key as unknown as number[]);
 }
 
 export const SYSTEM_PROGRAM = "11111111111111111111111111111111";

@@ -6,7 +6,12 @@
  * emulated instructions run in between. Every account of the transaction is snapshotted first
  * and restored on any failure, so the whole transaction stays atomic.
  */
-import type { FailedTransactionMetadata, LiteSvm, TransactionMetadata } from "litesvm/internal";
+import type {
+  FailedTransactionMetadata,
+  LiteSvm,
+  SimulatedTransactionInfo,
+  TransactionMetadata,
+} from "litesvm/internal";
 import { AccountsDb, AccountSnap, SYSTEM_PROGRAM } from "./accounts.ts";
 import { base58Decode, base58Encode, sha256, u32le } from "./codec.ts";
 import {
@@ -88,10 +93,57 @@ export class Executor {
     const emulated = this.#emulateMetadata &&
       tx.instructions.some((ix) => tx.keyStrings[ix.programIdIndex] === TOKEN_METADATA_PROGRAM);
     const base = { budget, fee, pre };
+    if (!emulated && mode === "simulate") return this.#directSimulation(tx, base, capture);
     const result = emulated ? this.#segmented(tx, base) : this.#direct(tx, base);
     const captured = capture.map((k) => this.db.get(k));
     if (mode === "simulate") this.db.restore(tx.keys, pre);
     return { ...result, captured };
+  }
+
+  /** litesvm's own simulation: nothing to undo, so it is the cheap path for plain transactions. */
+  #directSimulation(
+    tx: ResolvedTransaction,
+    base: { budget: ComputeBudget; fee: bigint; pre: (AccountSnap | null)[] },
+    capture: Uint8Array[],
+  ): Execution & { captured: (AccountSnap | null)[] } {
+    const r = tx.version === "legacy"
+      ? this.svm.simulateLegacyTransaction(tx.wire)
+      : this.svm.simulateVersionedTransaction(tx.wire);
+    const failed = "err" in r;
+    const meta: TransactionMetadata = failed
+      ? (r as FailedTransactionMetadata).meta()
+      : (r as SimulatedTransactionInfo).meta();
+    const after = new Map<string, AccountSnap | null>();
+    if (!failed) {
+      for (const aa of (r as SimulatedTransactionInfo).postAccounts()) {
+        const a = aa.account();
+        after.set(
+          base58Encode(aa.address),
+          a.lamports() === 0n
+            ? null
+            : new AccountSnap(a.lamports(), a.data(), a.owner(), a.executable(), a.rentEpoch()),
+        );
+      }
+    }
+    const postOf = (k: Uint8Array, fallback: () => AccountSnap | null) => {
+      const id = base58Encode(k);
+      return after.has(id) ? after.get(id)! : fallback();
+    };
+    const rd = meta.returnData();
+    const rdData = rd.data();
+    return {
+      ...base,
+      landed: !failed,
+      err: failed ? fromNapiTxError((r as FailedTransactionMetadata).err()) : null,
+      logs: meta.logs(),
+      unitsConsumed: Number(meta.computeUnitsConsumed()),
+      innerInstructions: groupInner(meta, (i) => i, (i) => i),
+      returnData: rdData.length > 0
+        ? { programId: base58Encode(rd.programId()), data: rdData }
+        : null,
+      post: tx.keys.map((k, i) => postOf(k, () => base.pre[i])),
+      captured: capture.map((k) => postOf(k, () => this.db.get(k))),
+    };
   }
 
   /** Undoes a committed execution (the node never lands a transaction whose preflight failed). */

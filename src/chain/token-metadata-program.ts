@@ -8,14 +8,11 @@
  * reports the writes to apply, so a failure needs no cleanup.
  */
 import { PublicKey } from "@solana/web3.js";
-import {
-  type CollectionDetails,
-  getCreateMetadataAccountV3InstructionDataSerializer,
-  UseMethod,
-} from "@metaplex-foundation/mpl-token-metadata";
+import { type CollectionDetails, UseMethod } from "@metaplex-foundation/mpl-token-metadata";
 import type { Creator } from "@metaplex-foundation/mpl-token-metadata";
 import {
   CREATE_METADATA_ACCOUNT_V3_DISCRIMINATOR,
+  decodeCreateMetadataAccountV3Data,
   editionPda,
   encodeMetadataAccount,
   MAX_CREATOR_LIMIT,
@@ -184,7 +181,7 @@ function createMetadataAccountV3(
   const [metadata, mint, mintAuthority, payer, updateAuthority, system] = accounts;
   let args;
   try {
-    [args] = getCreateMetadataAccountV3InstructionDataSerializer().deserialize(data);
+    args = decodeCreateMetadataAccountV3Data(data);
   } catch {
     throw new Failure("InvalidInstructionData", [], 900);
   }
