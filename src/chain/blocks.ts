@@ -61,8 +61,13 @@ export class Blocks {
     }
   }
 
+  /** Blockhash of any slot so far (derived, so it survives pruning). */
+  blockhashOf(slot: number): string {
+    return this.#bySlot.get(slot)?.blockhash ?? base58Encode(sha256(this.#seed, "slot" + slot));
+  }
+
   #record(slot: number, nowMs: number): void {
-    const blockhash = base58Encode(sha256(this.#seed, "slot" + slot));
+    const blockhash = this.blockhashOf(slot);
     const parent = this.#bySlot.get(slot - 1)?.blockhash ?? this.genesisHash;
     this.#slot = slot;
     const info = { slot, blockhash, blockTime: Math.floor(nowMs / 1000), parentBlockhash: parent };

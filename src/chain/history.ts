@@ -84,6 +84,7 @@ export class History {
   /** Recent signatures by landing slot order, kept even if the record itself was evicted. */
   #statusCache = new Map<string, TxRecord>();
   #fees = new Map<number, SlotFees>();
+  #bySlot = new Map<number, TxRecord[]>();
   #count = 0;
 
   constructor(readonly limit: number) {}
@@ -99,6 +100,9 @@ export class History {
   add(r: TxRecord): void {
     this.#count++;
     this.#all.push(r);
+    const inSlot = this.#bySlot.get(r.slot);
+    if (inSlot) inSlot.push(r);
+    else this.#bySlot.set(r.slot, [r]);
     this.#bySignature.set(r.signature, r);
     this.#statusCache.set(r.signature, r);
     for (const k of new Set(r.tx.keyStrings)) {
@@ -122,6 +126,9 @@ export class History {
     for (let i = this.#all.head; i < this.#all.head + excess; i++) {
       const old = this.#all.items[i];
       this.#bySignature.delete(old.signature);
+      const slotList = this.#bySlot.get(old.slot)?.filter((r) => r.seq >= cutoff);
+      if (slotList?.length) this.#bySlot.set(old.slot, slotList);
+      else this.#bySlot.delete(old.slot);
       for (const k of new Set(old.tx.keyStrings)) {
         const list = this.#byAddress.get(k);
         if (!list) continue;
@@ -142,6 +149,11 @@ export class History {
       if (slot >= minFeeSlot) break;
       this.#fees.delete(slot);
     }
+  }
+
+  /** Transactions of a slot in block order (empty if none, or if evicted). */
+  inSlot(slot: number): TxRecord[] {
+    return this.#bySlot.get(slot) ?? [];
   }
 
   get(signature: string): TxRecord | undefined {

@@ -363,6 +363,10 @@ export class ChainNode {
     return cur ? parseMint(cur.data, cur.ownerStr)?.decimals ?? null : null;
   }
 
+  blockhashOf(slot: number): string {
+    return this.blocks.blockhashOf(slot);
+  }
+
   /** Highest slot whose blocks are rooted; used for minimumLedgerSlot and friends. */
   get rootSlot(): number {
     return Math.max(0, this.blocks.slot - FINALIZATION_DEPTH);

@@ -244,6 +244,18 @@ export class Rpc {
       }
       return info.blockTime;
     },
+    getBlock: (p) => this.#block(p),
+    getBlocks: (p) => {
+      const start = p.u64(0, 1);
+      const cfg = typeof p.list[1] === "number" ? p.config(2) : p.config(1);
+      const top = this.#slot(cfg);
+      const end = typeof p.list[1] === "number" ? Math.min(p.u64(1, 1), top) : top;
+      if (end - start > 500_000) throw invalidParams("Slot range too large; max 500000");
+      const first = Math.max(start, this.#firstBlock());
+      const out: number[] = [];
+      for (let s = first; s <= end; s++) out.push(s);
+      return out;
+    },
     getLatestBlockhash: (p) => {
       const slot = this.#slot(p.config(0));
       const info = this.node.blocks.info(slot)!;
@@ -475,14 +487,76 @@ export class Rpc {
     }
   }
 
+  /** Oldest slot whose block we can still describe (transactions or recent blockhash). */
+  #firstBlock(): number {
+    const oldest = this.node.history.oldestSlot;
+    const recent = Math.max(0, this.node.blocks.slot - 299);
+    return oldest === null ? recent : Math.min(oldest, recent);
+  }
+
+  #block(p: Params): unknown {
+    const slot = p.u64(0, 1);
+    const raw = p.list[1];
+    const cfg: Config = typeof raw === "string" ? { encoding: raw } : p.config(1);
+    const commitment = commitmentOf(cfg);
+    if (commitment === "processed") {
+      throw invalidParams("Method does not support commitment below `confirmed`");
+    }
+    const blocks = this.node.blocks;
+    const info = blocks.info(slot);
+    const txs = this.node.history.inSlot(slot);
+    if (!blocks.reaches(slot, commitment) || (!info && txs.length === 0)) {
+      throw new RpcError(
+        -32004,
+        `Block not available for slot ${slot}`,
+      );
+    }
+    const encoding = (cfg.encoding ?? "json") as TxEncoding;
+    const details = (cfg.transactionDetails ?? "full") as string;
+    const maxVersion = cfg.maxSupportedTransactionVersion;
+    const withVersion = maxVersion !== undefined && maxVersion !== null;
+    if (!withVersion && txs.some((r) => r.tx.version === 0)) {
+      throw new RpcError(
+        -32015,
+        'Transaction version (0) is not supported by the requesting client. Please try the request again with the following configuration parameter: "maxSupportedTransactionVersion": 0',
+      );
+    }
+    const out: Record<string, unknown> = {
+      blockHeight: slot,
+      blockTime: info?.blockTime ?? txs[0].blockTime,
+      blockhash: this.node.blockhashOf(slot),
+      parentSlot: Math.max(0, slot - 1),
+      previousBlockhash: slot === 0
+        ? this.node.blocks.genesisHash
+        : this.node.blockhashOf(slot - 1),
+    };
+    if (details === "full") {
+      out.transactions = txs.map((r) => {
+        const { slot: _s, blockTime: _t, ...rest } = encodeTransactionRecord(
+          r,
+          encoding,
+          withVersion,
+        );
+        return rest;
+      });
+    } else if (details === "signatures") out.signatures = txs.map((r) => r.signature);
+    if (cfg.rewards !== false) out.rewards = [];
+    return out;
+  }
+
   #mintDecimals = (mint: string): number | null => {
     const acc = this.node.executor.db.get(base58Decode(mint));
     return acc ? parseMint(acc.data, acc.ownerStr)?.decimals ?? null : null;
   };
 
-  #uiAccount(acc: AccountSnap, enc: AccountEncoding, slice?: DataSlice): Record<string, unknown> {
+  #uiAccount(
+    acc: AccountSnap,
+    enc: AccountEncoding,
+    slice?: DataSlice,
+    noMintLookup = false,
+  ): Record<string, unknown> {
     try {
-      return uiAccount(acc, enc, this.#mintDecimals, slice);
+      return uiAccount(acc, enc, noMintLookup ? () => null : this.#mintDecimals, slice);
     } catch (e) {
       if (e instanceof EncodingError) throw invalidParams(e.message);
       throw e;
@@ -644,8 +718,12 @@ export class Rpc {
     const sim = this.node.simulate(tx, { replaceRecentBlockhash: replace, capture });
     const exec = sim.exec;
     return this.#ctx(slot, {
+      // Like the node: nothing for a failed simulation, and no mint lookups for parsing.
       accounts: accountsCfg
-        ? sim.captured.map((a) => (a ? this.#uiAccount(a, captureEnc) : null))
+        ? capture.map((_, i) => {
+          const a = sim.captured[i];
+          return a && sim.err === null ? this.#uiAccount(a, captureEnc, undefined, true) : null;
+        })
         : null,
       err: sim.err,
       innerInstructions: cfg.innerInstructions === true && exec
