@@ -372,8 +372,8 @@ export async function replayIntoAndCompare(
     const entry of source.list<StoredEvent>(selector, { batchSize: opts.batchSize ?? 500 })
   ) {
     await verifier.check(entry.value);
-    while (reported < verifier.problems.length) {
-      await opts.onChainProblem?.(verifier.problems[reported++]);
+    for (; reported < verifier.problems.length; reported++) {
+      await opts.onChainProblem?.(verifier.problems[reported]);
     }
     await folder.apply(entry.value);
     await opts.onEvent?.(entry.value);
@@ -394,8 +394,8 @@ export async function replayIntoAndCompare(
       }
     }
   }
-  while (reported < verifier.problems.length) {
-    await opts.onChainProblem?.(verifier.problems[reported++]);
+  for (; reported < verifier.problems.length; reported++) {
+    await opts.onChainProblem?.(verifier.problems[reported]);
   }
   await folder.flush();
   const cmp = await compareProjectionStores(source, scratch, projections.map((p) => p.name), {
