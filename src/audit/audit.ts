@@ -1,0 +1,416 @@
+/**
+ * The auditor: one streamed pass over the event log that verifies the hash chain and rebuilds
+ * every projection into a scratch KV, then a comparison with the live projections and a
+ * reconciliation of builds, fees and purchases written through an `AuditSink`.
+ *
+ * Memory is bounded by a few per-key and per-day totals; events, builds and purchases are read
+ * a page at a time. The audited KV is only read.
+ */
+import { canonicalJson } from "../../events/hash.ts";
+import { HEAD, type LogHead, PROJECTIONS } from "../../events/keys.ts";
+import { allProjections } from "../../projections/index.ts";
+import { type KeyDoc, keyStatus } from "../../projections/keys.ts";
+import type { PurchaseDoc } from "../../projections/purchases.ts";
+import {
+  type ChainProblem,
+  type ProjectionMismatch,
+  replayIntoAndCompare,
+} from "../../projections/replay.ts";
+import { AUDIT_BUILD, type AuditBuildDoc, auditProjections } from "./folds.ts";
+import { type ChainCheck, checkOnChain, type TxReader } from "./chain-check.ts";
+import type { AuditSink, Row } from "./sink.ts";
+
+const TOTAL_COLUMNS = [
+  "builds",
+  "open",
+  "confirmed",
+  "unverified",
+  "failed",
+  "expired",
+  "landedQuotedLamports",
+  "collectedLamports",
+  "shortfallLamports",
+  "confirmedFeeUsd",
+];
+
+/** Every table the audit writes, with its CSV columns in order. */
+export const AUDIT_TABLES: Record<string, string[]> = {
+  builds: [
+    "buildId",
+    "day",
+    "builtAt",
+    "keyId",
+    "purchaseId",
+    "mint",
+    "name",
+    "symbol",
+    "payer",
+    "status",
+    "signature",
+    "quotedLamports",
+    "feeSeenLamports",
+    "chainFeeLamports",
+    "feeUsd",
+    "solUsd",
+    "outcomeAt",
+    "problems",
+  ],
+  totals_by_key: [
+    "keyId",
+    "purchaseId",
+    "wallet",
+    "keyStatus",
+    "unverifiedCount",
+    ...TOTAL_COLUMNS,
+  ],
+  totals_by_day: ["day", ...TOTAL_COLUMNS],
+  purchases: [
+    "purchaseId",
+    "wallet",
+    "status",
+    "currency",
+    "amount",
+    "usd",
+    "signature",
+    "quotedAt",
+    "paidAt",
+    "activeKeyId",
+    "keyIds",
+  ],
+  exceptions: ["kind", "position", "buildId", "keyId", "mint", "signature", "detail"],
+};
+
+export type ExceptionKind =
+  | "chain_broken"
+  | "projection_mismatch"
+  | "creation_unverified"
+  | "short_fee_confirmed"
+  | "outcome_without_build"
+  | "build_history"
+  | "build_for_unknown_key"
+  | "chain_check";
+
+export interface AuditOptions {
+  /** The KV under audit; only read. */
+  kv: Deno.Kv;
+  /** An empty KV the rebuilt projections are written to (a temp file, or ":memory:"). */
+  scratch: Deno.Kv;
+  sink: AuditSink;
+  /** Set for --verify-chain: re-reads every landed creation from the chain. */
+  readTx?: TxReader | null;
+  chainConcurrency?: number;
+  cacheSize?: number;
+  batchSize?: number;
+  now?: () => number;
+}
+
+interface Totals {
+  builds: number;
+  open: number;
+  confirmed: number;
+  unverified: number;
+  failed: number;
+  expired: number;
+  landedQuotedLamports: bigint;
+  collectedLamports: bigint;
+  shortfallLamports: bigint;
+  confirmedFeeCents: number;
+}
+
+const zero = (): Totals => ({
+  builds: 0,
+  open: 0,
+  confirmed: 0,
+  unverified: 0,
+  failed: 0,
+  expired: 0,
+  landedQuotedLamports: 0n,
+  collectedLamports: 0n,
+  shortfallLamports: 0n,
+  confirmedFeeCents: 0,
+});
+
+function addBuild(t: Totals, b: AuditBuildDoc): void {
+  t.builds++;
+  if (b.status === "built" || b.status === "submitted") t.open++;
+  else t[b.status]++;
+  if (b.status === "confirmed" || b.status === "unverified") {
+    const quoted = BigInt(b.quotedLamports ?? "0");
+    const seen = BigInt(b.feeSeenLamports ?? "0");
+    t.landedQuotedLamports += quoted;
+    t.collectedLamports += seen;
+    if (seen < quoted) t.shortfallLamports += quoted - seen;
+  }
+  if (b.status === "confirmed") t.confirmedFeeCents += Math.round((b.feeUsd ?? 0) * 100);
+}
+
+const totalsRow = (t: Totals): Row => ({
+  builds: t.builds,
+  open: t.open,
+  confirmed: t.confirmed,
+  unverified: t.unverified,
+  failed: t.failed,
+  expired: t.expired,
+  landedQuotedLamports: t.landedQuotedLamports.toString(),
+  collectedLamports: t.collectedLamports.toString(),
+  shortfallLamports: t.shortfallLamports.toString(),
+  confirmedFeeUsd: t.confirmedFeeCents / 100,
+});
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+export interface AuditSummary {
+  auditedAt: string;
+  ok: boolean;
+  head: LogHead | null;
+  events: number;
+  chain: { ok: boolean; problems: number };
+  projections: { documents: number; mismatches: number };
+  builds: Row;
+  orphanOutcomes: number;
+  keys: number;
+  purchases: { total: number; paid: number; paidByCurrency: Record<string, string> };
+  verifiedOnChain: number | null;
+  exceptions: { total: number; byKind: Partial<Record<ExceptionKind, number>> };
+}
+
+export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
+  const { kv, scratch, sink } = opts;
+  const now = opts.now ?? Date.now;
+  const byKind: Partial<Record<ExceptionKind, number>> = {};
+  let exceptionCount = 0;
+  const exception = async (kind: ExceptionKind, detail: string, at: Partial<Row> = {}) => {
+    exceptionCount++;
+    byKind[kind] = (byKind[kind] ?? 0) + 1;
+    await sink.write("exceptions", {
+      kind,
+      position: null,
+      buildId: null,
+      keyId: null,
+      mint: null,
+      signature: null,
+      ...at,
+      detail,
+    } as Row);
+  };
+
+  const head = (await kv.get<LogHead>(HEAD)).value;
+  const replay = await replayIntoAndCompare(kv, scratch, allProjections, {
+    extra: auditProjections,
+    batchSize: opts.batchSize,
+    cacheSize: opts.cacheSize,
+    maxMismatches: 0,
+    onChainProblem: (p: ChainProblem) =>
+      exception("chain_broken", p.problem, { position: p.position }),
+    onMismatch: (m: ProjectionMismatch) =>
+      exception("projection_mismatch", `${m.key}: ${describeMismatch(m.live, m.rebuilt)}`),
+  });
+
+  // Builds, in buildId order, with their totals.
+  const overall = zero();
+  const byKey = new Map<string, Totals>();
+  const byDay = new Map<string, Totals>();
+  let orphans = 0;
+  let verified = 0;
+  const readTx = opts.readTx ?? null;
+  const concurrency = Math.max(1, opts.chainConcurrency ?? 4);
+
+  const emitBuild = async (b: AuditBuildDoc, check: ChainCheck | null) => {
+    const where = { buildId: b.buildId, keyId: b.keyId, mint: b.mint, signature: b.signature };
+    await sink.write("builds", {
+      buildId: b.buildId,
+      day: b.day,
+      builtAt: iso(b.builtAt),
+      keyId: b.keyId,
+      purchaseId: b.purchaseId,
+      mint: b.mint,
+      name: b.name,
+      symbol: b.symbol,
+      payer: b.payer,
+      status: b.status,
+      signature: b.signature,
+      quotedLamports: b.quotedLamports,
+      feeSeenLamports: b.feeSeenLamports,
+      chainFeeLamports: check?.chainFeeLamports ?? null,
+      feeUsd: b.feeUsd,
+      solUsd: b.solUsd,
+      outcomeAt: iso(b.outcomeAt),
+      problems: b.problems.join("; ") || null,
+    });
+    if (!b.hasBuild) {
+      orphans++;
+      await exception(
+        "outcome_without_build",
+        `${b.status} for build ${b.buildId}, which no TokenBuilt created`,
+        where,
+      );
+    } else {
+      addBuild(overall, b);
+      const k = b.keyId!;
+      if (!byKey.has(k)) byKey.set(k, zero());
+      addBuild(byKey.get(k)!, b);
+      const d = b.day!;
+      if (!byDay.has(d)) byDay.set(d, zero());
+      addBuild(byDay.get(d)!, b);
+    }
+    if (b.status === "unverified") {
+      const seen = BigInt(b.feeSeenLamports ?? "0");
+      const what = seen === 0n ? "fee-less" : `short-fee (${seen} of ${b.quotedLamports} lamports)`;
+      await exception(
+        "creation_unverified",
+        `${what} creation: ${b.problems.join("; ") || "no problems recorded"}`,
+        where,
+      );
+    }
+    if (
+      b.status === "confirmed" && b.quotedLamports !== null &&
+      BigInt(b.feeSeenLamports ?? "0") < BigInt(b.quotedLamports)
+    ) {
+      await exception(
+        "short_fee_confirmed",
+        `confirmed with ${b.feeSeenLamports} lamports seen, quoted ${b.quotedLamports}`,
+        where,
+      );
+    }
+    for (const a of b.anomalies) await exception("build_history", a, where);
+    for (const p of check?.problems ?? []) await exception("chain_check", p, where);
+  };
+
+  const checkable = (b: AuditBuildDoc) =>
+    readTx !== null && b.signature !== null && b.treasury !== null &&
+    (b.status === "confirmed" || b.status === "unverified");
+
+  let pending: AuditBuildDoc[] = [];
+  const drain = async () => {
+    const checks = await Promise.all(pending.map((b) =>
+      checkable(b)
+        ? checkOnChain(readTx!, {
+          signature: b.signature!,
+          mint: b.mint,
+          treasury: b.treasury!,
+          status: b.status as "confirmed" | "unverified",
+          quotedLamports: b.quotedLamports,
+          feeSeenLamports: b.feeSeenLamports,
+        })
+        : Promise.resolve(null)
+    ));
+    for (let i = 0; i < pending.length; i++) {
+      if (checks[i]) verified++;
+      await emitBuild(pending[i], checks[i]);
+    }
+    pending = [];
+  };
+  for await (
+    const e of scratch.list<AuditBuildDoc>({ prefix: [...PROJECTIONS, AUDIT_BUILD] }, {
+      batchSize: 500,
+    })
+  ) {
+    pending.push(e.value);
+    if (pending.length >= concurrency) await drain();
+  }
+  await drain();
+
+  // Every key, with or without builds.
+  let keys = 0;
+  for await (
+    const e of scratch.list<KeyDoc>({ prefix: [...PROJECTIONS, "key"] }, { batchSize: 500 })
+  ) {
+    const k = e.value;
+    keys++;
+    const t = byKey.get(k.keyId) ?? zero();
+    byKey.delete(k.keyId);
+    await sink.write("totals_by_key", {
+      keyId: k.keyId,
+      purchaseId: k.purchaseId,
+      wallet: k.wallet,
+      keyStatus: keyStatus(k),
+      unverifiedCount: k.unverifiedCount,
+      ...totalsRow(t),
+    });
+  }
+  for (const [keyId, t] of byKey) {
+    await sink.write("totals_by_key", {
+      keyId,
+      purchaseId: null,
+      wallet: null,
+      keyStatus: "unknown",
+      unverifiedCount: null,
+      ...totalsRow(t),
+    });
+    await exception("build_for_unknown_key", `${t.builds} build(s) by key ${keyId}, never issued`, {
+      keyId,
+    });
+  }
+  for (const day of [...byDay.keys()].sort()) {
+    await sink.write("totals_by_day", { day, ...totalsRow(byDay.get(day)!) });
+  }
+
+  // Access purchases.
+  let purchases = 0;
+  let paid = 0;
+  const paidByCurrency: Record<string, bigint> = {};
+  for await (
+    const e of scratch.list<PurchaseDoc>({ prefix: [...PROJECTIONS, "purchase"] }, {
+      batchSize: 500,
+    })
+  ) {
+    const p = e.value;
+    purchases++;
+    if (p.status === "paid") {
+      paid++;
+      paidByCurrency[p.currency] = (paidByCurrency[p.currency] ?? 0n) + BigInt(p.amount);
+    }
+    await sink.write("purchases", {
+      purchaseId: p.purchaseId,
+      wallet: p.wallet,
+      status: p.status,
+      currency: p.currency,
+      amount: p.amount,
+      usd: p.usd,
+      signature: p.signature,
+      quotedAt: iso(p.quotedAt),
+      paidAt: iso(p.paidAt),
+      activeKeyId: p.activeKeyId,
+      keyIds: p.keyIds.join(" "),
+    });
+  }
+
+  const summary: AuditSummary = {
+    auditedAt: new Date(now()).toISOString(),
+    ok: exceptionCount === 0,
+    head,
+    events: replay.chain.events,
+    chain: { ok: replay.chain.ok, problems: replay.chain.problems.length },
+    projections: { documents: replay.documents, mismatches: replay.mismatchCount },
+    builds: totalsRow(overall),
+    orphanOutcomes: orphans,
+    keys,
+    purchases: {
+      total: purchases,
+      paid,
+      paidByCurrency: Object.fromEntries(
+        Object.entries(paidByCurrency).map(([c, v]) => [c, v.toString()]),
+      ),
+    },
+    verifiedOnChain: readTx ? verified : null,
+    exceptions: { total: exceptionCount, byKind },
+  };
+  await sink.close(summary);
+  return summary;
+}
+
+const clip = (v: unknown) => {
+  const s = canonicalJson(v ?? null);
+  return s.length > 200 ? `${s.slice(0, 200)}…` : s;
+};
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** Names only the fields that differ, so a long document's one wrong field is not clipped away. */
+function describeMismatch(live: unknown, rebuilt: unknown): string {
+  if (!isObject(live) || !isObject(rebuilt)) return `live ${clip(live)} rebuilt ${clip(rebuilt)}`;
+  const fields = [...new Set([...Object.keys(live), ...Object.keys(rebuilt)])].sort()
+    .filter((k) => canonicalJson(live[k] ?? null) !== canonicalJson(rebuilt[k] ?? null));
+  return fields.map((k) => `${k}: live ${clip(live[k])} rebuilt ${clip(rebuilt[k])}`).join("; ");
+}

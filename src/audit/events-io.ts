@@ -1,0 +1,153 @@
+/**
+ * The raw event log as NDJSON, one stored event per line, in log order: `events:export` writes
+ * it, `events:import` rebuilds a fresh KV from it. Import checks the hash chain line by line and
+ * refuses the whole file at the first broken link, leaving the target KV empty.
+ */
+import { eventKey, HEAD, LOG, type LogHead, streamEventKey, streamKey } from "../../events/keys.ts";
+import type { StoredEvent } from "../../events/types.ts";
+import { allProjections } from "../../projections/index.ts";
+import type { Projection } from "../../projections/projection.ts";
+import { ChainVerifier, commitInBatches, ProjectionFolder } from "../../projections/replay.ts";
+
+/** Streams the log up to the head read at the start, so a running service can keep writing. */
+export async function exportEvents(
+  kv: Deno.Kv,
+  write: (chunk: string) => Promise<void>,
+  opts: { batchSize?: number } = {},
+): Promise<{ events: number; head: LogHead | null }> {
+  const head = (await kv.get<LogHead>(HEAD)).value;
+  if (!head) return { events: 0, head: null };
+  let events = 0;
+  let chunk = "";
+  const iter = kv.list<StoredEvent>(
+    { prefix: LOG, end: eventKey(head.position + 1) },
+    { batchSize: opts.batchSize ?? 500 },
+  );
+  for await (const entry of iter) {
+    chunk += JSON.stringify(entry.value) + "\n";
+    events++;
+    // Fewer, larger writes; still bounded.
+    if (chunk.length > 256 * 1024) {
+      await write(chunk);
+      chunk = "";
+    }
+  }
+  if (chunk) await write(chunk);
+  return { events, head };
+}
+
+export class ImportRefused extends Error {
+  constructor(readonly line: number, readonly problem: string) {
+    super(`line ${line}: ${problem}`);
+  }
+}
+
+/** Longest line accepted; events are capped at 60 KiB by the store. */
+export const MAX_LINE_BYTES = 1024 * 1024;
+
+/** Splits a byte stream into lines without holding more than one line at a time. */
+export async function* readLines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+  const decoder = new TextDecoder();
+  let buf = "";
+  for await (const bytes of stream) {
+    buf += decoder.decode(bytes, { stream: true });
+    let nl: number;
+    while ((nl = buf.indexOf("\n")) >= 0) {
+      yield buf.slice(0, nl).replace(/\r$/, "");
+      buf = buf.slice(nl + 1);
+    }
+    if (buf.length > MAX_LINE_BYTES) yield buf; // the caller refuses it by length
+  }
+  buf += decoder.decode();
+  if (buf.length) yield buf;
+}
+
+const TYPE_FIELDS = ["type", "v", "at", "stream", "streamPosition", "position", "prevHash", "hash"];
+
+function parseLine(text: string, line: number): StoredEvent {
+  if (text.length > MAX_LINE_BYTES) throw new ImportRefused(line, "line is too long");
+  let e: unknown;
+  try {
+    e = JSON.parse(text);
+  } catch {
+    throw new ImportRefused(line, "not valid JSON");
+  }
+  if (typeof e !== "object" || e === null || Array.isArray(e)) {
+    throw new ImportRefused(line, "not a JSON object");
+  }
+  const missing = TYPE_FIELDS.filter((f) => !(f in e));
+  if (missing.length || typeof (e as { data?: unknown }).data !== "object") {
+    throw new ImportRefused(
+      line,
+      `not a stored event (missing ${[...missing, "data"].join(", ")})`,
+    );
+  }
+  return e as StoredEvent;
+}
+
+export interface ImportResult {
+  events: number;
+  head: LogHead | null;
+}
+
+/**
+ * Writes the events of `lines` into `target` (which must be empty), verifying the chain as it
+ * goes, then re-derives the projections from them. Nothing is left behind on refusal.
+ */
+export async function importEvents(
+  lines: AsyncIterable<string> | Iterable<string>,
+  target: Deno.Kv,
+  opts: { projections?: Projection[]; cacheSize?: number } = {},
+): Promise<ImportResult> {
+  for await (const _ of target.list({ prefix: [] }, { limit: 1 })) {
+    throw new Error("the target KV is not empty; import only into a fresh KV");
+  }
+  const verifier = new ChainVerifier();
+  const folder = new ProjectionFolder(target, opts.projections ?? allProjections, {
+    cacheSize: opts.cacheSize,
+  });
+  let line = 0;
+  let last: StoredEvent | null = null;
+  let pending: { key: Deno.KvKey; value: unknown }[] = [];
+  try {
+    for await (const text of lines) {
+      line++;
+      if (text.trim() === "") continue;
+      const e = parseLine(text, line);
+      await verifier.check(e);
+      if (verifier.problems.length) throw new ImportRefused(line, verifier.problems[0].problem);
+      pending.push(
+        { key: eventKey(e.position), value: e },
+        { key: streamEventKey(e.stream, e.streamPosition), value: e.position },
+        { key: streamKey(e.stream), value: e.streamPosition },
+      );
+      if (pending.length >= 300) {
+        await commitInBatches(target, pending);
+        pending = [];
+      }
+      await folder.apply(e);
+      last = e;
+    }
+    await commitInBatches(target, pending);
+    await folder.flush();
+    const head = last ? { position: last.position, hash: last.hash } : null;
+    // The head goes last: until it is there, the KV is not a usable store.
+    if (head) await target.set(HEAD, head);
+    return { events: verifier.count, head };
+  } catch (e) {
+    await wipe(target);
+    throw e;
+  }
+}
+
+async function wipe(kv: Deno.Kv): Promise<void> {
+  let keys: Deno.KvKey[] = [];
+  for await (const entry of kv.list({ prefix: [] }, { batchSize: 500 })) {
+    keys.push(entry.key);
+    if (keys.length === 500) {
+      await commitInBatches(kv, keys.map((key) => ({ key, value: null })));
+      keys = [];
+    }
+  }
+  await commitInBatches(kv, keys.map((key) => ({ key, value: null })));
+}

@@ -1,0 +1,47 @@
+/**
+ * `deno task events:import --kv PATH [--in FILE]`: builds a fresh KV at PATH from an NDJSON
+ * export (FILE or stdin). The hash chain is checked line by line; on the first broken link the
+ * import is refused with that line number and PATH is removed again. Projections are re-derived
+ * from the events, so the result is a KV the service can start on.
+ */
+import { parseArgs } from "node:util";
+import { importEvents, ImportRefused, readLines } from "../audit/events-io.ts";
+import { CliError, openFreshKv, removeKvFile, runCli } from "./kv.ts";
+
+const USAGE = "usage: deno task events:import --kv PATH [--in FILE]";
+
+await runCli(async () => {
+  let args;
+  try {
+    args = parseArgs({
+      args: Deno.args,
+      options: { kv: { type: "string" }, in: { type: "string" }, help: { type: "boolean" } },
+    }).values;
+  } catch (e) {
+    throw new CliError(`${(e as Error).message}\n${USAGE}`);
+  }
+  if (args.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  // No default: importing over the service's own DATA_DIR by accident must not be possible.
+  if (!args.kv) throw new CliError(`--kv is required\n${USAGE}`);
+  const input = args.in ? (await Deno.open(args.in)).readable : Deno.stdin.readable;
+  const kv = await openFreshKv(args.kv);
+  let ok = false;
+  try {
+    const { events, head } = await importEvents(readLines(input), kv);
+    ok = true;
+    console.error(JSON.stringify({ imported: events, head, kv: args.kv }));
+    return 0;
+  } catch (e) {
+    if (e instanceof ImportRefused) {
+      console.error(`import refused: ${e.message}`);
+      return 1;
+    }
+    throw e;
+  } finally {
+    kv.close();
+    if (!ok && !/^https?:/.test(args.kv)) await removeKvFile(args.kv);
+  }
+});

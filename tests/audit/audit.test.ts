@@ -1,0 +1,309 @@
+import { assert, assertEquals, assertMatch } from "../support/assert.ts";
+import { eventKey, projectionKey } from "../../events/keys.ts";
+import type { StoredEvent } from "../../events/types.ts";
+import { allProjections } from "../../projections/index.ts";
+import { replayAndCompare, replayIntoAndCompare } from "../../projections/replay.ts";
+import { AUDIT_TABLES, runAudit } from "../../src/audit/audit.ts";
+import { checkOnChain, type TxView } from "../../src/audit/chain-check.ts";
+import { csvCell, FileSink, MemorySink } from "../../src/audit/sink.ts";
+import { cleanWorkload, TREASURY, workload } from "./fixtures.ts";
+
+async function withKvs(fn: (kv: Deno.Kv, scratch: Deno.Kv) => Promise<void>) {
+  const kv = await Deno.openKv(":memory:");
+  const scratch = await Deno.openKv(":memory:");
+  try {
+    await fn(kv, scratch);
+  } finally {
+    kv.close();
+    scratch.close();
+  }
+}
+
+const byKind = (sink: MemorySink) => {
+  const out: Record<string, string[]> = {};
+  for (const r of sink.rows("exceptions")) {
+    (out[r.kind as string] ??= []).push(`${r.buildId ?? r.position ?? r.keyId}: ${r.detail}`);
+  }
+  return out;
+};
+
+Deno.test("a clean history audits clean: chain ok, projections equal, totals add up", async () => {
+  await withKvs(async (kv, scratch) => {
+    await cleanWorkload(kv);
+    const sink = new MemorySink();
+    const summary = await runAudit({ kv, scratch, sink, now: () => 0 });
+    assertEquals(sink.rows("exceptions"), []);
+    assert(summary.ok);
+    assertEquals(summary.chain, { ok: true, problems: 0 });
+    assertEquals(summary.projections.mismatches, 0);
+    assertEquals(summary.events, 3 + 6 + 4);
+    assertEquals(sink.rows("builds").map((r) => [r.buildId, r.status]), [
+      [1, "confirmed"],
+      [2, "confirmed"],
+      [3, "built"],
+      [4, "confirmed"],
+      [5, "confirmed"],
+      [6, "built"],
+    ]);
+    assertEquals(sink.rows("totals_by_day").map((r) => [r.day, r.builds, r.confirmed, r.open]), [
+      ["2026-11-22", 3, 2, 1],
+      ["2026-11-23", 3, 2, 1],
+    ]);
+    const [k1] = sink.rows("totals_by_key");
+    assertEquals(k1.keyId, "k1");
+    assertEquals(k1.wallet, "WalletA");
+    assertEquals(k1.collectedLamports, (4n * 19933334n).toString());
+    assertEquals(k1.confirmedFeeUsd, 11.96);
+    assertEquals(sink.rows("purchases").length, 1);
+  });
+});
+
+Deno.test("the reconciliation lists every build, per-key and per-day totals, purchases and exceptions", async () => {
+  await withKvs(async (kv, scratch) => {
+    await workload(kv);
+    const sink = new MemorySink();
+    const summary = await runAudit({ kv, scratch, sink });
+    assert(!summary.ok);
+
+    const builds = sink.rows("builds");
+    assertEquals(
+      builds.map((r) => [r.buildId, r.keyId, r.status, r.quotedLamports, r.feeSeenLamports]),
+      [
+        [1, "k1", "confirmed", "19933334", "19933334"],
+        [2, "k1", "unverified", "19933334", "0"],
+        [3, "k2", "unverified", "19933334", "100"],
+        [4, "k2", "failed", "19933334", null],
+        [5, "k2", "expired", "19933334", null],
+        [6, "k1", "submitted", "19933334", null],
+        [7, "k1", "confirmed", "19933334", "20000000"],
+        [99, null, "confirmed", null, "19933334"],
+      ],
+    );
+    assertEquals(builds[0].signature, "Sig1");
+    assertEquals(builds[0].mint, "Mint1");
+    assertEquals(builds[0].day, "2026-11-22");
+    assertEquals(builds[0].builtAt, "2026-11-22T10:00:00.000Z");
+
+    const keys = Object.fromEntries(sink.rows("totals_by_key").map((r) => [r.keyId, r]));
+    assertEquals(keys.k1.builds, 4);
+    assertEquals(keys.k1.confirmed, 2);
+    assertEquals(keys.k1.unverified, 1);
+    assertEquals(keys.k1.open, 1);
+    assertEquals(keys.k1.unverifiedCount, 1);
+    assertEquals(keys.k1.landedQuotedLamports, String(3n * 19933334n));
+    assertEquals(keys.k1.collectedLamports, String(19933334n + 20000000n));
+    assertEquals(keys.k1.shortfallLamports, "19933334");
+    assertEquals(keys.k2.builds, 3);
+    assertEquals(keys.k2.failed, 1);
+    assertEquals(keys.k2.expired, 1);
+    assertEquals(keys.k2.shortfallLamports, String(19933334n - 100n));
+
+    assertEquals(
+      sink.rows("totals_by_day").map((r) => [r.day, r.builds, r.confirmed, r.unverified]),
+      [["2026-11-22", 3, 1, 2], ["2026-11-23", 4, 1, 0]],
+    );
+    assertEquals(
+      sink.rows("purchases").map((r) => [r.purchaseId, r.status, r.signature]),
+      [["p1", "paid", "PSigp1"], ["p2", "paid", "PSigp2"], ["p3", "quoted", null]],
+    );
+    assertEquals(summary.purchases, { total: 3, paid: 2, paidByCurrency: { SOL: "133333334" } });
+
+    const ex = byKind(sink);
+    assertEquals(Object.keys(ex).sort(), ["creation_unverified", "outcome_without_build"]);
+    assertMatch(ex.creation_unverified[0], /^2: fee-less creation/);
+    assertMatch(ex.creation_unverified[1], /^3: short-fee \(100 of 19933334 lamports\)/);
+    assertMatch(ex.outcome_without_build[0], /^99: confirmed for build 99/);
+    assertEquals(summary.exceptions.total, 3);
+  });
+});
+
+Deno.test("an edited projection document and an edited event are both exceptions", async () => {
+  await withKvs(async (kv, scratch) => {
+    await cleanWorkload(kv);
+    await kv.set(projectionKey("usage", ["p1", "2026-11-22"]), { tokens: 1, metadata: 0 });
+    await kv.set(projectionKey("key", ["ghost"]), { keyId: "ghost" });
+    // Position 4 is the first TokenBuilt: lowering its quoted fee changes its build record.
+    const e4 = (await kv.get<StoredEvent>(eventKey(4))).value!;
+    assertEquals(e4.type, "TokenBuilt");
+    await kv.set(eventKey(4), { ...e4, data: { ...e4.data, feeLamports: "1" } });
+    const sink = new MemorySink();
+    const summary = await runAudit({ kv, scratch, sink });
+    const ex = byKind(sink);
+    assertEquals(summary.chain.ok, false);
+    assertMatch(ex.chain_broken.join("\n"), /^4: hash does not match/);
+    // The ghost key (live only), the doctored usage, and the build whose event was edited.
+    assertEquals(summary.projections.mismatches, 3);
+    assertEquals(ex.projection_mismatch.sort(), [
+      'null: ["p","build",1]: feeLamports: live "19933334" rebuilt "1"',
+      'null: ["p","key","ghost"]: live {"keyId":"ghost"} rebuilt null',
+      'null: ["p","usage","p1","2026-11-22"]: tokens: live 1 rebuilt 3',
+    ]);
+  });
+});
+
+Deno.test("a deleted event and events past the head are chain problems", async () => {
+  await withKvs(async (kv, scratch) => {
+    await cleanWorkload(kv);
+    const e4 = (await kv.get<StoredEvent>(eventKey(4))).value!;
+    await kv.delete(eventKey(4));
+    await kv.set(eventKey(99), { ...e4, position: 99 });
+    const report = await replayIntoAndCompare(kv, scratch, allProjections);
+    const problems = report.chain.problems.map((p) => `${p.position}: ${p.problem}`);
+    assertMatch(problems.join("\n"), /5: events 4\.\.4 are missing/);
+    assertMatch(problems.join("\n"), /99: events after the log head/);
+    assertEquals(report.equal, false);
+  });
+});
+
+Deno.test("the streaming replay agrees with the in-memory one, even with a tiny cache", async () => {
+  await withKvs(async (kv, scratch) => {
+    await workload(kv);
+    const reference = await replayAndCompare(kv, allProjections);
+    const streamed = await replayIntoAndCompare(kv, scratch, allProjections, {
+      cacheSize: 2,
+      batchSize: 3,
+    });
+    assert(reference.equal);
+    assert(streamed.equal);
+    assertEquals(streamed.documents, reference.documents);
+    // What spilled to the scratch KV is exactly the live projection set.
+    const live = [];
+    for await (const e of kv.list({ prefix: ["p"] })) live.push([e.key, e.value]);
+    const rebuilt = [];
+    for await (const e of scratch.list({ prefix: ["p"] })) {
+      if (e.key[1] !== "audit_build") rebuilt.push([e.key, e.value]);
+    }
+    assertEquals(rebuilt, live);
+  });
+});
+
+Deno.test("audit with a tiny cache gives the same reconciliation", async () => {
+  const run = async (cacheSize: number) => {
+    let sink = new MemorySink();
+    await withKvs(async (kv, scratch) => {
+      await workload(kv);
+      sink = new MemorySink();
+      await runAudit({ kv, scratch, sink, cacheSize, batchSize: 2, now: () => 0 });
+    });
+    return sink;
+  };
+  const big = await run(100_000);
+  const small = await run(1);
+  assertEquals([...small.tables.entries()], [...big.tables.entries()]);
+  assertEquals(small.summary, big.summary);
+});
+
+Deno.test("--verify-chain: recorded fees are checked against the treasury's balance change", async () => {
+  await withKvs(async (kv, scratch) => {
+    await workload(kv);
+    const tx = (fee: number, mint: string, err: unknown = null): TxView => ({
+      err,
+      accountKeys: ["Payer", mint, TREASURY],
+      preBalances: [10_000_000_000, 0, 5],
+      postBalances: [9_000_000_000, 1, 5 + fee],
+    });
+    const chain: Record<string, TxView> = {
+      Sig1: tx(19933334, "Mint1"),
+      Sig2: tx(0, "Mint2"),
+      Sig3: tx(100, "Mint3"),
+      // Recorded 20000000, chain shows less: someone's records are wrong.
+      Sig7: tx(19000000, "Mint7"),
+    };
+    const reads: string[] = [];
+    const sink = new MemorySink();
+    const summary = await runAudit({
+      kv,
+      scratch,
+      sink,
+      readTx: (sig) => {
+        reads.push(sig);
+        return Promise.resolve(chain[sig] ?? null);
+      },
+    });
+    assertEquals(reads.sort(), ["Sig1", "Sig2", "Sig3", "Sig7"]);
+    assertEquals(summary.verifiedOnChain, 4);
+    const b = Object.fromEntries(sink.rows("builds").map((r) => [r.buildId, r.chainFeeLamports]));
+    assertEquals(b[1], "19933334");
+    assertEquals(b[2], "0");
+    assertEquals(b[4], null);
+    const checks = byKind(sink).chain_check;
+    assertEquals(checks, [
+      "7: recorded fee 20000000 lamports, chain shows 19000000",
+      "7: confirmed with 19000000 lamports to the treasury, quoted 19933334",
+    ]);
+  });
+});
+
+Deno.test("chain check: missing transaction, failed transaction, wrong mint, RPC error", async () => {
+  const b = {
+    signature: "S",
+    mint: "M",
+    treasury: "T",
+    status: "confirmed" as const,
+    quotedLamports: "10",
+    feeSeenLamports: "10",
+  };
+  assertEquals((await checkOnChain(() => Promise.resolve(null), b)).problems, [
+    "transaction not found on chain",
+  ]);
+  const failed = await checkOnChain(() =>
+    Promise.resolve({
+      err: { InstructionError: [0, "Custom"] },
+      accountKeys: ["P", "X", "T"],
+      preBalances: [0, 0, 0],
+      postBalances: [0, 0, 10],
+    }), b);
+  assertEquals(failed.problems, [
+    'transaction failed on chain: {"InstructionError":[0,"Custom"]}',
+    "mint is not an account of the transaction",
+  ]);
+  assertEquals(
+    (await checkOnChain(() => Promise.reject(new Error("429")), b)).problems,
+    ["RPC error: 429"],
+  );
+});
+
+Deno.test("CSV cells are quoted and defused against spreadsheet formulas", () => {
+  assertEquals(csvCell('a,"b"'), '"a,""b"""');
+  assertEquals(csvCell("=HYPERLINK(1)"), "'=HYPERLINK(1)");
+  assertEquals(csvCell("-5"), "-5");
+  assertEquals(csvCell(null), "");
+  assertEquals(csvCell(12), "12");
+});
+
+Deno.test("FileSink writes a CSV and a JSON file per table and a summary", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await withKvs(async (kv, scratch) => {
+      await workload(kv);
+      const sink = await FileSink.create(dir, AUDIT_TABLES);
+      await runAudit({ kv, scratch, sink });
+    });
+    const files = [];
+    for await (const f of Deno.readDir(dir)) files.push(f.name);
+    assertEquals(files.sort(), [
+      "builds.csv",
+      "builds.json",
+      "exceptions.csv",
+      "exceptions.json",
+      "purchases.csv",
+      "purchases.json",
+      "summary.json",
+      "totals_by_day.csv",
+      "totals_by_day.json",
+      "totals_by_key.csv",
+      "totals_by_key.json",
+    ]);
+    const csv = (await Deno.readTextFile(`${dir}/builds.csv`)).split("\r\n");
+    assertEquals(csv[0], AUDIT_TABLES.builds.join(","));
+    assertEquals(csv.length, 1 + 8 + 1);
+    assertMatch(csv[2], /,"'=HYPERLINK\(""x""\)",/);
+    const json = JSON.parse(await Deno.readTextFile(`${dir}/builds.json`));
+    assertEquals(json.length, 8);
+    assertEquals(json[1].name, '=HYPERLINK("x")');
+    assertEquals(JSON.parse(await Deno.readTextFile(`${dir}/exceptions.json`)).length, 3);
+    assertEquals(JSON.parse(await Deno.readTextFile(`${dir}/summary.json`)).ok, false);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

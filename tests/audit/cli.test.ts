@@ -1,0 +1,99 @@
+/** The operator tasks as an operator runs them: `deno task …` in a subprocess, on KV files. */
+import { assert, assertEquals, assertMatch } from "../support/assert.ts";
+import { cleanWorkload, workload } from "./fixtures.ts";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+
+async function task(name: string, ...args: string[]) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["task", "-q", name, ...args],
+    cwd: ROOT,
+    env: { NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+async function kvFile(path: string, fill: (kv: Deno.Kv) => Promise<unknown>) {
+  const kv = await Deno.openKv(path);
+  try {
+    await fill(kv);
+  } finally {
+    kv.close();
+  }
+}
+
+Deno.test("deno task audit / events:export / events:import on KV files", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "tcb-audit-cli-" });
+  try {
+    await kvFile(`${dir}/clean.sqlite3`, cleanWorkload);
+    await kvFile(`${dir}/flagged.sqlite3`, workload);
+
+    const clean = await task("audit", "--kv", `${dir}/clean.sqlite3`, "--out", `${dir}/out-clean`);
+    assertEquals(clean.code, 0, clean.stderr);
+    assertEquals(JSON.parse(clean.stdout).ok, true);
+
+    const flagged = await task("audit", "--kv", `${dir}/flagged.sqlite3`, "--out", `${dir}/out`);
+    assertEquals(flagged.code, 1, flagged.stderr);
+    assertEquals(JSON.parse(flagged.stdout).exceptions.total, 3);
+    const exceptions = await Deno.readTextFile(`${dir}/out/exceptions.csv`);
+    assertEquals(exceptions.trim().split("\r\n").length, 1 + 3);
+
+    const missing = await task("audit", "--kv", `${dir}/nope.sqlite3`);
+    assertEquals(missing.code, 2);
+    assertMatch(missing.stderr, /no KV at .*nope\.sqlite3/);
+
+    const exp = await task(
+      "events:export",
+      "--kv",
+      `${dir}/flagged.sqlite3`,
+      "--out",
+      `${dir}/log.ndjson`,
+    );
+    assertEquals(exp.code, 0, exp.stderr);
+    const ndjson = await Deno.readTextFile(`${dir}/log.ndjson`);
+    assertEquals(ndjson.trim().split("\n").length, 22);
+
+    const imp = await task(
+      "events:import",
+      "--kv",
+      `${dir}/copy.sqlite3`,
+      "--in",
+      `${dir}/log.ndjson`,
+    );
+    assertEquals(imp.code, 0, imp.stderr);
+    assertEquals(JSON.parse(imp.stderr).imported, 22);
+    const again = await task("audit", "--kv", `${dir}/copy.sqlite3`, "--out", `${dir}/out-copy`);
+    assertEquals(again.code, 1);
+    // Same history, same reconciliation.
+    for (const t of ["builds", "totals_by_key", "totals_by_day", "purchases", "exceptions"]) {
+      assertEquals(
+        await Deno.readTextFile(`${dir}/out-copy/${t}.csv`),
+        await Deno.readTextFile(`${dir}/out/${t}.csv`),
+        t,
+      );
+    }
+
+    const lines = ndjson.trim().split("\n");
+    lines[8] = lines[8].replace(/"signature":"Sig\d+"/, '"signature":"Forged"');
+    assert(lines.join("\n") !== ndjson.trim());
+    await Deno.writeTextFile(`${dir}/tampered.ndjson`, lines.join("\n") + "\n");
+    const refused = await task(
+      "events:import",
+      "--kv",
+      `${dir}/t.sqlite3`,
+      "--in",
+      `${dir}/tampered.ndjson`,
+    );
+    assertEquals(refused.code, 1);
+    assertMatch(refused.stderr, /import refused: line 9: hash does not match/);
+    await Deno.stat(`${dir}/t.sqlite3`).then(
+      () => assert(false, "a refused import leaves no KV file"),
+      (e) => assert(e instanceof Deno.errors.NotFound),
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
