@@ -6,6 +6,7 @@ import { metadataRoutes } from "./metadata.ts";
 import { hostedRoutes } from "./hosted.ts";
 import { transactionRoutes } from "./transactions.ts";
 import { tokensRoutes } from "./tokens.ts";
+import { docsRoutes } from "./docs.ts";
 
 export const routeGroups: RouteGroup[] = [
   portalApiRoutes,
@@ -14,4 +15,5 @@ export const routeGroups: RouteGroup[] = [
   hostedRoutes,
   transactionRoutes,
   tokensRoutes,
+  docsRoutes,
 ];

@@ -1,0 +1,456 @@
+/**
+ * The machine-readable description of /v1 (OpenAPI 3.1, version 1.0.0), served at
+ * GET /v1/openapi.json and rendered at /docs. Body schemas come from zod: the metadata request
+ * is the handler's own schema; the rest are in ./schemas.ts.
+ */
+import { z } from "zod";
+import { MetadataRequestSchema } from "../metadata/request.ts";
+import * as S from "./schemas.ts";
+
+export const API_VERSION = "1.0.0";
+
+type Json = Record<string, unknown>;
+
+function jsonSchema(schema: z.ZodType, io: "input" | "output"): Json {
+  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, {
+    target: "draft-2020-12",
+    io,
+    // Refinements (byte lengths, URL hosts) have no JSON Schema form; the annotations below
+    // state them in words instead.
+    unrepresentable: "any",
+  }) as Json;
+  return rest;
+}
+
+/** Adds documentation the zod refinements can't express, property by property. */
+function annotate(schema: Json, props: Record<string, Json>, extra: Json = {}): Json {
+  const properties = { ...(schema.properties as Record<string, Json>) };
+  for (const [k, v] of Object.entries(props)) properties[k] = { ...properties[k], ...v };
+  return { ...schema, properties, ...extra };
+}
+
+const metadataRequest = annotate(jsonSchema(MetadataRequestSchema, "input"), {
+  name: { maxLength: 32, minLength: 1, description: "up to 32 characters" },
+  symbol: { maxLength: 10, minLength: 1, description: "up to 10 characters, no spaces" },
+  description: { maxLength: 1000, description: "up to 1,000 characters" },
+  imageUrl: {
+    format: "uri",
+    description:
+      "public https URL of a PNG, JPEG or WebP image, up to 1 MB; fetched by the service " +
+      "(public addresses only, at most 3 redirects, 10 s). Exactly one of imageUrl / imageBase64.",
+  },
+  imageBase64: {
+    description:
+      "base64 image data (PNG, JPEG or WebP, up to 1 MB); a data: URL prefix is accepted. " +
+      "Exactly one of imageUrl / imageBase64.",
+  },
+  website: { format: "uri", description: "https URL" },
+  twitter: { format: "uri", description: "https URL on x.com or twitter.com" },
+  telegram: { format: "uri", description: "https URL on t.me" },
+  discord: { format: "uri", description: "https URL on discord.gg or discord.com" },
+  attributes: {
+    description: "up to 10 items {trait_type, value}; value is a string or a finite number",
+  },
+}, {
+  description: "Unknown members are refused.",
+  oneOf: [{ required: ["imageUrl"] }, { required: ["imageBase64"] }],
+});
+
+const tokenBuildRequest = {
+  ...jsonSchema(S.TokenBuildRequest, "input"),
+  oneOf: [{ required: ["supply"] }, { required: ["supplyRaw"] }],
+};
+
+const schemas: Record<string, Json> = {
+  Error: jsonSchema(S.ErrorBody, "output"),
+  Pricing: jsonSchema(S.Pricing, "output"),
+  Me: jsonSchema(S.Me, "output"),
+  MetadataRequest: metadataRequest,
+  MetadataCreated: jsonSchema(S.MetadataCreated, "output"),
+  TokenBuildRequest: tokenBuildRequest,
+  TokenBuilt: jsonSchema(S.TokenBuilt, "output"),
+  RelayRequest: jsonSchema(S.RelayRequest, "input"),
+  RelayAccepted: jsonSchema(S.RelayAccepted, "output"),
+  Verification: jsonSchema(S.Verification, "output"),
+  BuildRecord: jsonSchema(S.BuildRecord, "output"),
+};
+
+const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
+const json = (schema: string, extra: Json = {}) => ({
+  "application/json": { schema: ref("schemas", schema), ...extra },
+});
+
+const err = (code: string, message: string, fields: Json = {}) => ({
+  value: { error: { code, message, fields } },
+});
+
+const headers = {
+  "X-Request-Id": {
+    description: "id of this request, also in the service's logs",
+    schema: { type: "string" },
+  },
+  "RateLimit-Limit": { description: "requests allowed per hour", schema: { type: "integer" } },
+  "RateLimit-Remaining": { description: "requests left this hour", schema: { type: "integer" } },
+  "RateLimit-Reset": {
+    description: "seconds until the hourly window resets",
+    schema: { type: "integer" },
+  },
+  "RateLimit-Policy": {
+    description: 'IETF draft form, e.g. "hour";q=600;w=3600',
+    schema: { type: "string" },
+  },
+  "RateLimit": {
+    description: 'IETF draft form, e.g. "hour";r=599;t=1800',
+    schema: { type: "string" },
+  },
+  "Retry-After": { description: "seconds to wait before retrying", schema: { type: "integer" } },
+  "Idempotent-Replayed": {
+    description:
+      "true when this is the stored response of an earlier request with the same Idempotency-Key",
+    schema: { type: "string", enum: ["true"] },
+  },
+};
+
+const keyedHeaders = {
+  "X-Request-Id": ref("headers", "X-Request-Id"),
+  "RateLimit-Limit": ref("headers", "RateLimit-Limit"),
+  "RateLimit-Remaining": ref("headers", "RateLimit-Remaining"),
+  "RateLimit-Reset": ref("headers", "RateLimit-Reset"),
+  "RateLimit-Policy": ref("headers", "RateLimit-Policy"),
+  "RateLimit": ref("headers", "RateLimit"),
+};
+
+const responses: Record<string, Json> = {
+  BadRequest: {
+    description: "invalid_request: a field is missing or invalid (each named in fields); " +
+      "insufficient_funds / simulation_failed: see the operation",
+    headers: { "X-Request-Id": ref("headers", "X-Request-Id") },
+    content: json("Error", {
+      examples: {
+        invalid_request: err("invalid_request", "Request is invalid", {
+          symbol: "must not contain spaces or other whitespace",
+          supply: "send exactly one of supply or supplyRaw, not both",
+        }),
+      },
+    }),
+  },
+  Unauthorized: {
+    description: "unauthorized: key missing, wrong, revoked, banned or suspended",
+    headers: {
+      "X-Request-Id": ref("headers", "X-Request-Id"),
+      "WWW-Authenticate": { schema: { type: "string" }, description: 'Bearer realm="api"' },
+    },
+    content: json("Error", {
+      examples: { unauthorized: err("unauthorized", "A valid API key is required") },
+    }),
+  },
+  NotFound: {
+    description: "not_found: unknown endpoint, token or transaction",
+    headers: { "X-Request-Id": ref("headers", "X-Request-Id") },
+    content: json("Error", { examples: { not_found: err("not_found", "No such endpoint") } }),
+  },
+  Conflict: {
+    description:
+      "idempotency_key_in_flight: the first request with this Idempotency-Key is still running",
+    headers: { ...keyedHeaders, "Retry-After": ref("headers", "Retry-After") },
+    content: json("Error", {
+      examples: {
+        idempotency_key_in_flight: err(
+          "idempotency_key_in_flight",
+          "A request with this Idempotency-Key is still being processed; retry shortly",
+          { "Idempotency-Key": "in flight" },
+        ),
+      },
+    }),
+  },
+  PayloadTooLarge: {
+    description: "payload_too_large: 2 MiB for POST /v1/metadata, 64 KiB for every other endpoint",
+    headers: { "X-Request-Id": ref("headers", "X-Request-Id") },
+    content: json("Error", {
+      examples: {
+        payload_too_large: err("payload_too_large", "Request body is larger than 65536 bytes", {
+          body: "at most 65536 bytes",
+        }),
+      },
+    }),
+  },
+  Unprocessable: {
+    description: "idempotency_key_reused: this Idempotency-Key was used with a different body",
+    headers: keyedHeaders,
+    content: json("Error", {
+      examples: {
+        idempotency_key_reused: err(
+          "idempotency_key_reused",
+          "This Idempotency-Key was used with a different request body",
+          { "Idempotency-Key": "already used with another body" },
+        ),
+      },
+    }),
+  },
+  TooManyRequests: {
+    description:
+      "rate_limited: the hourly request limit is reached; daily_limit: the daily token or " +
+      "metadata limit is reached (resets 00:00 UTC)",
+    headers: { ...keyedHeaders, "Retry-After": ref("headers", "Retry-After") },
+    content: json("Error", {
+      examples: {
+        rate_limited: err("rate_limited", "Hourly request limit reached"),
+        daily_limit: err("daily_limit", "Daily token limit reached"),
+      },
+    }),
+  },
+  ServerError: {
+    description: "server_error: a fault on the service side; retry",
+    headers: { "X-Request-Id": ref("headers", "X-Request-Id") },
+    content: json("Error", {
+      examples: { server_error: err("server_error", "Something went wrong on our side; retry") },
+    }),
+  },
+  PriceUnavailable: {
+    description: "price_unavailable: the SOL price feed is temporarily unavailable; retry",
+    headers: {
+      "X-Request-Id": ref("headers", "X-Request-Id"),
+      "Retry-After": ref("headers", "Retry-After"),
+    },
+    content: json("Error", {
+      examples: {
+        price_unavailable: err("price_unavailable", "The SOL price is temporarily unavailable"),
+      },
+    }),
+  },
+};
+
+const r = (name: string) => ref("responses", name);
+const keyedErrors = {
+  "401": r("Unauthorized"),
+  "429": r("TooManyRequests"),
+  "500": r("ServerError"),
+};
+const postErrors = {
+  ...keyedErrors,
+  "400": r("BadRequest"),
+  "409": r("Conflict"),
+  "413": r("PayloadTooLarge"),
+  "422": r("Unprocessable"),
+};
+
+const ok = (description: string, schema: string, keyed = true, extra: Json = {}) => ({
+  description,
+  headers: keyed
+    ? { ...keyedHeaders, "Idempotent-Replayed": ref("headers", "Idempotent-Replayed") }
+    : { "X-Request-Id": ref("headers", "X-Request-Id") },
+  content: json(schema, extra),
+});
+
+const body = (schema: string, description: string, example?: unknown) => ({
+  required: true,
+  description,
+  content: json(schema, example === undefined ? {} : { example }),
+});
+
+const pathParam = (name: string, description: string) => ({
+  name,
+  in: "path",
+  required: true,
+  description,
+  schema: { type: "string" },
+});
+
+const paths: Record<string, Json> = {
+  "/v1/pricing": {
+    get: {
+      operationId: "getPricing",
+      tags: ["Pricing"],
+      summary: "Current fees and limits",
+      description: "Needs no key. The per-token fee in lamports follows the current SOL price.",
+      security: [],
+      responses: {
+        "200": ok("The pricing object", "Pricing", false),
+        "500": r("ServerError"),
+        "503": r("PriceUnavailable"),
+      },
+    },
+  },
+  "/v1/me": {
+    get: {
+      operationId: "getMe",
+      tags: ["Key"],
+      summary: "The calling key and today's usage",
+      responses: { "200": ok("The key/usage object", "Me"), ...keyedErrors },
+    },
+  },
+  "/v1/metadata": {
+    post: {
+      operationId: "hostMetadata",
+      tags: ["Metadata"],
+      summary: "Host token metadata and its image",
+      description:
+        "Validates the fields, stores the image and a metadata JSON document and returns stable " +
+        "public URLs; pass metadataUri to POST /v1/tokens. Each accepted call counts toward the " +
+        "daily metadata limit (100 per UTC day) and the 5000 hosted items per key.",
+      parameters: [ref("parameters", "IdempotencyKey")],
+      requestBody: body("MetadataRequest", "The metadata and one image", {
+        name: "Example Token",
+        symbol: "EXT",
+        description: "An example",
+        imageUrl: "https://example.com/logo.png",
+        website: "https://example.com",
+      }),
+      responses: { "201": ok("Hosted", "MetadataCreated"), ...postErrors },
+    },
+  },
+  "/v1/tokens": {
+    post: {
+      operationId: "buildToken",
+      tags: ["Tokens"],
+      summary: "Build an unsigned token-creation transaction",
+      description:
+        "Validates the parameters, checks the payer's SOL balance, simulates the transaction and " +
+        "returns it unsigned (legacy, one required signature: the payer). Nothing is sent to the " +
+        "network. The transaction holds, in order: compute budget, mint account (derived from " +
+        "the payer and a random seed), mint initialization, the recipient's associated token " +
+        "account (idempotent), minting of the full supply, the metadata account, optionally the " +
+        "mint-authority revocation, and the fee transfer to the treasury with a read-only " +
+        "reference account. Sign and submit within about 60 seconds. Each successful build " +
+        "counts toward the daily token limit (25 per UTC day).\n\n" +
+        "400 insufficient_funds: the payer cannot cover the fee plus network costs. " +
+        "400 simulation_failed: the network simulation says the transaction would fail.",
+      parameters: [ref("parameters", "IdempotencyKey")],
+      requestBody: body("TokenBuildRequest", "What to create", {
+        payer: "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin",
+        name: "Example Token",
+        symbol: "EXT",
+        metadataUri: "https://api.example.com/m/0123abcd.json",
+        supply: "1000000",
+        decimals: 6,
+        revokeMint: true,
+      }),
+      responses: {
+        "201": ok("The unsigned transaction and what it creates", "TokenBuilt"),
+        ...postErrors,
+        "503": r("PriceUnavailable"),
+      },
+    },
+  },
+  "/v1/tokens/{mint}": {
+    get: {
+      operationId: "getBuildRecord",
+      tags: ["Tokens"],
+      summary: "The build record of a mint created by the calling key",
+      description: "Another key's mint answers 404 like an unknown one.",
+      parameters: [pathParam("mint", "mint address (base58)")],
+      responses: {
+        "200": ok("The build record", "BuildRecord"),
+        "400": r("BadRequest"),
+        "404": r("NotFound"),
+        ...keyedErrors,
+      },
+    },
+  },
+  "/v1/transactions": {
+    post: {
+      operationId: "submitTransaction",
+      tags: ["Transactions"],
+      summary: "Relay a signed transaction (optional)",
+      description:
+        "Accepts only a transaction whose message is byte-identical to one built for the calling " +
+        "key within the last hour, signed by its payer, before its blockhash expires; otherwise " +
+        "400 invalid_request with fields.transaction saying which. Sent with preflight and " +
+        "re-sent until confirmed or expired. 400 simulation_failed: the network refused it.",
+      parameters: [ref("parameters", "IdempotencyKey")],
+      requestBody: body("RelayRequest", "The signed transaction"),
+      responses: { "202": ok("Submitted", "RelayAccepted"), ...postErrors },
+    },
+  },
+  "/v1/transactions/{signature}": {
+    get: {
+      operationId: "verifyTransaction",
+      tags: ["Transactions"],
+      summary: "Verify a creation",
+      description:
+        "Reads the confirmed transaction from the network and checks that the mint, the full " +
+        "supply and the service fee are present. pending: known or in flight, not yet " +
+        "confirmed; confirmed; failed: landed with an error or its blockhash expired; " +
+        "unverified: landed, but mint, supply or fee do not check out, or it is not one of this " +
+        "key's builds. A final answer is served from the service's records.",
+      parameters: [pathParam("signature", "transaction signature (base58)")],
+      responses: {
+        "200": ok("The verification", "Verification"),
+        "400": r("BadRequest"),
+        "404": r("NotFound"),
+        ...keyedErrors,
+      },
+    },
+  },
+  "/v1/openapi.json": {
+    get: {
+      operationId: "getOpenApi",
+      tags: ["Meta"],
+      summary: "This document",
+      security: [],
+      responses: {
+        "200": {
+          description: "OpenAPI 3.1 description of /v1",
+          content: { "application/json": { schema: { type: "object" } } },
+        },
+      },
+    },
+  },
+};
+
+export interface DocumentOptions {
+  /** The service's public base URL; paths carry the /v1 prefix themselves. */
+  serverUrl: string;
+}
+
+export function openApiDocument(opts: DocumentOptions) {
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "Token-Creation Transaction Builder API",
+      version: API_VERSION,
+      description:
+        "Non-custodial HTTP/JSON API that builds transactions creating an SPL token, hosts token " +
+        "metadata, optionally relays the signed transaction and verifies the creation. The " +
+        "service never sees a private key. Server-side use only: no CORS.\n\n" +
+        "Amounts that can exceed 2^53 (lamports, supplies) are strings of decimal digits. " +
+        "POST /v1/metadata, /v1/tokens and /v1/transactions accept an Idempotency-Key.",
+    },
+    servers: [{ url: opts.serverUrl }],
+    security: [{ bearerAuth: [] }],
+    tags: [
+      { name: "Pricing" },
+      { name: "Key" },
+      { name: "Metadata" },
+      { name: "Tokens" },
+      { name: "Transactions" },
+      { name: "Meta" },
+    ],
+    paths,
+    components: {
+      securitySchemes: {
+        bearerAuth: {
+          type: "http",
+          scheme: "bearer",
+          description:
+            "Authorization: Bearer <key_prefix>_live_<key_id>_<secret>. Created in the portal " +
+            "after the one-time access fee; shown once.",
+        },
+      },
+      schemas,
+      responses,
+      headers,
+      parameters: {
+        IdempotencyKey: {
+          name: "Idempotency-Key",
+          in: "header",
+          required: false,
+          description:
+            "1 to 255 printable ASCII characters, scoped to the key, kept 24 h. A retry with " +
+            "the same key and body replays the stored response without doing the work again.",
+          schema: { type: "string", minLength: 1, maxLength: 255 },
+        },
+      },
+    },
+  };
+}

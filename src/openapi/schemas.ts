@@ -1,0 +1,154 @@
+/**
+ * Zod schemas for what the OpenAPI document describes but no handler exports: responses (the
+ * handlers build them as plain objects) and the POST /v1/tokens body (src/tokens/request-schema.ts
+ * keeps its schema private; this mirror follows the seed's field table and the parser's rules).
+ * Tests parse real responses with these, so the document cannot drift from the service unseen.
+ */
+import { z } from "zod";
+
+const base58 = (what: string) =>
+  z.string().regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/).describe(`${what} (base58)`);
+const digits = (what: string) =>
+  z.string().regex(/^[0-9]+$/).describe(`${what}, a string of decimal digits`);
+
+export const ERROR_CODES = [
+  "invalid_request",
+  "insufficient_funds",
+  "simulation_failed",
+  "unauthorized",
+  "not_found",
+  "payload_too_large",
+  "idempotency_key_in_flight",
+  "idempotency_key_reused",
+  "rate_limited",
+  "daily_limit",
+  "price_unavailable",
+  "server_error",
+] as const;
+
+export const ErrorBody = z.object({
+  error: z.object({
+    code: z.enum(ERROR_CODES).describe("machine-readable error code"),
+    message: z.string().describe("human-readable explanation"),
+    fields: z.record(z.string(), z.unknown()).describe(
+      "for invalid_request: each missing or invalid field (dot path for nested members) with a " +
+        "message; otherwise usually empty",
+    ),
+  }),
+}).describe("The body of every error response");
+
+export const Pricing = z.object({
+  network: z.string().describe("network name (localnet, devnet, mainnet-beta)"),
+  access: z.object({ usd: z.number().describe("one-time access fee in USD") }),
+  token: z.object({
+    usd: z.number().describe("per-token fee in USD"),
+    lamports: digits("per-token fee in lamports at the current SOL price"),
+    solUsd: z.number().describe("SOL price in USD used"),
+  }),
+  limits: z.object({
+    requestsPerHour: z.number().int(),
+    tokensPerDay: z.number().int(),
+    metadataPerDay: z.number().int(),
+    imageBytes: z.number().int(),
+    hostedItemsPerKey: z.number().int(),
+  }),
+});
+
+export const Me = z.object({
+  keyId: z.string().describe("id of the calling key (lower-case hex)"),
+  wallet: base58("wallet that bought the key"),
+  usageToday: z.object({
+    requests: z.number().int().describe("requests counted today (UTC)"),
+    tokens: z.number().int().describe("token builds counted today (UTC)"),
+    metadata: z.number().int().describe("metadata items counted today (UTC)"),
+  }),
+  limits: z.object({
+    tokensPerDay: z.number().int(),
+    metadataPerDay: z.number().int(),
+    requestsPerHour: z.number().int(),
+  }),
+});
+
+export const MetadataCreated = z.object({
+  metadataUri: z.string().describe("https URL of the hosted metadata JSON (/m/<id>.json)"),
+  imageUri: z.string().describe("https URL of the hosted image (/i/<image_id>.<extension>)"),
+  id: z.string().regex(/^[0-9a-f]+$/).describe("id of the hosted metadata item (hex)"),
+});
+
+export const TokenBuildRequest = z.strictObject({
+  payer: base58("wallet that signs and pays all costs"),
+  name: z.string().describe(
+    "token name, 1 to 32 bytes of UTF-8; names of well-known projects are refused",
+  ),
+  symbol: z.string().describe("1 to 10 bytes of UTF-8, no spaces"),
+  metadataUri: z.string().describe("https URL of the metadata JSON, up to 200 bytes"),
+  supply: digits("whole tokens, multiplied by 10^decimals; exactly one of supply / supplyRaw")
+    .optional(),
+  supplyRaw: digits("base units, for exact control; exactly one of supply / supplyRaw").optional(),
+  decimals: z.number().int().min(0).max(9).default(9).describe("0 to 9"),
+  recipient: base58("wallet that receives the supply; default the payer").optional(),
+  revokeMint: z.boolean().default(false).describe(
+    "permanently removes the mint authority (fixed supply, irreversible)",
+  ),
+  revokeFreeze: z.boolean().default(true).describe("creates the token with no freeze authority"),
+  immutableMetadata: z.boolean().default(false).describe("makes the on-chain metadata immutable"),
+}).describe(
+  "Exactly one of supply / supplyRaw; supply * 10^decimals (or supplyRaw) must be > 0 and fit in " +
+    "a u64. Unknown members are refused.",
+);
+
+export const TokenBuilt = z.object({
+  buildId: z.number().int(),
+  mint: base58("address of the new mint"),
+  metadataAccount: base58("address of the metadata account"),
+  recipientTokenAccount: base58("address of the recipient's token account"),
+  transaction: z.string().describe("base64 unsigned legacy transaction"),
+  transactionEncoding: z.literal("base64"),
+  format: z.literal("legacy-unsigned"),
+  requiredSigner: base58("the payer, the only required signer"),
+  recentBlockhash: z.string(),
+  lastValidBlockHeight: z.number().int(),
+  expiresInSeconds: z.number().int().describe("validity window in seconds (about 60)"),
+  fee: z.object({
+    usd: z.number(),
+    lamports: digits("fee in lamports"),
+    treasury: base58("address receiving the fee"),
+  }),
+});
+
+export const RelayRequest = z.strictObject({
+  transaction: z.string().min(1).max(4096).describe("base64 of the signed transaction"),
+});
+
+export const RelayAccepted = z.object({
+  signature: z.string(),
+  mint: base58("mint address"),
+  status: z.literal("submitted"),
+});
+
+export const Verification = z.object({
+  signature: z.string(),
+  status: z.enum(["pending", "confirmed", "failed", "unverified"]),
+  mint: base58("mint address").nullable().describe(
+    "null when the transaction is not one of this key's builds",
+  ),
+  supplyRaw: digits("full supply in base units"),
+  decimals: z.number().int().nullable(),
+  recipient: base58("recipient wallet").nullable(),
+  feeVerified: z.boolean().describe("whether the service fee is present in the same transaction"),
+  fee: z.object({
+    amount: digits("fee amount in the currency's base unit"),
+    currency: z.literal("SOL"),
+  }),
+});
+
+export const BuildRecord = z.object({
+  mint: base58("mint address"),
+  name: z.string(),
+  symbol: z.string(),
+  status: z.enum(["built", "submitted", "confirmed", "failed", "unverified", "expired"]),
+  signature: z.string().nullable().describe("null until a transaction is seen"),
+  feeVerified: z.boolean(),
+  createdAt: z.number().int().describe("Unix seconds"),
+  confirmedAt: z.number().int().nullable().describe("Unix seconds; null until it lands"),
+});

@@ -1,0 +1,240 @@
+import { assert, assertEquals, assertMatch } from "../support/assert.ts";
+import { bearer, startHarness } from "../support/harness.ts";
+import { openApiDocument } from "../../src/openapi/document.ts";
+import * as S from "../../src/openapi/schemas.ts";
+
+type Json = Record<string, unknown>;
+const doc = openApiDocument({ serverUrl: "https://api.example.test" }) as unknown as Json;
+const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
+
+function operations(d: Json): [string, string, Json][] {
+  const out: [string, string, Json][] = [];
+  for (const [path, item] of Object.entries(d.paths as Record<string, Json>)) {
+    for (const m of METHODS) if (item[m]) out.push([path, m, item[m] as Json]);
+  }
+  return out;
+}
+
+function pointer(d: unknown, ref: string): unknown {
+  if (!ref.startsWith("#/")) return undefined;
+  return ref.slice(2).split("/").reduce<unknown>(
+    (o, k) => (o as Json | undefined)?.[k.replaceAll("~1", "/").replaceAll("~0", "~")],
+    d,
+  );
+}
+
+function refs(node: unknown, at = "#", out: [string, string][] = []): [string, string][] {
+  if (Array.isArray(node)) node.forEach((n, i) => refs(n, `${at}/${i}`, out));
+  else if (node && typeof node === "object") {
+    for (const [k, v] of Object.entries(node)) {
+      if (k === "$ref" && typeof v === "string") out.push([at, v]);
+      else refs(v, `${at}/${k}`, out);
+    }
+  }
+  return out;
+}
+
+Deno.test("the document is OpenAPI 3.1.0, version 1.0.0, with bearer security and an error schema", () => {
+  assertEquals(doc.openapi, "3.1.0");
+  assertEquals((doc.info as Json).version, "1.0.0");
+  const components = doc.components as Json;
+  assertEquals((components.securitySchemes as Json).bearerAuth, {
+    type: "http",
+    scheme: "bearer",
+    description: ((components.securitySchemes as Json).bearerAuth as Json).description,
+  });
+  assertEquals(doc.security, [{ bearerAuth: [] }]);
+  const error = (components.schemas as Json).Error as Json;
+  assertEquals(error.required as string[], ["error"]);
+  const inner = (error.properties as Json).error as Json;
+  assertEquals((inner.required as string[]).sort(), ["code", "fields", "message"]);
+  // Every code of the seed's error table is in the schema.
+  const codes = ((inner.properties as Json).code as Json).enum as string[];
+  for (
+    const c of [
+      "invalid_request",
+      "insufficient_funds",
+      "simulation_failed",
+      "unauthorized",
+      "not_found",
+      "payload_too_large",
+      "rate_limited",
+      "daily_limit",
+      "price_unavailable",
+      "server_error",
+    ]
+  ) assert(codes.includes(c), c);
+});
+
+Deno.test("every operation has responses with a success, an operationId, and every $ref resolves", () => {
+  const ids = new Set<string>();
+  for (const [path, method, op] of operations(doc)) {
+    const where = `${method.toUpperCase()} ${path}`;
+    const responses = op.responses as Json;
+    assert(responses && Object.keys(responses).length > 0, `${where} has responses`);
+    assert(Object.keys(responses).some((s) => /^2\d\d$/.test(s)), `${where} has a 2xx`);
+    for (const [status, r] of Object.entries(responses)) {
+      assertMatch(status, /^[1-5]\d\d$/);
+      const resolved = ((r as Json).$ref ? pointer(doc, (r as Json).$ref as string) : r) as Json;
+      assert(typeof resolved?.description === "string", `${where} ${status} has a description`);
+      if (!/^2/.test(status)) {
+        const schema = ((resolved.content as Json)["application/json"] as Json).schema as Json;
+        assertEquals(schema.$ref, "#/components/schemas/Error", `${where} ${status} uses Error`);
+      }
+    }
+    assert(typeof op.operationId === "string" && !ids.has(op.operationId), `${where} operationId`);
+    ids.add(op.operationId as string);
+    for (const p of (path.match(/\{(\w+)\}/g) ?? [])) {
+      const name = p.slice(1, -1);
+      const params = ((op.parameters ?? []) as Json[]).map((x) =>
+        (x.$ref ? pointer(doc, x.$ref as string) : x) as Json
+      );
+      assert(
+        params.some((x) => x.name === name && x.in === "path" && x.required),
+        `${where} ${name}`,
+      );
+    }
+  }
+  const all = refs(doc);
+  assert(all.length > 50);
+  for (const [at, ref] of all) {
+    assert(pointer(doc, ref) !== undefined, `${at}: ${ref} does not resolve`);
+  }
+});
+
+Deno.test("the seed's seven endpoints are described with their success statuses and bodies", () => {
+  const expect: [string, string, string, string | null, string | null][] = [
+    ["get", "/v1/pricing", "200", null, "Pricing"],
+    ["get", "/v1/me", "200", null, "Me"],
+    ["post", "/v1/metadata", "201", "MetadataRequest", "MetadataCreated"],
+    ["post", "/v1/tokens", "201", "TokenBuildRequest", "TokenBuilt"],
+    ["post", "/v1/transactions", "202", "RelayRequest", "RelayAccepted"],
+    ["get", "/v1/transactions/{signature}", "200", null, "Verification"],
+    ["get", "/v1/tokens/{mint}", "200", null, "BuildRecord"],
+  ];
+  const paths = doc.paths as Record<string, Json>;
+  for (const [m, path, status, req, res] of expect) {
+    const op = paths[path]?.[m] as Json;
+    assert(op, `${m} ${path}`);
+    const body =
+      (((op.responses as Json)[status] as Json).content as Json)["application/json"] as Json;
+    assertEquals((body.schema as Json).$ref, `#/components/schemas/${res}`);
+    if (req) {
+      const rb = ((op.requestBody as Json).content as Json)["application/json"] as Json;
+      assertEquals((rb.schema as Json).$ref, `#/components/schemas/${req}`);
+    }
+    // Public only where the seed says so.
+    assertEquals(
+      op.security === undefined ? "keyed" : "public",
+      path === "/v1/pricing" ? "public" : "keyed",
+    );
+  }
+  const schemas = (doc.components as Json).schemas as Record<string, Json>;
+  const metadata = schemas.MetadataRequest;
+  assertEquals(metadata.additionalProperties, false);
+  assertEquals((metadata.required as string[]).sort(), ["name", "symbol"]);
+  assertEquals(((metadata.properties as Json).name as Json).maxLength, 32);
+  assertEquals(metadata.oneOf, [{ required: ["imageUrl"] }, { required: ["imageBase64"] }]);
+  const token = schemas.TokenBuildRequest;
+  assertEquals((token.required as string[]).sort(), ["metadataUri", "name", "payer", "symbol"]);
+  assertEquals(((token.properties as Json).decimals as Json).default, 9);
+  assertEquals(((token.properties as Json).revokeFreeze as Json).default, true);
+});
+
+Deno.test("every route the app serves under /v1 is in the document, and the served document is this one", async () => {
+  const h = await startHarness();
+  try {
+    const described = new Set(
+      operations(doc).map(([path, m]) => `${m.toUpperCase()} ${path}`),
+    );
+    const served = new Set<string>();
+    for (const r of h.app.routes) {
+      if (!r.path.startsWith("/v1/") || r.path.includes("*") || r.method === "ALL") continue;
+      served.add(`${r.method} ${r.path.replace(/:(\w+)/g, "{$1}")}`);
+    }
+    for (
+      const s of [
+        "GET /v1/pricing",
+        "GET /v1/me",
+        "POST /v1/metadata",
+        "POST /v1/tokens",
+        "GET /v1/tokens/{mint}",
+        "POST /v1/transactions",
+        "GET /v1/transactions/{signature}",
+        "GET /v1/openapi.json",
+      ]
+    ) assert(served.has(s), `the app serves ${s}`);
+    for (const s of served) assert(described.has(s), `${s} is served but not described`);
+
+    const res = await h.request("/v1/openapi.json");
+    assertEquals(res.status, 200);
+    assertMatch(res.headers.get("content-type") ?? "", /^application\/json/);
+    const servedDoc = await res.json();
+    assertEquals(servedDoc.servers, [{ url: h.base }]);
+    assertEquals({ ...servedDoc, servers: null }, {
+      ...JSON.parse(JSON.stringify(doc)),
+      servers: null,
+    });
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("real responses parse with the documented schemas", async () => {
+  const h = await startHarness();
+  try {
+    S.Pricing.strict().parse(await (await h.request("/v1/pricing")).json());
+    const unauth = await h.request("/v1/me");
+    assertEquals(unauth.status, 401);
+    S.ErrorBody.parse(await unauth.json());
+    S.ErrorBody.parse(await (await h.request("/v1/nope")).json());
+    const { apiKey } = await h.newApiKey();
+    const me = await h.request("/v1/me", { headers: bearer(apiKey) });
+    S.Me.strict().parse(await me.json());
+    const invalid = await h.request("/v1/tokens/not-a-mint", { headers: bearer(apiKey) });
+    assertEquals(invalid.status, 400);
+    const body = S.ErrorBody.parse(await invalid.json());
+    assertEquals(body.error.code, "invalid_request");
+    assertEquals(typeof body.error.fields.mint, "string");
+    S.ErrorBody.parse(
+      await (await h.request(`/v1/tokens/${h.treasury.publicKey.toBase58()}`, {
+        headers: bearer(apiKey),
+      })).json(),
+    );
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("/docs renders the document with nothing from other origins", async () => {
+  const h = await startHarness();
+  try {
+    const page = await h.request("/docs");
+    assertEquals(page.status, 200);
+    assertMatch(page.headers.get("content-type") ?? "", /^text\/html/);
+    const csp = page.headers.get("content-security-policy") ?? "";
+    assertMatch(csp, /default-src 'none'/);
+    assertMatch(csp, /script-src 'self'(;|$)/);
+    assert(!/https?:|\*/.test(csp), "the CSP names no other origin");
+    const html = await page.text();
+    const links = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]);
+    assertEquals(links.sort(), ["/docs/docs.css", "/docs/docs.js", "/v1/openapi.json"]);
+    assert(!/<script>/.test(html), "no inline script");
+    for (const asset of ["/docs/docs.js", "/docs/docs.css"]) {
+      const res = await h.request(asset);
+      assertEquals(res.status, 200, asset);
+      const text = await res.text();
+      assert(!/https?:\/\//.test(text), `${asset} loads nothing from elsewhere`);
+      assert(
+        !/innerHTML|outerHTML|insertAdjacentHTML|document\.write/.test(text),
+        `${asset}: text only`,
+      );
+    }
+    assertMatch(
+      (await h.request("/docs/docs.js")).headers.get("content-type") ?? "",
+      /^text\/javascript/,
+    );
+  } finally {
+    await h.close();
+  }
+});
