@@ -70,6 +70,14 @@ function envNumber(name: string): number | undefined {
 }
 
 export function startChain(opts: ChainOptions = {}): Promise<EmbeddedChain> {
+  try {
+    return Promise.resolve(start(opts));
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}
+
+function start(opts: ChainOptions): EmbeddedChain {
   const hostname = opts.hostname ?? "127.0.0.1";
   const envSlot = env("CHAIN_SLOT_MS");
   const slotMs = opts.slotMs ??
@@ -158,5 +166,5 @@ export function startChain(opts: ChainOptions = {}): Promise<EmbeddedChain> {
     },
   };
   if (!opts.quiet) console.error(`embedded chain listening on ${url}`);
-  return Promise.resolve(chain);
+  return chain;
 }

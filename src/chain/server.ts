@@ -134,6 +134,16 @@ export class ChainServer {
   }
 
   async #handleRpcPort(req: Request): Promise<Response> {
+    try {
+      return await this.#rpcPort(req);
+    } catch (e) {
+      // Whatever went wrong, answer in JSON-RPC terms rather than with a bare 500.
+      const err = new RpcError(-32603, `Internal error: ${e instanceof Error ? e.message : e}`);
+      return new Response(errorBody(null, err), { status: 200, headers: JSON_HEADERS });
+    }
+  }
+
+  async #rpcPort(req: Request): Promise<Response> {
     const url = new URL(req.url);
     if (url.pathname.startsWith("/admin/") || url.pathname === "/admin") {
       return await this.#handleAdmin(req, url.pathname);
