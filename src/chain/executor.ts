@@ -287,6 +287,7 @@ export class Executor {
       if (seg.err !== null) err = seg.err;
     }
 
+    if (err === null) err = this.#rentStateViolation(tx, pre);
     if (err !== null) {
       // Failed: nothing but the fee sticks.
       this.db.restore(keys, pre);
@@ -302,6 +303,27 @@ export class Executor {
       returnData,
       post: keys.map((k) => this.db.get(k)),
     };
+  }
+
+  /**
+   * The runtime's end-of-transaction rent check, needed here because the emulated program's
+   * writes happen outside litesvm: no account may become rent-paying (0 < lamports < minimum).
+   */
+  #rentStateViolation(tx: ResolvedTransaction, pre: (AccountSnap | null)[]): TxErrorJson | null {
+    for (let i = 0; i < tx.keys.length; i++) {
+      if (!isWritable(tx, i)) continue;
+      const post = this.db.get(tx.keys[i]);
+      if (!post || post.executable) continue;
+      const min = this.db.rentExemptMinimum(post.data.length);
+      if (post.lamports >= min) continue;
+      const before = pre[i];
+      const wasRentPaying = before !== null &&
+        before.lamports < this.db.rentExemptMinimum(before.data.length);
+      const allowed = wasRentPaying && before.data.length === post.data.length &&
+        post.lamports <= before.lamports;
+      if (!allowed) return { InsufficientFundsForRent: { account_index: i } };
+    }
+    return null;
   }
 
   #fundSegmentPayer(): void {

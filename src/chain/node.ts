@@ -79,6 +79,7 @@ export class ChainNode {
   #epochStart: number;
   #keyCache = new Map<string, KeyObject>();
   #txListeners: ((r: TxRecord) => void)[] = [];
+  #writeListeners: ((key: string) => void)[] = [];
   #pythKey = base58Decode(PYTH_SOL_USD_PRICE_ACCOUNT);
   #pythLamports: bigint;
 
@@ -133,6 +134,11 @@ export class ChainNode {
 
   onTransaction(fn: (r: TxRecord) => void): void {
     this.#txListeners.push(fn);
+  }
+
+  /** Accounts the chain itself rewrites outside transactions (the Pyth price account). */
+  onAccountWrite(fn: (key: string) => void): void {
+    this.#writeListeners.push(fn);
   }
 
   advanceSlots(n: number): void {
@@ -193,6 +199,7 @@ export class ChainNode {
         RENT_EXEMPT_EPOCH,
       ),
     );
+    for (const fn of this.#writeListeners) fn(PYTH_SOL_USD_PRICE_ACCOUNT);
   }
 
   // --- Transaction pipeline -----------------------------------------------------------------

@@ -35,7 +35,8 @@ interface Entry {
 interface Pending {
   entry: Entry;
   slot: number;
-  record: TxRecord;
+  /** The transaction behind a logs notification (account notifications read current state). */
+  record?: TxRecord;
 }
 
 const NOTIFICATION: Record<Sub["kind"], string> = {
@@ -55,6 +56,13 @@ export class PubSub {
 
   constructor(readonly node: ChainNode) {
     node.onTransaction((r) => this.#onTransaction(r));
+    node.onAccountWrite((key) => {
+      for (const e of this.#subs.values()) {
+        if (e.sub.kind === "account" && e.sub.keyStr === key) {
+          this.#queue(e.sub.commitment, { entry: e, slot: node.blocks.slot });
+        }
+      }
+    });
     node.blocks.onSlot(() => this.#onSlot());
   }
 
@@ -200,16 +208,17 @@ export class PubSub {
     for (const e of this.#subs.values()) {
       const s = e.sub;
       if (s.kind === "signature" && s.signature === r.signature) this.#checkSignature(e);
-      else if (s.kind === "account" && keys.has(s.keyStr)) this.#queue(e, s.commitment, r);
-      else if (s.kind === "logs" && (s.mentions === null || keys.has(s.mentions))) {
-        this.#queue(e, s.commitment, r);
+      else if (s.kind === "account" && keys.has(s.keyStr)) {
+        this.#queue(s.commitment, { entry: e, slot: r.slot });
+      } else if (s.kind === "logs" && (s.mentions === null || keys.has(s.mentions))) {
+        this.#queue(s.commitment, { entry: e, slot: r.slot, record: r });
       }
     }
   }
 
-  #queue(e: Entry, commitment: Commitment, record: TxRecord): void {
-    if (commitmentRank(commitment) === 0) this.#deliver({ entry: e, slot: record.slot, record });
-    else this.#pending.push({ entry: e, slot: record.slot, record });
+  #queue(commitment: Commitment, p: Pending): void {
+    if (commitmentRank(commitment) === 0) this.#deliver(p);
+    else this.#pending.push(p);
   }
 
   #deliver(p: Pending): void {
@@ -219,7 +228,7 @@ export class PubSub {
     if (e.sub.kind === "account") {
       const acc = this.node.executor.db.get(e.sub.key);
       this.#notify(e, { context, value: this.#account(acc, e.sub.encoding) });
-    } else if (e.sub.kind === "logs") {
+    } else if (e.sub.kind === "logs" && p.record) {
       this.#notify(e, {
         context,
         value: { err: p.record.err, logs: p.record.logs, signature: p.record.signature },

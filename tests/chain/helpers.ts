@@ -82,7 +82,7 @@ export async function signed(
 }
 
 export async function waitFor<T>(
-  f: () => Promise<T | null | undefined | false>,
+  f: () => T | null | undefined | false | Promise<T | null | undefined | false>,
   timeoutMs = 5_000,
 ): Promise<T> {
   const end = Date.now() + timeoutMs;
