@@ -6,6 +6,7 @@ import { metadataRoutes } from "./metadata.ts";
 import { hostedRoutes } from "./hosted.ts";
 import { transactionRoutes } from "./transactions.ts";
 import { tokensRoutes } from "./tokens.ts";
+import { adminRoutes } from "./admin.ts";
 import { docsRoutes } from "./docs.ts";
 
 export const routeGroups: RouteGroup[] = [
@@ -15,5 +16,6 @@ export const routeGroups: RouteGroup[] = [
   hostedRoutes,
   transactionRoutes,
   tokensRoutes,
+  adminRoutes,
   docsRoutes,
 ];

@@ -1,0 +1,36 @@
+/**
+ * Automatic suspension: a key whose creations keep landing without the service fee
+ * (CreationUnverified) more than `threshold` times is suspended until an operator lifts it.
+ * Lifting clears the suspension but not the count, so the next fee-less landing suspends again.
+ */
+import type { DomainEvent, KeySuspended } from "../../events/types.ts";
+import type { KeyDoc } from "../../projections/keys.ts";
+
+export interface SuspensionOptions {
+  /**
+   * CreationUnverified events for this key that are being appended in the same commit but are
+   * not yet in `key.unverifiedCount`. Default 1: the caller read the key, decided on one new
+   * CreationUnverified, and asks whether it tips the key over. A sweep over settled state
+   * passes 0.
+   */
+  pending?: number;
+}
+
+/** Pure: the KeySuspended event to append with the landing, or nothing. */
+export function decideSuspension(
+  key: KeyDoc,
+  threshold: number,
+  opts: SuspensionOptions = {},
+): DomainEvent[] {
+  const count = key.unverifiedCount + (opts.pending ?? 1);
+  if (key.suspended !== null || key.banned !== null || count <= threshold) return [];
+  const event: KeySuspended = {
+    type: "KeySuspended",
+    v: 1,
+    data: { keyId: key.keyId, reason: `${count} creations landed without the service fee` },
+  };
+  return [event];
+}
+
+/** The stream a key's access events belong to (the purchase's, as in src/domain/access). */
+export const keyStream = (key: KeyDoc) => `purchase-${key.purchaseId}`;

@@ -1,0 +1,159 @@
+/**
+ * The operator surface under /admin, behind ADMIN_TOKEN. Without ADMIN_TOKEN it does not exist:
+ * every /admin path answers 404 like any unknown endpoint, so a deployment that never set a token
+ * shows no sign of it.
+ *
+ *   GET    /admin/keys[?status=&wallet=&limit=&cursor=]   keys (no secrets or hashes)
+ *   GET    /admin/keys/:keyId
+ *   POST   /admin/keys/:keyId/ban   {reason}              ban (401 from then on)
+ *   POST   /admin/keys/:keyId/lift                        lift a ban or a suspension
+ *   GET    /admin/purchases[?wallet=&limit=&cursor=]
+ *   GET    /admin/well-known-names                        the list in force and where it comes from
+ *   PUT    /admin/well-known-names  {names}               replace
+ *   PATCH  /admin/well-known-names  {add?, remove?}       edit
+ *   DELETE /admin/well-known-names                        back to the configured list
+ */
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { z } from "zod";
+import { adminAuth } from "../admin/auth.ts";
+import {
+  banKey,
+  getKey,
+  liftBan,
+  listKeys,
+  type ListOptions,
+  listPurchases,
+} from "../admin/keys.ts";
+import {
+  editWellKnownNames,
+  NamesError,
+  readWellKnownNames,
+  resetWellKnownNames,
+  setWellKnownNames,
+} from "../admin/well-known-names.ts";
+import { readBody } from "../http/body.ts";
+import type { AppEnv } from "../http/env.ts";
+import { ApiError } from "../http/errors.ts";
+import type { Services } from "../services.ts";
+
+const BanBody = z.strictObject({
+  reason: z.string({ error: (i) => (i.input === undefined ? "required" : "must be a string") })
+    .trim().min(1, "required").max(500, "at most 500 characters"),
+});
+const NamesBody = z.strictObject({ names: z.array(z.unknown(), { error: "must be an array" }) });
+const EditBody = z.strictObject({
+  add: z.array(z.unknown(), { error: "must be an array" }).optional(),
+  remove: z.array(z.unknown(), { error: "must be an array" }).optional(),
+});
+const ListQuery = z.strictObject({
+  limit: z.coerce.number({ error: "must be an integer from 1 to 500" }).int().min(1).max(500)
+    .optional(),
+  cursor: z.string().max(2000).optional(),
+  wallet: z.string().max(64).optional(),
+  status: z.enum(["active", "deleted", "banned", "suspended"]).optional(),
+});
+
+const KEY_ID = /^[0-9a-f]{1,64}$/;
+
+export function adminRoutes(s: Services) {
+  const app = new Hono<AppEnv>();
+  const token = s.config.adminToken;
+  if (!token) return app;
+
+  app.use("/admin/*", async function adminHeaders(c, next) {
+    await next();
+    c.header("Cache-Control", "no-store");
+  });
+  app.use("/admin/*", adminAuth(token));
+  app.use(
+    "/admin/*",
+    bodyLimit({
+      maxSize: 64 * 1024,
+      onError: () => {
+        throw new ApiError("payload_too_large", "Request body is larger than 65536 bytes");
+      },
+    }),
+  );
+
+  const query = (c: { req: { query(): Record<string, string> } }): ListOptions => {
+    const r = ListQuery.safeParse(c.req.query());
+    if (!r.success) {
+      const fields: Record<string, string> = {};
+      for (const i of r.error.issues) {
+        if (i.code === "unrecognized_keys") {
+          for (const k of i.keys) fields[k] = "unknown parameter";
+        } else fields[i.path.join(".")] ??= i.message;
+      }
+      throw new ApiError("invalid_request", "Query is invalid", fields);
+    }
+    return r.data;
+  };
+  const badCursor = (e: unknown): never => {
+    if (e instanceof TypeError || (e as Error)?.name === "TypeError") {
+      throw new ApiError("invalid_request", "Query is invalid", { cursor: "not a cursor we gave" });
+    }
+    throw e;
+  };
+  const keyIdOf = (raw: string) => {
+    if (!KEY_ID.test(raw)) throw new ApiError("not_found", "No such key");
+    return raw;
+  };
+  const audit = (action: string, fields: Record<string, unknown>) =>
+    s.logger.log("info", `admin: ${action}`, fields);
+
+  app.get("/admin/keys", async (c) => c.json(await listKeys(s.kv, query(c)).catch(badCursor)));
+  app.get("/admin/keys/:keyId", async (c) => {
+    const key = await getKey(s.kv, keyIdOf(c.req.param("keyId")));
+    if (!key) throw new ApiError("not_found", "No such key");
+    return c.json(key);
+  });
+  app.post("/admin/keys/:keyId/ban", async (c) => {
+    const keyId = keyIdOf(c.req.param("keyId"));
+    const { reason } = await readBody(c, BanBody);
+    const { key, events } = await banKey(s.store, keyId, reason);
+    audit("key banned", { keyId, reason, changed: events.length > 0 });
+    return c.json({ key, changed: events.length > 0 });
+  });
+  app.post("/admin/keys/:keyId/lift", async (c) => {
+    const keyId = keyIdOf(c.req.param("keyId"));
+    const { key, events } = await liftBan(s.store, keyId);
+    audit("ban lifted", { keyId, changed: events.length > 0 });
+    return c.json({ key, changed: events.length > 0 });
+  });
+  app.get("/admin/purchases", async (c) => {
+    const { status: _ignored, ...opts } = query(c);
+    return c.json(await listPurchases(s.kv, opts).catch(badCursor));
+  });
+
+  const names = async (fn: () => Promise<unknown>) => {
+    try {
+      return await fn();
+    } catch (e) {
+      if (e instanceof NamesError) {
+        throw new ApiError("invalid_request", "Request is invalid", e.problems);
+      }
+      throw e;
+    }
+  };
+  const namesCtx = { kv: s.kv, config: s.config, clock: s.clock };
+  app.get("/admin/well-known-names", async (c) => c.json(await readWellKnownNames(namesCtx)));
+  app.put("/admin/well-known-names", async (c) => {
+    const body = await readBody(c, NamesBody);
+    const out = await names(() => setWellKnownNames(namesCtx, body.names));
+    audit("well-known names replaced", { count: body.names.length });
+    return c.json(out);
+  });
+  app.patch("/admin/well-known-names", async (c) => {
+    const body = await readBody(c, EditBody);
+    const out = await names(() => editWellKnownNames(namesCtx, body));
+    audit("well-known names edited", { add: body.add ?? [], remove: body.remove ?? [] });
+    return c.json(out);
+  });
+  app.delete("/admin/well-known-names", async (c) => {
+    const out = await resetWellKnownNames(namesCtx);
+    audit("well-known names reset to configuration", {});
+    return c.json(out);
+  });
+  return app;
+}

@@ -1,0 +1,78 @@
+import { assertEquals, assertRejects } from "../support/assert.ts";
+import {
+  currentWellKnownMatcher,
+  currentWellKnownNames,
+  editWellKnownNames,
+  NamesError,
+  normalizeNames,
+  readWellKnownNames,
+  resetWellKnownNames,
+  setWellKnownNames,
+} from "../../src/admin/well-known-names.ts";
+
+async function withKv(fn: (kv: Deno.Kv) => Promise<void>) {
+  const kv = await Deno.openKv(":memory:");
+  try {
+    await fn(kv);
+  } finally {
+    kv.close();
+  }
+}
+
+Deno.test("normalizeNames trims, drops look-alike duplicates and names every bad entry", async () => {
+  // "USDС" ends in a Cyrillic С: the same name to a reader, so it is a duplicate.
+  assertEquals(normalizeNames([" USDC", "usdc", "USD\u0421", "Solana"]), ["USDC", "Solana"]);
+  const e = await assertRejects(
+    () => Promise.resolve().then(() => normalizeNames(["", 3, "..."])),
+    NamesError,
+  );
+  assertEquals((e as NamesError).problems, {
+    "names.0": "must be 1 to 64 characters",
+    "names.1": "must be a string",
+    "names.2": "has no letters or digits to compare",
+  });
+});
+
+Deno.test("the stored list overrides the configured one until reset; edits apply to the list in force", async () => {
+  await withKv(async (kv) => {
+    const s = { kv, config: { wellKnownNames: ["SOL", "USDC"] }, clock: () => 42 };
+    assertEquals(await currentWellKnownNames(s), ["SOL", "USDC"]);
+    assertEquals((await readWellKnownNames(s)).source, "config");
+    // The first edit starts from the configured list.
+    assertEquals((await editWellKnownNames(s, { add: ["BONK"], remove: ["usdc"] })).names, [
+      "SOL",
+      "BONK",
+    ]);
+    assertEquals(await readWellKnownNames(s), {
+      names: ["SOL", "BONK"],
+      source: "kv",
+      updatedAt: 42,
+    });
+    await setWellKnownNames(s, ["Acme"]);
+    assertEquals(await currentWellKnownNames(s), ["Acme"]);
+    assertEquals((await resetWellKnownNames(s)).names, ["SOL", "USDC"]);
+  });
+});
+
+Deno.test("concurrent edits both land", async () => {
+  await withKv(async (kv) => {
+    const s = { kv, config: { wellKnownNames: [] as string[] } };
+    await Promise.all(
+      ["A1", "B2", "C3", "D4", "E5"].map((n) => editWellKnownNames(s, { add: [n] })),
+    );
+    assertEquals((await currentWellKnownNames(s)).sort(), ["A1", "B2", "C3", "D4", "E5"]);
+  });
+});
+
+Deno.test("currentWellKnownMatcher follows edits and folds look-alikes", async () => {
+  await withKv(async (kv) => {
+    const s = { kv, config: { wellKnownNames: ["Solana"] } };
+    const m1 = await currentWellKnownMatcher(s);
+    assertEquals(m1.match("S0LANA"), "Solana");
+    assertEquals(await currentWellKnownMatcher(s), m1, "unchanged list: the same matcher");
+    await setWellKnownNames(s, ["Acme"]);
+    const m2 = await currentWellKnownMatcher(s);
+    assertEquals(m2.match("Solana"), null);
+    assertEquals(m2.match("ACME"), "Acme");
+  });
+});
