@@ -1,0 +1,142 @@
+import { assert, assertEquals, assertMatch } from "../support/assert.ts";
+import { ConfigError, DEFAULT_WELL_KNOWN_NAMES, loadConfig } from "../../src/config.ts";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+
+function problems(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+  } catch (e) {
+    assert(e instanceof ConfigError, `expected ConfigError, got ${e}`);
+    assertEquals(e.message, `invalid configuration:\n  ${e.problems.join("\n  ")}`);
+    return e.problems;
+  }
+  throw new Error("expected a ConfigError");
+}
+
+Deno.test("bad values: one ConfigError lists every bad variable by name with its reason", () => {
+  const bad: Record<string, RegExp> = {
+    PORT: /^PORT: .*65535/,
+    PUBLIC_BASE_URL: /^PUBLIC_BASE_URL: Invalid URL/,
+    SOLANA_RPC_URL: /^SOLANA_RPC_URL: Invalid URL/,
+    NETWORK: /^NETWORK: .*"localnet"\|"devnet"\|"mainnet-beta"/,
+    TREASURY_ADDRESS: /^TREASURY_ADDRESS: must be a base58 Solana address/,
+    KEY_PREFIX: /^KEY_PREFIX: lower-case letters and digits, 1-16/,
+    KEY_PEPPER: /^KEY_PEPPER: at least 32 characters/,
+    PRICE_SOL_USD: /^PRICE_SOL_USD: .*>0/,
+    TOKENS_PER_DAY: /^TOKENS_PER_DAY: .*>0/,
+    REQUESTS_PER_HOUR: /^REQUESTS_PER_HOUR: .*expected number/,
+    STABLECOIN_DECIMALS: /^STABLECOIN_DECIMALS: .*<=9/,
+    SUSPEND_AFTER_UNVERIFIED: /^SUSPEND_AFTER_UNVERIFIED: .*int/,
+    ADMIN_TOKEN: /^ADMIN_TOKEN: at least 32 characters/,
+    DEPLOY_MODE: /^DEPLOY_MODE: .*"0"\|"1"/,
+    LOG_LEVEL: /^LOG_LEVEL: .*"debug"/,
+  };
+  const got = problems({
+    PORT: "70000",
+    PUBLIC_BASE_URL: "not a url",
+    SOLANA_RPC_URL: "rpc.example.com",
+    NETWORK: "moonnet",
+    TREASURY_ADDRESS: "0xabc",
+    KEY_PREFIX: "TCB!",
+    KEY_PEPPER: "short",
+    PRICE_SOL_USD: "0",
+    TOKENS_PER_DAY: "-1",
+    REQUESTS_PER_HOUR: "lots",
+    STABLECOIN_DECIMALS: "12",
+    SUSPEND_AFTER_UNVERIFIED: "2.5",
+    ADMIN_TOKEN: "hunter2",
+    DEPLOY_MODE: "yes",
+    LOG_LEVEL: "loud",
+  });
+  assertEquals(got.length, Object.keys(bad).length, got.join("\n"));
+  for (const [name, re] of Object.entries(bad)) {
+    assertMatch(got.find((p) => p.startsWith(`${name}:`)) ?? `${name}: (not reported)`, re);
+  }
+});
+
+Deno.test("deploy mode (DEPLOY_MODE=1 or DENO_DEPLOYMENT_ID) requires its secrets, named one by one", () => {
+  const missing = [
+    "TREASURY_ADDRESS: required in deploy mode (no local files)",
+    "KEY_PEPPER: required in deploy mode (no local files)",
+    "SOLANA_RPC_URL: required in deploy mode (no local files)",
+    "PUBLIC_BASE_URL: required in deploy mode (no local files)",
+  ];
+  assertEquals(problems({ DEPLOY_MODE: "1" }), missing);
+  assertEquals(problems({ DENO_DEPLOYMENT_ID: "abc123" }), missing);
+  assertEquals(loadConfig({ DENO_DEPLOYMENT_ID: "abc123", DEPLOY_MODE: "0" }).deployMode, false);
+  assertEquals(
+    problems({ DEPLOY_MODE: "1", TREASURY_ADDRESS: "11111111111111111111111111111112" }).length,
+    3,
+  );
+});
+
+Deno.test("defaults: an empty environment is a working local configuration", () => {
+  const c = loadConfig({});
+  assertEquals(c.port, 8000);
+  assertEquals(c.hostname, "127.0.0.1");
+  assertEquals(c.dataDir, ".data");
+  assertEquals(c.publicBaseUrl, "http://127.0.0.1:8000");
+  assertEquals(c.solanaRpcUrl, null);
+  assertEquals(c.network, "localnet");
+  assertEquals(c.keyPrefix, "tcb");
+  assertEquals(c.limits, {
+    requestsPerHour: 600,
+    tokensPerDay: 25,
+    metadataPerDay: 100,
+    imageBytes: 1048576,
+    hostedItemsPerKey: 5000,
+  });
+  assertEquals(c.fees, { accessUsd: 10, tokenUsd: 2.99 });
+  assertEquals(c.suspendAfterUnverified, 3);
+  assertEquals(c.wellKnownNames, DEFAULT_WELL_KNOWN_NAMES);
+  assertEquals(c.adminToken, null);
+  assertEquals(c.deployMode, false);
+  assertEquals(loadConfig({ WELL_KNOWN_NAMES: " Foo , ,Bar" }).wellKnownNames, ["Foo", "Bar"]);
+});
+
+Deno.test("every setting src/config.ts reads is documented in docs/operations.md", async () => {
+  const source = await Deno.readTextFile(`${ROOT}src/config.ts`);
+  const schema = source.slice(
+    source.indexOf("const EnvSchema"),
+    source.indexOf("});", source.indexOf("const EnvSchema")),
+  );
+  const names = [...schema.matchAll(/^\s+([A-Z][A-Z0-9_]+):/gm)].map((m) => m[1]);
+  assert(names.length > 25, `found ${names.length} settings`);
+  const doc = await Deno.readTextFile(`${ROOT}docs/operations.md`);
+  const documented = new Set([...doc.matchAll(/^\| `([A-Z][A-Z0-9_]+)` \|/gm)].map((m) => m[1]));
+  assertEquals(names.filter((n) => !documented.has(n)), [], "undocumented settings");
+});
+
+Deno.test("main.ts prints the problems and exits 2 on a bad configuration", async () => {
+  const cwd = await Deno.makeTempDir();
+  try {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--no-prompt",
+        "--config",
+        `${ROOT}deno.json`,
+        "--unstable-kv",
+        "--unstable-cron",
+        "-A",
+        `${ROOT}src/main.ts`,
+      ],
+      cwd,
+      clearEnv: true,
+      env: { PORT: "http", NETWORK: "testnet", NO_COLOR: "1" },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const err = new TextDecoder().decode(out.stderr);
+    assertEquals(out.code, 2, err);
+    assertMatch(err, /invalid configuration:\n {2}PORT: .*\n {2}NETWORK: /);
+    assertEquals(
+      [...Deno.readDirSync(cwd)],
+      [],
+      "nothing created before the configuration is valid",
+    );
+  } finally {
+    await Deno.remove(cwd, { recursive: true });
+  }
+});
