@@ -104,7 +104,7 @@ Deno.test("every setting src/config.ts reads is documented in docs/operations.md
   const names = [...schema.matchAll(/^\s+([A-Z][A-Z0-9_]+):/gm)].map((m) => m[1]);
   assert(names.length > 25, `found ${names.length} settings`);
   const doc = await Deno.readTextFile(`${ROOT}docs/operations.md`);
-  const documented = new Set([...doc.matchAll(/^\| `([A-Z][A-Z0-9_]+)` \|/gm)].map((m) => m[1]));
+  const documented = new Set([...doc.matchAll(/^\| `([A-Z][A-Z0-9_]+)` +\|/gm)].map((m) => m[1]));
   assertEquals(names.filter((n) => !documented.has(n)), [], "undocumented settings");
 });
 
