@@ -9,14 +9,14 @@ import { ApiError } from "../http/errors.ts";
 import type { Services } from "../services.ts";
 import { buildToken } from "../tokens/build-token.ts";
 import { parseBuildRequest } from "../tokens/request-schema.ts";
-import { wellKnownMatcher } from "../tokens/well-known-names.ts";
+import { currentWellKnownMatcher } from "../admin/well-known-names.ts";
 
 export function tokensRoutes(s: Services) {
-  const wellKnown = wellKnownMatcher(s.config.wellKnownNames);
   const app = new Hono<AppEnv>();
 
   app.post("/v1/tokens", async (c) => {
-    const req = parseBuildRequest(await readJson(c), wellKnown);
+    // The configured list, or an operator's edit of it (admin); one KV read, folded once per edit.
+    const req = parseBuildRequest(await readJson(c), await currentWellKnownMatcher(s));
     const key = c.get("key");
     const body = await buildToken(s, { keyId: key.keyId, purchaseId: key.purchaseId }, req, {
       idempotency: c.get("idempotency"),

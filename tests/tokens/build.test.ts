@@ -17,6 +17,7 @@ import { sha256Hex } from "../../events/hash.ts";
 import { PythPriceSource } from "../../src/pricing/price-source.ts";
 import { unitLimitFromSimulation } from "../../src/tokens/costs.ts";
 import { sweepOpenBuilds } from "../../src/creation/watcher.ts";
+import { WELL_KNOWN_NAMES_KEY } from "../../src/admin/well-known-names.ts";
 
 const URI = "https://example.com/m/0123abcd.json";
 
@@ -338,6 +339,29 @@ step("every field rule is a 400 invalid_request naming the field, before any RPC
   const me = await (await h.request("/v1/me", { headers: bearer(apiKey) })).json();
   assertEquals(me.usageToday.tokens, 0);
 });
+
+step(
+  "an operator's well-known-names list (admin, in KV) replaces the configured one",
+  async (h) => {
+    const { apiKey, wallet } = await h.newApiKey();
+    const body = {
+      payer: wallet.publicKey.toBase58(),
+      symbol: "ACME",
+      metadataUri: URI,
+      supply: "1",
+    };
+    await h.kv.set(WELL_KNOWN_NAMES_KEY, { names: ["Acme Corp"], updatedAt: Date.now() });
+    try {
+      const refused = await build(h, apiKey, { ...body, name: "ACМE CORP" }); // Cyrillic М
+      assertEquals([refused.res.status, Object.keys(refused.body.error.fields)], [400, ["name"]]);
+      assertMatch(refused.body.error.fields.name, /Acme Corp/);
+    } finally {
+      await h.kv.delete(WELL_KNOWN_NAMES_KEY);
+    }
+    const back = await build(h, apiKey, { ...body, name: "Solana" });
+    assertEquals([back.res.status, Object.keys(back.body.error.fields)], [400, ["name"]]);
+  },
+);
 
 step(
   "unauthorized without a valid key; a build record is only for the key that built it",
