@@ -1,0 +1,463 @@
+/**
+ * Example integrator client: create an SPL token through the Token-Creation Transaction Builder
+ * API, from hosting the metadata to the verified creation. Copy it and adapt.
+ *
+ *   TCB_API_KEY=tcb_live_… deno run -A examples/create-token.ts \
+ *     --base-url https://api.example.com --keypair ~/.config/solana/id.json \
+ *     --name "My Token" --symbol MYT --supply 1000000 --decimals 6 --image ./logo.png
+ *
+ * Steps:
+ *   1. POST /v1/metadata       host the metadata JSON and the image
+ *   2. POST /v1/tokens         build the unsigned transaction
+ *   3. review                  decode every instruction, check what you are about to sign
+ *   4. sign                    with the payer's keypair (Solana CLI JSON file), locally
+ *   5. POST /v1/transactions   submit (you could send it through your own RPC instead)
+ *   6. GET /v1/transactions/…  poll until the creation is verified
+ *
+ * The API key is read from the environment, never from a flag (shell history) and never sent
+ * anywhere but the API. The private key never leaves this process.
+ *
+ * Dependencies: @solana/web3.js and @solana/spl-token (npm).
+ */
+import {
+  ComputeBudgetInstruction,
+  ComputeBudgetProgram,
+  Keypair,
+  PublicKey,
+  SystemInstruction,
+  SystemProgram,
+  Transaction,
+  type TransactionInstruction,
+} from "@solana/web3.js";
+import {
+  ASSOCIATED_TOKEN_PROGRAM_ID,
+  AuthorityType,
+  decodeInstruction,
+  isInitializeMint2Instruction,
+  isMintToInstruction,
+  isSetAuthorityInstruction,
+  TOKEN_PROGRAM_ID,
+} from "@solana/spl-token";
+import { parseArgs } from "node:util";
+
+const TOKEN_METADATA_PROGRAM_ID = new PublicKey("metaqbxxUerdq28cj1RbAWkYQm3ybzjb6a8bt518x1s");
+const LAMPORTS_PER_SOL = 1_000_000_000;
+
+export interface CreateTokenOptions {
+  baseUrl: string;
+  apiKey: string;
+  /** The payer and signer. Load it with `loadKeypair(path)`. */
+  payer: Keypair;
+  name: string;
+  symbol: string;
+  /** Whole tokens, as a string of digits. */
+  supply: string;
+  decimals?: number;
+  description?: string;
+  /** One of the two. */
+  imageBytes?: Uint8Array;
+  imageUrl?: string;
+  revokeMint?: boolean;
+  /**
+   * The treasury you expect the fee to go to. The build response names one; pin the value you
+   * were given out of band and any other address stops the example before signing.
+   */
+  expectTreasury?: string;
+  /** Refuse to sign if the fee exceeds this many lamports. */
+  maxFeeLamports?: bigint;
+  /** Asked once the transaction is reviewed; return false to stop before signing. */
+  confirm?: (review: Review) => Promise<boolean> | boolean;
+  log?: (line: string) => void;
+  fetch?: typeof fetch;
+  /** How long to poll the verification. */
+  verifyTimeoutMs?: number;
+}
+
+export interface Review {
+  lines: string[];
+  feeLamports: bigint;
+  treasury: string;
+  /** Lamports leaving the payer in the transaction besides the fee (rent, priority fee aside). */
+  rentLamports: bigint;
+  problems: string[];
+}
+
+export interface CreateTokenResult {
+  metadataUri: string;
+  mint: string;
+  signature: string;
+  verification: Verification;
+}
+
+interface Verification {
+  signature: string;
+  status: "pending" | "confirmed" | "failed" | "unverified";
+  mint: string | null;
+  supplyRaw: string;
+  decimals: number | null;
+  recipient: string | null;
+  feeVerified: boolean;
+  fee: { amount: string; currency: string };
+}
+
+interface BuildResponse {
+  buildId: number;
+  mint: string;
+  metadataAccount: string;
+  recipientTokenAccount: string;
+  transaction: string;
+  requiredSigner: string;
+  recentBlockhash: string;
+  lastValidBlockHeight: number;
+  expiresInSeconds: number;
+  fee: { usd: number; lamports: string; treasury: string };
+}
+
+export class ApiCallError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly fields: Record<string, unknown>,
+  ) {
+    super(
+      `${status} ${code}: ${message}${
+        Object.keys(fields).length ? ` ${JSON.stringify(fields)}` : ""
+      }`,
+    );
+  }
+}
+
+/** A keypair file as written by `solana-keygen` (a JSON array of 64 numbers). */
+export async function loadKeypair(path: string): Promise<Keypair> {
+  const bytes = JSON.parse(await Deno.readTextFile(path));
+  if (!Array.isArray(bytes) || bytes.length !== 64) {
+    throw new Error(`${path} is not a Solana CLI keypair file (64 numbers)`);
+  }
+  return Keypair.fromSecretKey(Uint8Array.from(bytes));
+}
+
+const b64 = (bytes: Uint8Array) => {
+  let s = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(s);
+};
+const fromB64 = (s: string) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
+const sol = (lamports: bigint) => `${(Number(lamports) / LAMPORTS_PER_SOL).toFixed(9)} SOL`;
+
+export async function createToken(o: CreateTokenOptions): Promise<CreateTokenResult> {
+  const log = o.log ?? console.log;
+  const doFetch = o.fetch ?? fetch;
+  const base = o.baseUrl.replace(/\/+$/, "");
+  const decimals = o.decimals ?? 9;
+  const payer = o.payer.publicKey.toBase58();
+
+  async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const res = await doFetch(base + path, {
+      method,
+      headers: {
+        authorization: `Bearer ${o.apiKey}`,
+        ...(body === undefined ? {} : {
+          "content-type": "application/json",
+          // A retry after a timeout replays the first answer instead of doing the work twice.
+          "idempotency-key": crypto.randomUUID(),
+        }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const json = await res.json().catch(() => null);
+    if (!res.ok) {
+      const e = json?.error ?? {};
+      throw new ApiCallError(
+        res.status,
+        e.code ?? "unknown",
+        e.message ?? res.statusText,
+        e.fields ?? {},
+      );
+    }
+    return json as T;
+  }
+
+  // 1. Host the metadata.
+  log("1. hosting metadata…");
+  const hosted = await api<{ metadataUri: string; imageUri: string; id: string }>(
+    "POST",
+    "/v1/metadata",
+    {
+      name: o.name,
+      symbol: o.symbol,
+      ...(o.description ? { description: o.description } : {}),
+      ...(o.imageBytes ? { imageBase64: b64(o.imageBytes) } : { imageUrl: o.imageUrl }),
+    },
+  );
+  log(`   metadata ${hosted.metadataUri}`);
+  log(`   image    ${hosted.imageUri}`);
+
+  // 2. Build.
+  log("2. building the transaction…");
+  const build = await api<BuildResponse>("POST", "/v1/tokens", {
+    payer,
+    name: o.name,
+    symbol: o.symbol,
+    metadataUri: hosted.metadataUri,
+    supply: o.supply,
+    decimals,
+    revokeMint: o.revokeMint ?? false,
+  });
+  log(`   mint ${build.mint}, valid for about ${build.expiresInSeconds} s`);
+
+  // 3. Review what we are about to sign.
+  const tx = Transaction.from(fromB64(build.transaction));
+  const expectedSupplyRaw = BigInt(o.supply) * 10n ** BigInt(decimals);
+  const review = reviewTransaction(tx, {
+    payer,
+    mint: build.mint,
+    supplyRaw: expectedSupplyRaw,
+    feeLamports: BigInt(build.fee.lamports),
+    treasury: o.expectTreasury ?? build.fee.treasury,
+    revokeMint: o.revokeMint ?? false,
+  });
+  if (o.maxFeeLamports !== undefined && review.feeLamports > o.maxFeeLamports) {
+    review.problems.push(
+      `fee ${review.feeLamports} lamports is above your cap ${o.maxFeeLamports}`,
+    );
+  }
+  log("3. review:");
+  for (const line of review.lines) log(`   ${line}`);
+  log(`   fee to treasury ${review.treasury}: ${sol(review.feeLamports)} ($${build.fee.usd})`);
+  log(
+    `   rent and metadata costs from your wallet: about ${sol(review.rentLamports)} + network fee`,
+  );
+  if (review.problems.length) {
+    throw new Error(`refusing to sign:\n  - ${review.problems.join("\n  - ")}`);
+  }
+  if (o.confirm && !(await o.confirm(review))) throw new Error("stopped before signing");
+
+  // 4. Sign locally. The service built a legacy transaction whose only signer is the payer.
+  tx.sign(o.payer);
+  const signed = tx.serialize();
+
+  // 5. Submit through the relay.
+  log("4. signed; 5. submitting…");
+  const submitted = await api<{ signature: string; mint: string; status: string }>(
+    "POST",
+    "/v1/transactions",
+    { transaction: b64(signed) },
+  );
+  log(`   signature ${submitted.signature}`);
+
+  // 6. Poll the verification until it is final.
+  log("6. waiting for verification…");
+  const deadline = Date.now() + (o.verifyTimeoutMs ?? 90_000);
+  let v: Verification;
+  for (;;) {
+    v = await api<Verification>("GET", `/v1/transactions/${submitted.signature}`);
+    if (v.status !== "pending" || Date.now() > deadline) break;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  log(`   ${v.status}; fee verified: ${v.feeVerified}; supply ${v.supplyRaw} base units`);
+  return {
+    metadataUri: hosted.metadataUri,
+    mint: build.mint,
+    signature: submitted.signature,
+    verification: v,
+  };
+}
+
+export interface Expectation {
+  payer: string;
+  mint: string;
+  supplyRaw: bigint;
+  feeLamports: bigint;
+  treasury: string;
+  revokeMint: boolean;
+}
+
+/**
+ * Decodes every instruction and checks the transaction against what was asked for: only the
+ * payer signs, only the expected programs run, the full supply goes to the mint, and exactly one
+ * fee transfer of the quoted amount goes to the treasury.
+ */
+export function reviewTransaction(tx: Transaction, want: Expectation): Review {
+  const lines: string[] = [];
+  const problems: string[] = [];
+  let fee = 0n;
+  let feeTransfers = 0;
+  let rent = 0n;
+  let minted = 0n;
+  const message = tx.compileMessage();
+  if (
+    message.header.numRequiredSignatures !== 1 ||
+    !message.accountKeys[0].equals(new PublicKey(want.payer))
+  ) {
+    problems.push("the transaction must have exactly one signer: your payer wallet");
+  }
+  const key = (k: PublicKey) => k.toBase58();
+
+  tx.instructions.forEach((ix: TransactionInstruction, i: number) => {
+    const n = `#${i + 1}`;
+    const program = ix.programId;
+    try {
+      if (program.equals(ComputeBudgetProgram.programId)) {
+        const type = ComputeBudgetInstruction.decodeInstructionType(ix);
+        if (type === "SetComputeUnitLimit") {
+          lines.push(
+            `${n} ComputeBudget: unit limit ${
+              ComputeBudgetInstruction.decodeSetComputeUnitLimit(ix).units
+            }`,
+          );
+        } else if (type === "SetComputeUnitPrice") {
+          const p = ComputeBudgetInstruction.decodeSetComputeUnitPrice(ix).microLamports;
+          lines.push(`${n} ComputeBudget: priority fee ${p} micro-lamports per unit`);
+        } else lines.push(`${n} ComputeBudget: ${type}`);
+      } else if (program.equals(SystemProgram.programId)) {
+        const type = SystemInstruction.decodeInstructionType(ix);
+        if (type === "CreateWithSeed") {
+          const d = SystemInstruction.decodeCreateWithSeed(ix);
+          rent += BigInt(d.lamports);
+          lines.push(
+            `${n} System: create mint account ${key(d.newAccountPubkey)} (${d.space} bytes, rent ${
+              sol(BigInt(d.lamports))
+            })`,
+          );
+          if (key(d.newAccountPubkey) !== want.mint) {
+            problems.push(`${n} creates ${key(d.newAccountPubkey)}, not the mint`);
+          }
+        } else if (type === "Transfer") {
+          const d = SystemInstruction.decodeTransfer(ix);
+          const to = key(d.toPubkey);
+          lines.push(`${n} System: transfer ${sol(BigInt(d.lamports))} to ${to}`);
+          if (to === want.treasury && key(d.fromPubkey) === want.payer) {
+            fee += BigInt(d.lamports);
+            feeTransfers++;
+          } else problems.push(`${n} transfers SOL to ${to}, which is not the treasury`);
+        } else problems.push(`${n} unexpected System instruction ${type}`);
+      } else if (program.equals(TOKEN_PROGRAM_ID)) {
+        const d = decodeInstruction(ix, TOKEN_PROGRAM_ID);
+        if (isInitializeMint2Instruction(d)) {
+          lines.push(
+            `${n} Token: initialize mint, ${d.data.decimals} decimals, mint authority ${
+              key(d.data.mintAuthority)
+            }, ` +
+              `freeze authority ${d.data.freezeAuthority ? key(d.data.freezeAuthority) : "none"}`,
+          );
+        } else if (isMintToInstruction(d)) {
+          minted += BigInt(d.data.amount);
+          lines.push(
+            `${n} Token: mint ${d.data.amount} base units to ${key(d.keys.destination.pubkey)}`,
+          );
+          if (key(d.keys.mint.pubkey) !== want.mint) problems.push(`${n} mints another token`);
+        } else if (isSetAuthorityInstruction(d)) {
+          const what = AuthorityType[d.data.authorityType];
+          lines.push(
+            `${n} Token: set ${what} authority to ${
+              d.data.newAuthority ? key(d.data.newAuthority) : "none (revoked)"
+            }`,
+          );
+          if (
+            !(d.data.authorityType === AuthorityType.MintTokens && d.data.newAuthority === null &&
+              want.revokeMint)
+          ) {
+            problems.push(`${n} changes an authority you did not ask to change`);
+          }
+        } else problems.push(`${n} unexpected Token instruction ${d.data.instruction}`);
+      } else if (program.equals(ASSOCIATED_TOKEN_PROGRAM_ID)) {
+        lines.push(
+          `${n} AssociatedToken: create the recipient's token account ${
+            key(ix.keys[1].pubkey)
+          } if missing`,
+        );
+      } else if (program.equals(TOKEN_METADATA_PROGRAM_ID)) {
+        const m = decodeCreateMetadataV3(ix.data);
+        lines.push(
+          `${n} TokenMetadata: create metadata name "${m.name}", symbol "${m.symbol}", uri ${m.uri}`,
+        );
+      } else {
+        problems.push(`${n} calls an unexpected program ${key(program)}`);
+      }
+    } catch (e) {
+      problems.push(`${n} could not be decoded (${(e as Error).message})`);
+    }
+  });
+
+  if (feeTransfers !== 1) {
+    problems.push(`expected one fee transfer to the treasury, found ${feeTransfers}`);
+  }
+  if (fee !== want.feeLamports) problems.push(`fee is ${fee} lamports, quoted ${want.feeLamports}`);
+  if (minted !== want.supplyRaw) {
+    problems.push(`mints ${minted} base units, asked for ${want.supplyRaw}`);
+  }
+  return { lines, feeLamports: fee, treasury: want.treasury, rentLamports: rent, problems };
+}
+
+/** Name, symbol and URI of a CreateMetadataAccountV3 instruction (Borsh: u32 length + bytes). */
+function decodeCreateMetadataV3(data: Uint8Array): { name: string; symbol: string; uri: string } {
+  if (data[0] !== 33) throw new Error(`not CreateMetadataAccountV3 (discriminator ${data[0]})`);
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  let off = 1;
+  const str = () => {
+    const len = view.getUint32(off, true);
+    off += 4;
+    const s = new TextDecoder().decode(data.subarray(off, off + len));
+    off += len;
+    return s.replace(/\0+$/, "");
+  };
+  return { name: str(), symbol: str(), uri: str() };
+}
+
+if (import.meta.main) {
+  const { values: v } = parseArgs({
+    args: Deno.args,
+    options: {
+      "base-url": {
+        type: "string",
+        default: Deno.env.get("TCB_BASE_URL") ?? "http://127.0.0.1:8000",
+      },
+      keypair: { type: "string" },
+      name: { type: "string" },
+      symbol: { type: "string" },
+      supply: { type: "string" },
+      decimals: { type: "string", default: "9" },
+      description: { type: "string" },
+      image: { type: "string" },
+      "image-url": { type: "string" },
+      "revoke-mint": { type: "boolean", default: false },
+      "expect-treasury": { type: "string" },
+      yes: { type: "boolean", default: false },
+    },
+  });
+  const apiKey = Deno.env.get("TCB_API_KEY");
+  const missing = ["keypair", "name", "symbol", "supply"].filter((k) => !v[k as keyof typeof v]);
+  if (!apiKey || missing.length || (!v.image && !v["image-url"])) {
+    console.error(
+      "usage: TCB_API_KEY=… deno run -A examples/create-token.ts --base-url URL --keypair FILE " +
+        "--name NAME --symbol SYM --supply N [--decimals D] [--description TEXT] " +
+        "(--image FILE | --image-url URL) [--revoke-mint] [--expect-treasury ADDRESS] [--yes]",
+    );
+    Deno.exit(2);
+  }
+  try {
+    const result = await createToken({
+      baseUrl: v["base-url"]!,
+      apiKey,
+      payer: await loadKeypair(v.keypair!),
+      name: v.name!,
+      symbol: v.symbol!,
+      supply: v.supply!,
+      decimals: Number(v.decimals),
+      description: v.description,
+      imageBytes: v.image ? await Deno.readFile(v.image) : undefined,
+      imageUrl: v["image-url"],
+      revokeMint: v["revoke-mint"],
+      expectTreasury: v["expect-treasury"],
+      confirm: v.yes ? undefined : () => confirm("Sign and submit this transaction?"),
+    });
+    console.log(JSON.stringify(result, null, 2));
+    Deno.exit(result.verification.status === "confirmed" ? 0 : 1);
+  } catch (e) {
+    console.error(`error: ${(e as Error).message}`);
+    Deno.exit(1);
+  }
+}
