@@ -64,7 +64,9 @@ export function idempotency(opts: { kv: Deno.Kv; clock: Clock }): MiddlewareHand
     const header = c.req.header("idempotency-key");
     if (header === undefined) {
       c.set("idempotency", null);
-      return next();
+      // Not `return next()`: that resolves to the Context, which app.ts would take for a replay.
+      await next();
+      return;
     }
     if (!KEY_SHAPE.test(header)) {
       throw new ApiError("invalid_request", "Idempotency-Key is invalid", {
