@@ -1,0 +1,85 @@
+/**
+ * The event-store measurements that need a process of their own: writing the synthetic log
+ * (which holds a lot in memory) and each replay (so its peak RSS is its own, not the bench's).
+ * Prints one JSON line on stdout.
+ *
+ *   events-child.ts write  <kv path> <events>
+ *   events-child.ts replay <kv path> list|verify|memory|stream
+ */
+import { LOG } from "../../events/keys.ts";
+import { allProjections } from "../../projections/index.ts";
+import { replayAndCompare, replayIntoAndCompare, verifyChain } from "../../projections/replay.ts";
+import { profile, renderHotSpots } from "./profiler.ts";
+import { peakRssMiB, rssSampler } from "./stats.ts";
+import { writeSyntheticLog } from "./synthetic-log.ts";
+
+const [cmd, path, arg] = Deno.args;
+
+if (cmd === "write") {
+  const kv = await Deno.openKv(path);
+  const r = await writeSyntheticLog(kv, Number(arg), {
+    onProgress: (n) => console.error(`  wrote ${n} events`),
+  });
+  kv.close();
+  console.log(JSON.stringify(r));
+} else if (cmd === "replay") {
+  const kv = await Deno.openKv(path);
+  const baseRss = peakRssMiB() ?? 0;
+  const sampler = rssSampler(25);
+  const t0 = performance.now();
+  let events = 0;
+  let ok = true;
+  let documents = 0;
+  let detail = "";
+  const work = async () => {
+    if (arg === "list") {
+      // The floor: what reading the log costs before anything is checked or folded.
+      for await (const _ of kv.list({ prefix: LOG }, { batchSize: 1000 })) events++;
+    } else if (arg === "verify") {
+      const v = await verifyChain(kv);
+      events = v.events;
+      ok = v.ok;
+    } else if (arg === "memory") {
+      const r = await replayAndCompare(kv, allProjections);
+      events = r.chain.events;
+      ok = r.equal;
+      documents = r.documents;
+      detail = r.mismatches.slice(0, 2).map((m) => m.key).join(" ");
+    } else if (arg === "stream") {
+      const dir = await Deno.makeTempDir({ prefix: "tcb-bench-scratch-" });
+      const scratch = await Deno.openKv(`${dir}/scratch.sqlite3`);
+      const r = await replayIntoAndCompare(kv, scratch, allProjections);
+      events = r.chain.events;
+      ok = r.equal;
+      documents = r.documents;
+      detail = r.mismatches.slice(0, 2).map((m) => m.key).join(" ");
+      scratch.close();
+      await Deno.remove(dir, { recursive: true });
+    } else {
+      throw new Error(`unknown replay mode ${arg}`);
+    }
+  };
+  if (Deno.env.get("BENCH_PROFILE") === "1") {
+    console.error(renderHotSpots(`replay ${arg}`, await profile(work)));
+  } else {
+    await work();
+  }
+  const ms = performance.now() - t0;
+  const sampledRssMiB = sampler.stop();
+  console.log(JSON.stringify({
+    mode: arg,
+    events,
+    ms,
+    perSecond: events / (ms / 1000),
+    ok,
+    documents,
+    detail,
+    peakRssMiB: peakRssMiB() ?? sampledRssMiB,
+    sampledRssMiB,
+    startRssMiB: baseRss,
+  }));
+  kv.close();
+} else {
+  console.error("usage: events-child.ts write <path> <n> | replay <path> <mode>");
+  Deno.exit(2);
+}

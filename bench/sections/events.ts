@@ -1,0 +1,215 @@
+/**
+ * Event store: appends through the real store, then replay and audit of a large log.
+ *
+ * The large log is bulk-written (bench/lib/synthetic-log.ts: same keys, same hash chain, live
+ * projections folded by the real projection code) and cached under bench/results/cache, since
+ * writing it through `EventStore.append` would take far longer than the benchmark. Each replay
+ * runs in a child process so its peak RSS is its own.
+ */
+import { EventStore } from "../../events/store.ts";
+import { allProjections } from "../../projections/index.ts";
+import { lastJson, runDeno } from "../lib/child.ts";
+import type { Row, SectionResult } from "../lib/report.ts";
+import { SYNTHETIC_LOG_VERSION, syntheticCommits } from "../lib/synthetic-log.ts";
+import { closedLoop } from "../lib/stats.ts";
+
+const here = new URL(".", import.meta.url);
+const CHILD = new URL("../lib/events-child.ts", here).pathname;
+const AUDIT = new URL("../../src/cli/audit.ts", here).pathname;
+const CACHE = new URL("../results/cache/", here).pathname;
+
+export interface EventsOptions {
+  quick: boolean;
+  /** Events in the large log. */
+  logEvents: number;
+  /** Events in the log used for the streaming replay and the audit (each too slow for 1M). */
+  streamEvents: number;
+  durationMs: number;
+  /** CPU-profile each replay child and print its hot spots. */
+  profile: boolean;
+  log: (msg: string) => void;
+}
+
+interface ReplayOut {
+  mode: string;
+  events: number;
+  ms: number;
+  perSecond: number;
+  ok: boolean;
+  documents: number;
+  detail: string;
+  peakRssMiB: number;
+}
+
+export async function eventStore(opts: EventsOptions): Promise<SectionResult> {
+  const rows: Row[] = [];
+  const raw: Record<string, unknown> = {};
+
+  // Appends through the normal path, on a KV file (an in-memory KV would flatter it).
+  const dir = await Deno.makeTempDir({ prefix: "tcb-bench-append-" });
+  try {
+    for (const concurrency of [1, 8]) {
+      const kv = await Deno.openKv(`${dir}/append-${concurrency}.sqlite3`);
+      const store = new EventStore(kv, { projections: allProjections });
+      const source = syntheticCommits(10_000_000, 7 + concurrency);
+      let events = 0;
+      const r = await closedLoop(async () => {
+        const next = source.next();
+        if (next.done) return;
+        const appends = next.value.commit.map((c) => ({
+          stream: c.stream,
+          expectedVersion: "any" as const,
+          events: c.events,
+        }));
+        await store.append(appends);
+        events += appends.reduce((n, a) => n + a.events.length, 0);
+      }, { concurrency, durationMs: opts.durationMs });
+      kv.close();
+      const perSecond = events / (r.wallMs / 1000);
+      raw[`append_c${concurrency}`] = { events, commits: r.latencies.length, wallMs: r.wallMs };
+      rows.push({
+        area: "event store",
+        figure: `appends/s through EventStore.append, ${concurrency} writer${
+          concurrency > 1 ? "s" : ""
+        }`,
+        value: perSecond,
+        unit: "events/s",
+        note: `KV file; one commit per append with inline projections${
+          r.errors ? `; ${r.errors} errors: ${r.firstError}` : ""
+        }`,
+      });
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+
+  const bigLog = await ensureLog(opts.logEvents, opts.log);
+  const streamLog = opts.streamEvents === opts.logEvents
+    ? bigLog
+    : await ensureLog(opts.streamEvents, opts.log);
+  raw.logs = { big: bigLog, stream: streamLog };
+
+  const replay = async (path: string, mode: string) => {
+    opts.log(`replay ${mode} over ${path.split("/").pop()}`);
+    const run = await runDeno(["run", "-A", "--unstable-kv", CHILD, "replay", path, mode], {
+      env: opts.profile ? { BENCH_PROFILE: "1" } : {},
+      echoStderr: opts.profile,
+    });
+    if (run.code !== 0) throw new Error(`replay ${mode} failed: ${run.stderr.slice(-800)}`);
+    const out = lastJson<ReplayOut>(run.stdout);
+    raw[`replay_${mode}`] = { ...out, processPeakRssMiB: run.peakRssMiB };
+    return out;
+  };
+  const RSS_GOAL = 256;
+  const RATE_GOAL = 50_000;
+  const replayRow = (out: ReplayOut, figure: string, note: string): Row[] => [
+    {
+      area: "event store",
+      figure: `${figure}, ${out.events.toLocaleString("en-US")} events`,
+      value: out.perSecond,
+      unit: "events/s",
+      goal: ">= 50,000/s",
+      met: out.ok ? out.perSecond >= RATE_GOAL : false,
+      note: `${(out.ms / 1000).toFixed(1)} s; ${
+        out.ok ? "chain ok, projections equal" : `NOT OK ${out.detail}`
+      }; ${note}`,
+    },
+    {
+      area: "event store",
+      figure: `  peak RSS of that replay`,
+      value: out.peakRssMiB,
+      unit: "MiB",
+      goal: "<= 256 MiB",
+      met: out.peakRssMiB <= RSS_GOAL,
+      note: "VmHWM of the replay's own process",
+    },
+  ];
+
+  const list = await replay(bigLog, "list");
+  rows.push({
+    area: "event store",
+    figure: `read the log only (kv.list), ${list.events.toLocaleString("en-US")} events`,
+    value: list.perSecond,
+    unit: "events/s",
+    note: "the floor under any replay: KV read + decode, nothing checked",
+  });
+  rows.push(
+    ...replayRow(await replay(bigLog, "verify"), "verify hash chain (verifyChain)", "no folding"),
+  );
+  rows.push(
+    ...replayRow(
+      await replay(bigLog, "memory"),
+      "replay: rebuild + compare in memory (replayAndCompare)",
+      "projections held in a Map",
+    ),
+  );
+  rows.push(
+    ...replayRow(
+      await replay(streamLog, "stream"),
+      "replay: rebuild + compare via scratch KV (replayIntoAndCompare)",
+      "flat memory; the audit's path",
+    ),
+  );
+
+  // The audit CLI as an operator runs it, on the same log as the streaming replay.
+  opts.log("audit");
+  const out = await Deno.makeTempDir({ prefix: "tcb-bench-audit-" });
+  try {
+    const run = await runDeno([
+      "run",
+      "-A",
+      "--unstable-kv",
+      AUDIT,
+      "--kv",
+      streamLog,
+      "--out",
+      `${out}/a`,
+    ]);
+    let summary: Record<string, unknown> = {};
+    try {
+      summary = lastJson(run.stdout);
+    } catch { /* reported below */ }
+    raw.audit = {
+      code: run.code,
+      ms: run.ms,
+      peakRssMiB: run.peakRssMiB,
+      summary,
+      stderr: run.stderr.slice(-500),
+    };
+    const events = Number(summary.events ?? opts.streamEvents);
+    rows.push({
+      area: "event store",
+      figure: `deno task audit, ${events.toLocaleString("en-US")} events`,
+      value: run.ms / 1000,
+      unit: "s",
+      note: `${(events / (run.ms / 1000)).toFixed(0)} events/s incl. start-up; peak RSS ${
+        run.peakRssMiB?.toFixed(0) ?? "?"
+      } MiB; exit ${run.code}${run.code === 0 ? " (clean)" : ` ${run.stderr.split("\n")[0]}`}`,
+    });
+  } finally {
+    await Deno.remove(out, { recursive: true });
+  }
+  return { rows, raw };
+}
+
+/** The cached synthetic log of `events` events; written (in a child process) if missing. */
+async function ensureLog(events: number, log: (m: string) => void): Promise<string> {
+  await Deno.mkdir(CACHE, { recursive: true });
+  const path = `${CACHE}log-v${SYNTHETIC_LOG_VERSION}-${events}.sqlite3`;
+  try {
+    await Deno.stat(path);
+    return path;
+  } catch { /* not cached yet */ }
+  const tmp = `${CACHE}tmp-${crypto.randomUUID()}.sqlite3`;
+  log(`writing a synthetic log of ${events} events (once; cached in bench/results/cache)`);
+  const run = await runDeno(["run", "-A", "--unstable-kv", CHILD, "write", tmp, String(events)], {
+    echoStderr: true,
+  });
+  if (run.code !== 0) throw new Error(`writing the log failed: ${run.stderr.slice(-800)}`);
+  // Sidecars first, so the main file never appears without its WAL.
+  for (const suffix of ["-wal", "-shm"]) {
+    await Deno.rename(tmp + suffix, path + suffix).catch(() => {});
+  }
+  await Deno.rename(tmp, path);
+  return path;
+}
