@@ -1,0 +1,36 @@
+/** Shared pieces of the reliability tests. */
+import { LOG } from "../../events/keys.ts";
+import type { StoredEvent } from "../../events/types.ts";
+import { assert } from "../support/assert.ts";
+
+/** The seed's error body: {error: {code, message, fields}} and nothing else. */
+export function assertErrorShape(body: unknown, context: string): void {
+  const b = body as { error?: { code?: unknown; message?: unknown; fields?: unknown } };
+  assert(
+    b && typeof b === "object" && b.error && typeof b.error === "object",
+    `${context}: no error object in ${JSON.stringify(body)?.slice(0, 300)}`,
+  );
+  assert(typeof b.error.code === "string" && b.error.code.length > 0, `${context}: error.code`);
+  assert(typeof b.error.message === "string", `${context}: error.message`);
+  assert(
+    b.error.fields !== null && typeof b.error.fields === "object" && !Array.isArray(b.error.fields),
+    `${context}: error.fields must be an object, got ${JSON.stringify(b.error.fields)}`,
+  );
+  assert(Object.keys(body as object).length === 1, `${context}: extra top-level members`);
+}
+
+export async function allEvents(kv: Deno.Kv): Promise<StoredEvent[]> {
+  const out: StoredEvent[] = [];
+  for await (const e of kv.list<StoredEvent>({ prefix: LOG })) out.push(e.value);
+  return out;
+}
+
+/** A clock frozen-ish in the middle of the current UTC hour, so hourly windows can't roll over. */
+export function midHourClock(): () => number {
+  const start = Date.now();
+  const hour = 3_600_000;
+  const t0 = Math.floor(start / hour) * hour + 20 * 60_000;
+  return () => t0 + (Date.now() - start);
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
