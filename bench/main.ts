@@ -35,7 +35,7 @@ const settings = {
   samples: quick ? 8 : 40,
   latencyMs: 50,
   logEvents: Number(args["log-events"] ?? (quick ? 20_000 : 1_000_000)),
-  streamEvents: Number(args["stream-events"] ?? (quick ? 20_000 : 200_000)),
+  streamEvents: Number(args["stream-events"] ?? (quick ? 20_000 : 100_000)),
   hostedImageBytes: 48 * 1024,
 };
 

@@ -184,7 +184,11 @@ export async function eventStore(opts: EventsOptions): Promise<SectionResult> {
       unit: "s",
       note: `${(events / (run.ms / 1000)).toFixed(0)} events/s incl. start-up; peak RSS ${
         run.peakRssMiB?.toFixed(0) ?? "?"
-      } MiB; exit ${run.code}${run.code === 0 ? " (clean)" : ` ${run.stderr.split("\n")[0]}`}`,
+      } MiB; chain ${summary.chainOk ? "ok" : "NOT ok"}, ${
+        summary.projectionMismatches ?? "?"
+      } mismatches, exceptions ${
+        JSON.stringify((summary.exceptions as { byKind?: unknown })?.byKind ?? {})
+      } (the synthetic log has fee-less creations on purpose); exit ${run.code}`,
     });
   } finally {
     await Deno.remove(out, { recursive: true });
