@@ -169,6 +169,10 @@ export class EventStore {
       const versionEntry = await this.kv.get<number>(streamKey(append.stream));
       const version = versionEntry.value ?? 0;
       if (append.expectedVersion !== "any" && append.expectedVersion !== version) {
+        // The caller's expectation came from a read under `head`; if another writer has moved the
+        // head since, that read is stale: a conflict to re-run, not a wrong expectation.
+        const now = await this.kv.get(HEAD);
+        if (now.versionstamp !== headStamp) return null;
         throw new StreamVersionError(append.stream, append.expectedVersion, version);
       }
       atomic.check(versionEntry);

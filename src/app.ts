@@ -10,6 +10,7 @@ import { bearerAuth } from "./http/auth.ts";
 import { idempotency } from "./http/idempotency.ts";
 import { rateLimit } from "./http/rate-limit.ts";
 import { requestLog } from "./http/request-log.ts";
+import { routeExists } from "./http/route-exists.ts";
 import { meRoutes } from "./routes/me.ts";
 import { pricingRoutes } from "./routes/pricing.ts";
 import type { Services } from "./services.ts";
@@ -48,14 +49,16 @@ export function createApp(s: Services, groups: RouteGroup[] = []): Hono<AppEnv> 
   const auth = bearerAuth({ kv: s.kv, pepper: s.pepper, prefix: s.config.keyPrefix });
   const limit = rateLimit({ kv: s.kv, limit: s.config.limits.requestsPerHour, clock: s.clock });
   const idem = idempotency({ kv: s.kv, clock: s.clock });
+  const known = routeExists(app);
   app.use("/v1/*", async function keyed(c, next) {
-    if (PUBLIC_V1.has(c.req.path)) return next();
+    // Unknown paths fall through to notFound: a 404 whether or not the caller has a key.
+    if (PUBLIC_V1.has(c.req.path) || !known(c.req.path)) return next();
     await auth(c, async () => {
       await limit(c, async () => {
         if (c.req.method === "POST" && IDEMPOTENT_POSTS.has(c.req.path)) {
           // A replayed response comes back as a value, not through the next handler.
           const replay = await idem(c, next);
-          if (replay) c.res = replay;
+          if (replay instanceof Response) c.res = replay;
           return;
         }
         c.set("idempotency", null);

@@ -7,7 +7,9 @@ import { Connection, PublicKey } from "@solana/web3.js";
 import { EventStore } from "../events/store.ts";
 import { allProjections } from "../projections/index.ts";
 import { createApp } from "./app.ts";
-import { type EmbeddedChain, startChain } from "./chain/mod.ts";
+// Type only: the embedded chain loads litesvm's native addon, which Deno Deploy cannot run, so it
+// is imported on demand when no SOLANA_RPC_URL is configured.
+import type { EmbeddedChain } from "./chain/mod.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import type { Config } from "./config.ts";
 import { jsonLogger, type Logger } from "./http/logger.ts";
@@ -18,6 +20,7 @@ import { routeGroups } from "./routes/index.ts";
 import { QueueDispatcher } from "./queue.ts";
 import { startWatcher, sweepOpenBuilds } from "./creation/watcher.ts";
 import type { Services } from "./services.ts";
+import { boundedRpcFetch } from "./solana/rpc-fetch.ts";
 
 export interface BootOptions {
   kv?: Deno.Kv;
@@ -53,6 +56,7 @@ export async function bootstrap(config: Config, opts: BootOptions = {}): Promise
   let chain: EmbeddedChain | null = null;
   let rpcUrl = config.solanaRpcUrl;
   if (!rpcUrl) {
+    const { startChain } = await import("./chain/mod.ts");
     chain = await startChain({ port: config.chainPort, quiet: true });
     rpcUrl = chain.url;
   }
@@ -66,7 +70,7 @@ export async function bootstrap(config: Config, opts: BootOptions = {}): Promise
   const connection = new Connection(rpcUrl, {
     commitment: "confirmed",
     disableRetryOnRateLimit: true,
-    fetch: opts.rpcFetch,
+    fetch: boundedRpcFetch({ ...config.rpc, base: opts.rpcFetch }),
   });
   const price = opts.price ??
     (config.price.fixedSolUsd

@@ -66,14 +66,25 @@ const address = z.string().refine((s) => {
   }
 }, "must be a base58 Solana address");
 
+/** Only http(s): a file:, data: or javascript: URL here is a mistake, never a choice. */
+const httpUrl = z.string().refine((s) => {
+  try {
+    return /^https?:$/.test(new URL(s).protocol);
+  } catch {
+    return false;
+  }
+}, "must be an http(s) URL");
+
 const int = (d: number) => z.coerce.number().int().positive().default(d);
 
 const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8000),
   HOSTNAME: z.string().default("127.0.0.1"),
   DATA_DIR: z.string().default(".data"),
-  PUBLIC_BASE_URL: z.string().url().optional(),
-  SOLANA_RPC_URL: z.string().url().optional(),
+  PUBLIC_BASE_URL: httpUrl.optional(),
+  SOLANA_RPC_URL: httpUrl.optional(),
+  RPC_TIMEOUT_MS: int(10_000),
+  RPC_RETRIES: z.coerce.number().int().min(0).max(5).default(2),
   CHAIN_PORT: z.coerce.number().int().min(0).max(65535).default(8899),
   NETWORK: z.enum(["localnet", "devnet", "mainnet-beta"]).default("localnet"),
   TREASURY_ADDRESS: address.optional(),
@@ -119,6 +130,8 @@ export interface Config {
   /** null: start the embedded chain in-process. */
   solanaRpcUrl: string | null;
   chainPort: number;
+  /** Budget for one RPC call, retries included, and how many retries a safe call may take. */
+  rpc: { timeoutMs: number; retries: number };
   network: "localnet" | "devnet" | "mainnet-beta";
   /** Filled from the environment or, locally, from the generated file under DATA_DIR. */
   treasury: string | null;
@@ -170,6 +183,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://127.0.0.1:${e.PORT}`).replace(/\/+$/, ""),
     solanaRpcUrl: e.SOLANA_RPC_URL ?? null,
     chainPort: e.CHAIN_PORT,
+    rpc: { timeoutMs: e.RPC_TIMEOUT_MS, retries: e.RPC_RETRIES },
     network: e.NETWORK,
     treasury: e.TREASURY_ADDRESS ?? null,
     keyPrefix: e.KEY_PREFIX,

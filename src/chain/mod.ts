@@ -41,8 +41,11 @@ export interface EmbeddedChain {
   advanceSlots(n: number): void;
   slot(): number;
   blockHeight(): number;
-  /** down=true closes the listeners (connection refused); false reopens on the same ports. */
-  setFaults(f: Partial<ChainFaults>): void;
+  /**
+   * down=true closes the listeners (connection refused); false reopens on the same ports;
+   * `downForMs` with `down: true` brings the node back up by itself after that long.
+   */
+  setFaults(f: Partial<ChainFaults> & { downForMs?: number }): void;
   faults(): ChainFaults;
   /** Changes the price and republishes now. */
   setSolPrice(usd: number): void;

@@ -37,7 +37,11 @@ export interface IdempotencyScope {
   kvKey: Deno.KvKey;
   bodyHash: string;
   expiresAt: number;
-  /** Set once a command has committed the final record itself. */
+  /**
+   * Set by a command once its own commit (holding `recordFor`'s write) has succeeded, so the
+   * middleware neither overwrites nor releases it. Never set before the commit: a commit that
+   * retried into a refusal or threw must leave the record to the middleware.
+   */
   stored: boolean;
 }
 
@@ -48,7 +52,6 @@ export function recordFor(
   body: unknown,
 ): ExtraSet[] {
   if (!scope) return [];
-  scope.stored = true;
   const value: Done = {
     state: "done",
     bodyHash: scope.bodyHash,
@@ -135,8 +138,12 @@ async function storeOrRelease(
   res: Response,
   failed: boolean,
 ) {
+  // A command may have committed the final record and then failed (a crash after the commit, an
+  // error on the way out): that record is the truth, so it is never released or overwritten.
+  const current = await kv.get<Record_>(scope.kvKey);
+  if (current.value?.state === "done") return;
   if (failed || res.status >= 500) {
-    await kv.delete(scope.kvKey);
+    await kv.atomic().check(current).delete(scope.kvKey).commit();
     return;
   }
   let body: unknown = null;
@@ -146,5 +153,5 @@ async function storeOrRelease(
     body = null;
   }
   const [set] = recordFor(scope, res.status, body);
-  await kv.set(set.key, set.value, { expireIn: set.expireIn });
+  await kv.atomic().check(current).set(set.key, set.value, { expireIn: set.expireIn }).commit();
 }

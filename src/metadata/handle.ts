@@ -97,34 +97,27 @@ export async function hostMetadata(
     limits,
   };
 
-  let accepted = false;
-  try {
-    const { result } = await s.store.transact<MetadataHosted | LimitRejection>(async (tx) => {
-      const [usage, hostedCount, manifest] = await tx.getMany<unknown>([
-        usageKey(key.purchaseId, day),
-        hostedCountKey(key.purchaseId),
-        imageManifestKey(imageId),
-      ]);
-      const decided = decideHostMetadata(cmd, {
-        usage: usage as UsageDoc | null,
-        hostedCount: hostedCount as number | null,
-        image: manifest as HostedImageDoc | null,
-      });
-      if (isRejection(decided)) return { result: decided };
-      return {
-        append: [{ stream: `metadata-${id}`, expectedVersion: 0, events: [decided] }],
-        sets: recordFor(idempotency, 201, response),
-        result: decided,
-      };
+  const { result } = await s.store.transact<MetadataHosted | LimitRejection>(async (tx) => {
+    const [usage, hostedCount, manifest] = await tx.getMany<unknown>([
+      usageKey(key.purchaseId, day),
+      hostedCountKey(key.purchaseId),
+      imageManifestKey(imageId),
+    ]);
+    const decided = decideHostMetadata(cmd, {
+      usage: usage as UsageDoc | null,
+      hostedCount: hostedCount as number | null,
+      image: manifest as HostedImageDoc | null,
     });
-    if (isRejection(result)) throw limitError(result);
-    accepted = true;
-  } finally {
-    // recordFor marks the record as written when an attempt decides to accept; if that attempt
-    // lost a race and the final one refused (or nothing committed at all), the middleware must
-    // still record or release the key itself.
-    if (idempotency) idempotency.stored = accepted;
-  }
+    if (isRejection(decided)) return { result: decided };
+    return {
+      append: [{ stream: `metadata-${id}`, expectedVersion: 0, events: [decided] }],
+      sets: recordFor(idempotency, 201, response),
+      result: decided,
+    };
+  });
+  if (isRejection(result)) throw limitError(result);
+  // The commit above holds the idempotency record; a refusal leaves it to the middleware.
+  if (idempotency) idempotency.stored = true;
   return response;
 }
 

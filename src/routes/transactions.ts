@@ -113,6 +113,7 @@ export function transactionRoutes(s: Services) {
     if (idem) {
       const [rec] = recordFor(idem, 202, body);
       await s.kv.set(rec.key, rec.value, { expireIn: rec.expireIn });
+      idem.stored = true;
     }
     return c.json(body, 202);
   });

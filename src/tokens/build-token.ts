@@ -333,14 +333,13 @@ async function build(
       }),
   );
   if (isRejection(result)) {
-    // recordFor marks the scope as stored; an earlier attempt that lost the race may have called
-    // it, so hand the record back to the middleware, which stores this rejection instead.
-    if (idem) idem.stored = false;
     if (result.rejected === "daily_limit") {
       throw dailyLimit(limit, Number(result.fields?.usedToday ?? limit), now);
     }
     throw new ApiError(result.rejected, result.message, result.fields ?? {});
   }
+  // The commit above holds the idempotency record; a refusal leaves it to the middleware.
+  if (idem) idem.stored = true;
   s.logger.log("info", "token built", {
     buildId: result.buildId,
     keyId: caller.keyId,

@@ -17,8 +17,9 @@ function problems(env: Record<string, string>): string[] {
 Deno.test("bad values: one ConfigError lists every bad variable by name with its reason", () => {
   const bad: Record<string, RegExp> = {
     PORT: /^PORT: .*65535/,
-    PUBLIC_BASE_URL: /^PUBLIC_BASE_URL: Invalid URL/,
-    SOLANA_RPC_URL: /^SOLANA_RPC_URL: Invalid URL/,
+    PUBLIC_BASE_URL: /^PUBLIC_BASE_URL: must be an http\(s\) URL/,
+    SOLANA_RPC_URL: /^SOLANA_RPC_URL: must be an http\(s\) URL/,
+    RPC_RETRIES: /^RPC_RETRIES: .*<=5/,
     NETWORK: /^NETWORK: .*"localnet"\|"devnet"\|"mainnet-beta"/,
     TREASURY_ADDRESS: /^TREASURY_ADDRESS: must be a base58 Solana address/,
     KEY_PREFIX: /^KEY_PREFIX: lower-case letters and digits, 1-16/,
@@ -35,7 +36,9 @@ Deno.test("bad values: one ConfigError lists every bad variable by name with its
   const got = problems({
     PORT: "70000",
     PUBLIC_BASE_URL: "not a url",
-    SOLANA_RPC_URL: "rpc.example.com",
+    // A URL, but not one we can call: file:, data: and javascript: are refused like garbage.
+    SOLANA_RPC_URL: "file:///etc/passwd",
+    RPC_RETRIES: "9",
     NETWORK: "moonnet",
     TREASURY_ADDRESS: "0xabc",
     KEY_PREFIX: "TCB!",

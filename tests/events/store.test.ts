@@ -167,6 +167,28 @@ Deno.test("a stale expected stream version is refused, never overwritten", async
   });
 });
 
+Deno.test("a stream version read that another writer overtakes is a conflict, re-run on fresh state", async () => {
+  await withStore(async (_kv, store) => {
+    await store.append([{ stream: "build-1", expectedVersion: 0, events: [built(1)] }]);
+    const seen: number[] = [];
+    const { result } = await store.transact(async (tx) => {
+      const version = await tx.streamVersion("build-1");
+      seen.push(version);
+      // Between this command's read and its commit, another writer appends to the same stream.
+      if (seen.length === 1) {
+        await store.append([{ stream: "build-1", expectedVersion: 1, events: [built(1)] }]);
+      }
+      return {
+        append: [{ stream: "build-1", expectedVersion: version, events: [built(1)] }],
+        result: version,
+      };
+    });
+    assertEquals(seen, [1, 2]);
+    assertEquals(result, 2);
+    assertEquals((await store.readStream("build-1")).map((e) => e.streamPosition), [1, 2, 3]);
+  });
+});
+
 Deno.test("concurrent writers are serialised: no lost or duplicated events", async () => {
   await withStore(async (kv, store) => {
     await Promise.all(

@@ -58,12 +58,21 @@ Deno.test("pricing reads the Pyth account on the chain; a stale price is 503 pri
 Deno.test("unknown routes are 404 not_found in the seed's error shape", async () => {
   const h = await startHarness();
   try {
-    for (const path of ["/v1/nope", "/nope", "/v2/pricing"]) {
-      const res = await h.request(path);
-      assertEquals(res.status, 404);
-      assertEquals(await res.json(), {
-        error: { code: "not_found", message: "No such endpoint", fields: {} },
-      });
+    const { apiKey } = await h.newApiKey();
+    const keyed = { authorization: `Bearer ${apiKey}` };
+    for (const path of ["/v1/nope", "/nope", "/v2/pricing", "/v1/tokens/x/y", "/v1/me/"]) {
+      // With or without a key: an unknown path is not an authentication question.
+      for (const headers of [{}, keyed]) {
+        const res = await h.request(path, { headers });
+        assertEquals(res.status, 404, `${path} ${JSON.stringify(headers).length}`);
+        assertEquals(await res.json(), {
+          error: { code: "not_found", message: "No such endpoint", fields: {} },
+        });
+      }
+    }
+    // A real endpoint, parameters included, still asks for a key first.
+    for (const path of ["/v1/me", "/v1/tokens/anything", "/v1/transactions/x"]) {
+      assertEquals((await h.request(path)).status, 401, path);
     }
   } finally {
     await h.close();

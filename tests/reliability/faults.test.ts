@@ -177,13 +177,11 @@ Deno.test("RPC slow: 700 ms per call still builds, relays and verifies, in about
 });
 
 Deno.test({
-  // The RPC client has no timeout (bootstrap's Connection uses a bare fetch), so a node that
-  // accepts the connection and never answers holds the request forever. Enable once bootstrap
-  // bounds RPC calls (see BENCHMARKS.md, "hooks").
-  ignore: true,
+  // Without a bound on RPC calls a node that accepts the connection and never answers would hold
+  // the request forever; RPC_TIMEOUT_MS caps each call, retries included.
   name: "RPC stalled (accepts, never answers): a build answers 5xx within 15 s",
   async fn() {
-    const h = await startHarness({ env: LIMITS });
+    const h = await startHarness({ env: { ...LIMITS, RPC_TIMEOUT_MS: "3000" } });
     try {
       const k = await h.newApiKey();
       h.chain.setFaults({ latencyMs: 120_000 });
@@ -412,12 +410,8 @@ Deno.test("a process dying at any KV step of a build leaves no partial state; th
 
 for (const mode of ["before", "after"] as const) {
   Deno.test({
-    // "after": the event's commit lands, then the call throws (a lost commit reply). The handler
-    // then hands the idempotency record back (stored = false) and the middleware deletes the
-    // record that was committed with the event, so the retry hosts the item a second time.
-    // Enable once src/metadata/handle.ts only hands the record back on a refusal, as the build
-    // does (see BENCHMARKS.md, "hooks").
-    ignore: mode === "after",
+    // "after": the event's commit lands, then the call throws (a lost commit reply). The record
+    // committed with the event must survive the middleware's release, so the retry replays it.
     name:
       `a process dying at any KV step of a 700 KiB upload (${mode} the step) leaves no partial image; the retry hosts it whole, once`,
     fn: () => uploadCrash(mode),
