@@ -35,6 +35,8 @@ export class ChainServer {
   #port = 0;
   #wsPort = 0;
   faults: ChainFaults = { latencyMs: 0, failureRate: 0, down: false };
+  /** Aborted when the listeners close, so a request held by injected latency does not hold them. */
+  #closing = new AbortController();
 
   constructor(
     readonly hostname: string,
@@ -104,6 +106,7 @@ export class ChainServer {
     const servers = [this.#rpc, this.#ws];
     this.#rpc = null;
     this.#ws = null;
+    this.#closing.abort();
     this.pubsub.closeAll();
     await Promise.all(servers.map((s) => s?.shutdown()));
   }
@@ -111,6 +114,7 @@ export class ChainServer {
   /** Reopens on the same ports. */
   up(): void {
     if (this.#rpc) return;
+    this.#closing = new AbortController();
     this.#bind(this.#port, this.#wsPort);
   }
 
@@ -150,7 +154,10 @@ export class ChainServer {
     }
     if (req.headers.get("upgrade")?.toLowerCase() === "websocket") return this.#upgrade(req);
     const { latencyMs, failureRate } = this.faults;
-    if (latencyMs > 0) await new Promise((r) => setTimeout(r, latencyMs));
+    if (latencyMs > 0) {
+      // A client that gave up, or a node going down, ends the wait (as a real socket would).
+      await abortableSleep(latencyMs, AbortSignal.any([req.signal, this.#closing.signal]));
+    }
     if (req.method === "GET" && url.pathname === "/health") {
       return new Response("ok", { headers: { "content-type": "text/plain" } });
     }
@@ -227,4 +234,17 @@ function num(v: unknown, name: string, min: number, max = Infinity): number {
     throw new Error(`${name} must be a number in [${min}, ${max}]`);
   }
   return n;
+}
+
+function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done);
+  });
 }

@@ -3,6 +3,7 @@
  * record, so a job delivered twice, or a relay and the watcher racing, append nothing twice:
  * a final record (confirmed, failed, unverified, expired) never changes again.
  */
+import { decideSuspension } from "../admin/suspension.ts";
 import type { DomainEvent } from "../../events/types.ts";
 import { type BuildDoc, FINAL_STATUSES } from "../../projections/builds.ts";
 import type { KeyDoc } from "../../projections/keys.ts";
@@ -83,17 +84,7 @@ export function decideLifecycle(cmd: LifecycleCommand, s: LifecycleState): Domai
         },
       }];
       // The landing that pushes the key past the threshold suspends it in the same commit.
-      const k = s.key;
-      if (k && !k.suspended && !k.banned && k.unverifiedCount + 1 > s.suspendAfterUnverified) {
-        events.push({
-          type: "KeySuspended",
-          v: 1,
-          data: {
-            keyId: k.keyId,
-            reason: `${k.unverifiedCount + 1} creations landed without the service fee`,
-          },
-        });
-      }
+      if (s.key) events.push(...decideSuspension(s.key, s.suspendAfterUnverified));
       return events;
     }
   }

@@ -1,10 +1,11 @@
 /**
  * The machine-readable description of /v1 (OpenAPI 3.1, version 1.0.0), served at
- * GET /v1/openapi.json and rendered at /docs. Body schemas come from zod: the metadata request
- * is the handler's own schema; the rest are in ./schemas.ts.
+ * GET /v1/openapi.json and rendered at /docs. Body schemas come from zod: the metadata and token
+ * requests are the handlers' own schemas; the responses are in ./schemas.ts.
  */
 import { z } from "zod";
 import { MetadataRequestSchema } from "../metadata/request.ts";
+import { BuildRequestSchema } from "../tokens/request-schema.ts";
 import * as S from "./schemas.ts";
 
 export const API_VERSION = "1.0.0";
@@ -56,10 +57,32 @@ const metadataRequest = annotate(jsonSchema(MetadataRequestSchema, "input"), {
   oneOf: [{ required: ["imageUrl"] }, { required: ["imageBase64"] }],
 });
 
-const tokenBuildRequest = {
-  ...jsonSchema(S.TokenBuildRequest, "input"),
+const tokenBuildRequest = annotate(jsonSchema(BuildRequestSchema, "input"), {
+  payer: { description: "wallet that signs and pays all costs (base58, on the ed25519 curve)" },
+  name: {
+    description: "token name, 1 to 32 bytes of UTF-8; names of well-known projects are refused",
+  },
+  symbol: { description: "1 to 10 bytes of UTF-8, no spaces; well-known symbols are refused" },
+  metadataUri: { format: "uri", description: "https URL of the metadata JSON, up to 200 bytes" },
+  supply: {
+    description: "whole tokens, multiplied by 10^decimals; exactly one of supply / supplyRaw",
+  },
+  supplyRaw: {
+    description: "base units, for exact control; exactly one of supply / supplyRaw",
+  },
+  decimals: { description: "0 to 9" },
+  recipient: { description: "wallet that receives the supply (base58); default the payer" },
+  revokeMint: {
+    description: "permanently removes the mint authority (fixed supply, irreversible)",
+  },
+  revokeFreeze: { description: "creates the token with no freeze authority" },
+  immutableMetadata: { description: "makes the on-chain metadata immutable" },
+}, {
+  description:
+    "Exactly one of supply / supplyRaw; supply * 10^decimals (or supplyRaw) must be > 0 and " +
+    "fit in a u64. Unknown members are refused.",
   oneOf: [{ required: ["supply"] }, { required: ["supplyRaw"] }],
-};
+});
 
 const schemas: Record<string, Json> = {
   Error: jsonSchema(S.ErrorBody, "output"),

@@ -1,7 +1,6 @@
 /**
- * Zod schemas for what the OpenAPI document describes but no handler exports: responses (the
- * handlers build them as plain objects) and the POST /v1/tokens body (src/tokens/request-schema.ts
- * keeps its schema private; this mirror follows the seed's field table and the parser's rules).
+ * Zod schemas for what the OpenAPI document describes but no handler exports: the responses (the
+ * handlers build them as plain objects) and the relay request.
  * Tests parse real responses with these, so the document cannot drift from the service unseen.
  */
 import { z } from "zod";
@@ -74,28 +73,6 @@ export const MetadataCreated = z.object({
   imageUri: z.string().describe("https URL of the hosted image (/i/<image_id>.<extension>)"),
   id: z.string().regex(/^[0-9a-f]+$/).describe("id of the hosted metadata item (hex)"),
 });
-
-export const TokenBuildRequest = z.strictObject({
-  payer: base58("wallet that signs and pays all costs"),
-  name: z.string().describe(
-    "token name, 1 to 32 bytes of UTF-8; names of well-known projects are refused",
-  ),
-  symbol: z.string().describe("1 to 10 bytes of UTF-8, no spaces"),
-  metadataUri: z.string().describe("https URL of the metadata JSON, up to 200 bytes"),
-  supply: digits("whole tokens, multiplied by 10^decimals; exactly one of supply / supplyRaw")
-    .optional(),
-  supplyRaw: digits("base units, for exact control; exactly one of supply / supplyRaw").optional(),
-  decimals: z.number().int().min(0).max(9).default(9).describe("0 to 9"),
-  recipient: base58("wallet that receives the supply; default the payer").optional(),
-  revokeMint: z.boolean().default(false).describe(
-    "permanently removes the mint authority (fixed supply, irreversible)",
-  ),
-  revokeFreeze: z.boolean().default(true).describe("creates the token with no freeze authority"),
-  immutableMetadata: z.boolean().default(false).describe("makes the on-chain metadata immutable"),
-}).describe(
-  "Exactly one of supply / supplyRaw; supply * 10^decimals (or supplyRaw) must be > 0 and fit in " +
-    "a u64. Unknown members are refused.",
-);
 
 export const TokenBuilt = z.object({
   buildId: z.number().int(),

@@ -105,7 +105,8 @@ const metadataUri = z.string().superRefine((s, ctx) => {
 // check below is the real bound.
 const digits = z.string().regex(/^[0-9]{1,40}$/, "must be a string of decimal digits");
 
-const Schema = z.strictObject({
+/** The body's shape; the cross-field rules live in `parseBuildRequest`. The OpenAPI document uses it. */
+export const BuildRequestSchema = z.strictObject({
   payer: payerAddress,
   name,
   symbol,
@@ -124,7 +125,7 @@ const Schema = z.strictObject({
 
 /** Throws 400 invalid_request naming every bad field, or returns the build request. */
 export function parseBuildRequest(raw: unknown, wellKnown: WellKnownMatcher): BuildRequest {
-  const parsed = Schema.safeParse(raw);
+  const parsed = BuildRequestSchema.safeParse(raw);
   const fields: Record<string, string> = parsed.success ? {} : zodFields(parsed.error);
   const body =
     (typeof raw === "object" && raw !== null && !Array.isArray(raw) ? raw : {}) as Record<
