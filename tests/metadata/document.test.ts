@@ -93,3 +93,24 @@ Deno.test("document: the largest valid document, escaped twice inside its event,
   const bytes = new TextEncoder().encode(envelope).length;
   assert(bytes < MAX_EVENT_BYTES, `${bytes} bytes`);
 });
+
+Deno.test("document: the README's example is exactly what the service builds for its inputs", async () => {
+  const readme = await Deno.readTextFile(new URL("../../README.md", import.meta.url));
+  const section = readme.slice(readme.indexOf("## Hosted metadata document"));
+  const start = section.indexOf("```json") + "```json".length;
+  const example = section.slice(start, section.indexOf("```", start));
+  const documented = JSON.parse(example);
+  const uri = documented.image as string;
+  const req = parseMetadataRequest({
+    name: documented.name,
+    symbol: documented.symbol,
+    description: documented.description,
+    imageBase64: "AAAA",
+    website: documented.extensions.website,
+    twitter: documented.extensions.twitter,
+    telegram: documented.extensions.telegram,
+    discord: documented.extensions.discord,
+    attributes: documented.attributes,
+  });
+  assertEquals(buildMetadataJson(req, { uri, mime: "image/png" }), JSON.stringify(documented));
+});
