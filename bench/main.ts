@@ -2,8 +2,8 @@
  * `deno task bench [--quick] [--only=api,events] [--profile=build,verify,hosted,replay]`
  *   [--log-events=N] [--stream-events=N]
  *
- * One command: starts the embedded chain and the service in-process, measures, prints one
- * table and writes the results as JSON to bench/results/ (gitignored). Figures are ratios or
+ * One command: starts the embedded chain in a process of its own and the service in this one,
+ * measures, prints one table and writes the results as JSON to bench/results/ (gitignored). Figures are ratios or
  * counts measured side by side in the same run wherever possible, because this machine is
  * shared and absolute numbers drift from run to run. BENCHMARKS.md records a run.
  */

@@ -2,14 +2,18 @@
  * The API on the embedded chain: build, relay and verify (own time, sequential RPC round trips,
  * latency with 50 ms added to every RPC call, throughput), metadata upload and the hosted files.
  *
- * Everything runs in this process through `startHarness` (bootstrap, in-memory KV, the real
- * portal flow for keys), with the RPC client's fetch replaced by an `RpcMeter`: per request it
+ * The service runs in this process through `startBenchHarness` (bootstrap, in-memory KV, the
+ * real portal flow for keys); the embedded chain runs in its own process (`deno run -A
+ * src/chain/main.ts`, reached through SOLANA_RPC_URL and driven through its /admin/ routes), as
+ * an RPC node does in a deployment. The RPC client's fetch is an `RpcMeter`: per request it
  * counts calls and sequential round trips and the time spent waiting on them, and it adds the
- * injected latency. The embedded chain shares this process's event loop, so at zero added
- * latency "waiting on RPC" includes the chain's own execution time.
+ * injected latency. At zero added latency "waiting on RPC" is the chain process's execution
+ * time plus the loopback round trip.
  */
 import type { Keypair } from "@solana/web3.js";
-import { bearer, decodeTx, type Harness, startHarness } from "../../tests/support/harness.ts";
+import { bearer, decodeTx } from "../../tests/support/harness.ts";
+import { type BenchHarness, startBenchHarness } from "../lib/harness.ts";
+import { cpuSeconds } from "../lib/chain-process.ts";
 import { makePng, toBase64 } from "../../tests/metadata/image/fixtures.ts";
 import { loadInWorker, serveOnLoopback } from "../lib/http-load.ts";
 import type { Row, SectionResult } from "../lib/report.ts";
@@ -52,11 +56,10 @@ interface Sample {
 
 export async function api(opts: ApiOptions): Promise<SectionResult> {
   const meter = new RpcMeter();
-  const h = await startHarness({
-    price: "pyth",
+  const h = await startBenchHarness({
     rpcFetch: meter.fetch,
     // 200 ms slots: a blockhash lives 30 s, long enough to pre-build a batch of relays.
-    chain: { slotMs: 200 },
+    slotMs: 200,
     env: {
       TOKENS_PER_DAY: "10000000",
       METADATA_PER_DAY: "10000000",
@@ -69,8 +72,8 @@ export async function api(opts: ApiOptions): Promise<SectionResult> {
   const raw: Record<string, unknown> = {};
   try {
     opts.log("buying API keys through the portal flow");
-    const keys: Awaited<ReturnType<Harness["newApiKey"]>>[] = [];
-    for (let i = 0; i < 4; i++) keys.push(await h.newApiKey(h.fundedWallet(5_000)));
+    const keys: Awaited<ReturnType<BenchHarness["newApiKey"]>>[] = [];
+    for (let i = 0; i < 4; i++) keys.push(await h.newApiKey(await h.fundedWallet(5_000)));
     const [k0] = keys;
     const buildBody = (w: Keypair, i: number) => ({
       payer: w.publicKey.toBase58(),
@@ -144,11 +147,31 @@ export async function api(opts: ApiOptions): Promise<SectionResult> {
         body: JSON.stringify(buildBody(k.wallet, i)),
       });
     };
+    const cpu0 = {
+      self: cpuSeconds("self"),
+      chain: h.chainProcess.cpuSeconds(),
+      wall: performance.now(),
+    };
     const buildIn = await maybeProfile(
       opts,
       "build",
       () => inProcessRate((r) => h.app.fetch(r), buildReq, opts.durationMs),
     );
+    const cpu1 = {
+      self: cpuSeconds("self"),
+      chain: h.chainProcess.cpuSeconds(),
+      wall: performance.now(),
+    };
+    // Cores each process kept busy over the loop (warm-up included), divided by the build rate:
+    // CPU milliseconds per build. /proc counts in 10 ms ticks, so this is approximate.
+    const cpuPerBuild = (a: number | null, b: number | null) =>
+      a === null || b === null
+        ? null
+        : round(((b - a) / ((cpu1.wall - cpu0.wall) / 1000)) * 1000 / rate201(buildIn), 2);
+    const buildCpu = {
+      serviceMs: cpuPerBuild(cpu0.self, cpu1.self),
+      chainMs: cpuPerBuild(cpu0.chain, cpu1.chain),
+    };
     trimLogs();
     opts.log("build: the command alone (buildToken), sequential");
     const wellKnown = wellKnownMatcher(h.services.config.wellKnownNames);
@@ -181,6 +204,7 @@ export async function api(opts: ApiOptions): Promise<SectionResult> {
       latency: buildLat.map(strip),
       command: timings,
       inProcess: buildIn,
+      cpuPerBuildMs: buildCpu,
       loopback: buildLoop,
     };
     rows.push(...latencyRows("build POST /v1/tokens", build0, buildLat, opts.latencyMs, 2));
@@ -207,7 +231,7 @@ export async function api(opts: ApiOptions): Promise<SectionResult> {
       ofBare: rate201(buildIn) / opts.bare.inProcess,
       note: `${IN_PROCESS_CONCURRENCY} in flight over ${keys.length} keys; statuses ${
         JSON.stringify(buildIn.statuses)
-      }`,
+      }; CPU per build: service ${buildCpu.serviceMs} ms, chain process ${buildCpu.chainMs} ms`,
     });
     const loop201 = (buildLoop.statuses["201"] ?? 0) / (buildLoop.wallMs / 1000);
     rows.push({
@@ -282,7 +306,7 @@ export async function api(opts: ApiOptions): Promise<SectionResult> {
       note:
         `${batch} pre-built, signed transactions, ${IN_PROCESS_CONCURRENCY} in flight; ${relayIn.errors} errors${
           relayIn.firstError ? ` (${relayIn.firstError})` : ""
-        }; each is simulated and executed by the in-process chain`,
+        }; each is simulated and executed by the chain process`,
     });
 
     // ---------------------------------------------------------------- verify
@@ -582,7 +606,7 @@ function latencyRows(
       unit: "ms",
       note: `p99 ${round(own.p99, 2)} ms; total p50 ${
         round(z.p50, 2)
-      } ms at 0 added latency, of which RPC wait (the in-process chain's work) ${
+      } ms at 0 added latency, of which RPC wait (chain process + loopback) ${
         round(summarize(zero.map((s) => s.ms - s.ownMs)).p50, 2)
       } ms; statuses ${okStatuses.join(",")}`,
     },
