@@ -3,9 +3,9 @@
  *   [--log-events=N] [--stream-events=N]
  *
  * One command: starts the embedded chain in a process of its own and the service in this one,
- * measures, prints one table and writes the results as JSON to bench/results/ (gitignored). Figures are ratios or
- * counts measured side by side in the same run wherever possible, because this machine is
- * shared and absolute numbers drift from run to run. BENCHMARKS.md records a run.
+ * measures, prints one table and writes the results as JSON to bench/results/ (gitignored).
+ * Figures are ratios or counts measured side by side in the same run wherever possible, because
+ * this machine is shared and absolute numbers drift from run to run. BENCHMARKS.md records a run.
  */
 import { parseArgs } from "node:util";
 import { api } from "./sections/api.ts";
