@@ -1,7 +1,9 @@
 /**
- * Automatic suspension: a key whose creations keep landing without the service fee
- * (CreationUnverified) more than `threshold` times is suspended until an operator lifts it.
- * Lifting clears the suspension but not the count, so the next fee-less landing suspends again.
+ * Automatic suspension: when creations keep landing without the service fee (CreationUnverified)
+ * more than `threshold` times, the key is suspended until an operator lifts it. The count belongs
+ * to the purchase (every key it ever had), so deleting a key and creating a new one does not
+ * reset it. Lifting clears the suspension but not the count, so the next fee-less landing
+ * suspends again.
  */
 import type { DomainEvent, KeySuspended } from "../../events/types.ts";
 import type { KeyDoc } from "../../projections/keys.ts";
@@ -14,6 +16,11 @@ export interface SuspensionOptions {
    * passes 0.
    */
   pending?: number;
+  /**
+   * Fee-less landings already recorded against the key's purchase, across all its keys (deleted
+   * ones included). Default: the key's own count.
+   */
+  recorded?: number;
 }
 
 /** Pure: the KeySuspended event to append with the landing, or nothing. */
@@ -22,7 +29,7 @@ export function decideSuspension(
   threshold: number,
   opts: SuspensionOptions = {},
 ): DomainEvent[] {
-  const count = key.unverifiedCount + (opts.pending ?? 1);
+  const count = (opts.recorded ?? key.unverifiedCount) + (opts.pending ?? 1);
   if (key.suspended !== null || key.banned !== null || count <= threshold) return [];
   const event: KeySuspended = {
     type: "KeySuspended",

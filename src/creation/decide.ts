@@ -22,8 +22,11 @@ export type LifecycleCommand =
 
 export interface LifecycleState {
   build: BuildDoc;
+  /** The key a suspension would fall on: the purchase's active key (else the build's own). */
   key: KeyDoc | null;
   suspendAfterUnverified: number;
+  /** Fee-less landings already recorded on the build's purchase, all its keys together. */
+  recordedUnverified?: number;
 }
 
 export function decideLifecycle(cmd: LifecycleCommand, s: LifecycleState): DomainEvent[] {
@@ -84,7 +87,11 @@ export function decideLifecycle(cmd: LifecycleCommand, s: LifecycleState): Domai
         },
       }];
       // The landing that pushes the key past the threshold suspends it in the same commit.
-      if (s.key) events.push(...decideSuspension(s.key, s.suspendAfterUnverified));
+      if (s.key) {
+        events.push(
+          ...decideSuspension(s.key, s.suspendAfterUnverified, { recorded: s.recordedUnverified }),
+        );
+      }
       return events;
     }
   }

@@ -3,7 +3,8 @@ import { projectionKey } from "../../events/keys.ts";
 import type { DomainEvent } from "../../events/types.ts";
 import type { BuildDoc } from "../../projections/builds.ts";
 import type { KeyDoc } from "../../projections/keys.ts";
-import type { Enqueue } from "../../events/store.ts";
+import type { Enqueue, Tx } from "../../events/store.ts";
+import type { PurchaseDoc } from "../../projections/purchases.ts";
 import type { Services } from "../services.ts";
 import { decideLifecycle, type LifecycleCommand } from "./decide.ts";
 
@@ -16,11 +17,12 @@ export async function recordLifecycle(
   const { events } = await s.store.transact(async (tx) => {
     const build = await tx.projection<BuildDoc>("build", [buildId]);
     if (!build) return { result: null };
-    const key = await tx.projection<KeyDoc>("key", [build.keyId]);
+    const { key, recordedUnverified } = await suspensionTarget(tx, build);
     const decided = decideLifecycle(cmd, {
       build,
       key,
       suspendAfterUnverified: s.config.suspendAfterUnverified,
+      recordedUnverified,
     });
     if (decided.length === 0) return { result: null };
     const onKey = decided.filter((e) => e.type === "KeySuspended");
@@ -41,4 +43,21 @@ export async function recordLifecycle(
   });
   const build = (await s.kv.get<BuildDoc>(projectionKey("build", [buildId]))).value;
   return { build, events };
+}
+
+/**
+ * Fee-less landings count against the purchase, and a suspension falls on the key in use now:
+ * a key deleted after its builds were made must neither reset the count nor absorb the verdict.
+ */
+async function suspensionTarget(
+  tx: Tx,
+  build: BuildDoc,
+): Promise<{ key: KeyDoc | null; recordedUnverified: number }> {
+  const purchase = await tx.projection<PurchaseDoc>("purchase", [build.purchaseId]);
+  const ids = purchase?.keyIds.length ? purchase.keyIds : [build.keyId];
+  const keys = (await tx.getMany<KeyDoc>(ids.map((id) => projectionKey("key", [id]))))
+    .filter((k): k is KeyDoc => k !== null);
+  const active = keys.find((k) => k.keyId === purchase?.activeKeyId) ??
+    keys.find((k) => k.keyId === build.keyId) ?? null;
+  return { key: active, recordedUnverified: keys.reduce((n, k) => n + k.unverifiedCount, 0) };
 }

@@ -127,6 +127,28 @@ Deno.test("a fee-less landing is unverified, and the one past the threshold susp
   );
 });
 
+Deno.test("fee-less landings count per purchase: a fresh key inherits what deleted keys left", () => {
+  const feeless = landing({
+    status: "unverified",
+    feeLamportsSeen: 0n,
+    supplyRawSeen: 1000n,
+    problems: ["no fee"],
+  });
+  const b = build({ status: "submitted", signature: "Sig", keyId: "old" });
+  const fresh = key({ keyId: "new", unverifiedCount: 0 });
+  const state = (recordedUnverified: number) => ({
+    build: b,
+    key: fresh,
+    suspendAfterUnverified: 3,
+    recordedUnverified,
+  });
+  assertEquals(decideLifecycle(feeless, state(2)).map((e) => e.type), ["CreationUnverified"]);
+  const events = decideLifecycle(feeless, state(3));
+  assertEquals(events.map((e) => e.type), ["CreationUnverified", "KeySuspended"]);
+  // The verdict falls on the key in use, not on the deleted key that made the build.
+  assertEquals((events[1].data as { keyId: string }).keyId, "new");
+});
+
 Deno.test("expiry happens only past lastValidBlockHeight, and final records never move", () => {
   assertEquals(given(build()).when({ type: "RecordExpiry", blockHeight: 100 }), []);
   assertEquals(given(build()).when({ type: "RecordExpiry", blockHeight: 101 }).map((e) => e.type), [
