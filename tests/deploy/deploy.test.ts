@@ -93,6 +93,9 @@ Deno.test("deploy mode: src/main.ts starts with Deploy's permissions, serves fro
       cwd,
       clearEnv: true,
       env: {
+        // Not Deploy's, but where this machine's Deno keeps its caches and origin storage: the
+        // default KV's directory above was looked up under it (a fresh CI clone sets DENO_DIR).
+        ...(Deno.env.get("DENO_DIR") ? { DENO_DIR: Deno.env.get("DENO_DIR")! } : {}),
         DEPLOY_MODE: "1",
         PORT: "0",
         HOSTNAME: "127.0.0.1",
