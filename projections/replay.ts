@@ -341,10 +341,11 @@ export interface ProjectionComparison {
 }
 
 /**
- * Compares the live projections with a rebuilt set held in another KV, a page at a time on both
- * sides. Every live document under the projections prefix must have a rebuilt twin (a stray
- * document of an unknown projection is a mismatch too); every rebuilt document of `names` must
- * exist live.
+ * Compares the live projections with a rebuilt set held in another KV by walking both in key
+ * order at once (a merge of two ordered `list`s, no point reads). Every live document under the
+ * projections prefix must have a rebuilt twin (a stray document of an unknown projection is a
+ * mismatch too); every rebuilt document of `names` must exist live. Mismatches are reported in
+ * key order.
  */
 export async function compareProjectionStores(
   live: Deno.Kv,
@@ -360,49 +361,173 @@ export async function compareProjectionStores(
     if (out.mismatches.length < max) out.mismatches.push(m);
     await opts.onMismatch?.(m);
   };
+  const checked = new Set(names);
+  // The rebuilt side may hold extra folds (the audit's) beside the projections it is checked on.
+  const counts = (e: Deno.KvEntry<unknown>) =>
+    typeof e.key[PROJECTIONS.length] === "string" &&
+    checked.has(e.key[PROJECTIONS.length] as string);
 
-  const compareBatch = async (
-    batch: Deno.KvEntry<unknown>[],
-    other: Deno.Kv,
-    liveSide: boolean,
-  ) => {
-    // getMany reads at most 10 keys; several in flight at once hide the per-call latency, which
-    // dominated the comparison when they ran one after another.
-    const reads = [];
-    for (let i = 0; i < batch.length; i += 10) {
-      reads.push(other.getMany(batch.slice(i, i + 10).map((e) => e.key)));
-    }
-    const twins = (await Promise.all(reads)).flat();
-    for (let i = 0; i < batch.length; i++) {
-      const mine = batch[i].value;
-      const twin = twins[i].value;
-      if (liveSide) {
-        out.documents++;
-        if (twin === null || canonical(twin) !== canonical(mine)) {
-          await report({ key: keyId(batch[i].key), live: mine, rebuilt: twin });
-        }
-      } else if (twin === null) {
-        out.documents++;
-        await report({ key: keyId(batch[i].key), live: null, rebuilt: mine });
+  const a = readAhead(live.list({ prefix: PROJECTIONS }, { batchSize: 1000 }));
+  const b = readAhead(rebuilt.list({ prefix: PROJECTIONS }, { batchSize: 1000 }));
+  let l = await a.next();
+  let r = await b.next();
+  while (!l.done || !r.done) {
+    // A comparator that ever ordered two keys wrongly could only report spurious mismatches:
+    // documents are compared only under identical keys, and every unmatched one is reported.
+    const order = l.done ? 1 : r.done ? -1 : compareKvKeys(l.value.key, r.value.key);
+    if (order === 0) {
+      out.documents++;
+      if (!sameValue(l.value!.value, r.value!.value)) {
+        await report({ key: keyId(l.value!.key), live: l.value!.value, rebuilt: r.value!.value });
       }
-    }
-  };
-
-  const walk = async (kv: Deno.Kv, prefix: Deno.KvKey, other: Deno.Kv, liveSide: boolean) => {
-    let batch: Deno.KvEntry<unknown>[] = [];
-    for await (const entry of kv.list({ prefix }, { batchSize: 500 })) {
-      batch.push(entry);
-      if (batch.length === 200) {
-        await compareBatch(batch, other, liveSide);
-        batch = [];
+      l = await a.next();
+      r = await b.next();
+    } else if (order < 0) {
+      out.documents++;
+      await report({ key: keyId(l.value!.key), live: l.value!.value, rebuilt: null });
+      l = await a.next();
+    } else {
+      if (counts(r.value!)) {
+        out.documents++;
+        await report({ key: keyId(r.value!.key), live: null, rebuilt: r.value!.value });
       }
+      r = await b.next();
     }
-    if (batch.length) await compareBatch(batch, other, liveSide);
-  };
-
-  await walk(live, PROJECTIONS, rebuilt, true);
-  for (const name of names) await walk(rebuilt, [...PROJECTIONS, name], live, false);
+  }
   return out;
+}
+
+/** Equal as canonical JSON; the plain JSON text decides first when it already matches. */
+function sameValue(a: unknown, b: unknown): boolean {
+  try {
+    // Same text means same properties in the same order with the same values.
+    if (JSON.stringify(a) === JSON.stringify(b)) return true;
+  } catch { /* a bigint: canonicalJson decides (and throws the same way) */ }
+  return canonical(a) === canonical(b);
+}
+
+/**
+ * Keeps up to `max` entries of a KV listing buffered ahead of the reader, so one listing's reads
+ * overlap with the work on the other.
+ */
+function readAhead<T>(source: AsyncIterable<T>, max = 2_000): AsyncIterator<T, undefined> {
+  const buf: T[] = [];
+  const st: {
+    done: boolean;
+    failed: { error: unknown } | null;
+    wakeReader: (() => void) | null;
+    wakePump: (() => void) | null;
+  } = { done: false, failed: null, wakeReader: null, wakePump: null };
+  const pump = (async () => {
+    try {
+      for await (const x of source) {
+        buf.push(x);
+        st.wakeReader?.();
+        if (buf.length >= max) await new Promise<void>((r) => (st.wakePump = r));
+      }
+    } catch (e) {
+      st.failed = { error: e };
+    } finally {
+      st.done = true;
+      st.wakeReader?.();
+    }
+  })();
+  let head = 0;
+  return {
+    async next(): Promise<IteratorResult<T, undefined>> {
+      while (head >= buf.length) {
+        if (st.failed) throw st.failed.error;
+        if (st.done) {
+          await pump;
+          return { done: true, value: undefined };
+        }
+        await new Promise<void>((r) => (st.wakeReader = r));
+        st.wakeReader = null;
+      }
+      const value = buf[head++];
+      if (head >= 1024 && head * 2 >= buf.length) {
+        buf.splice(0, head);
+        head = 0;
+      }
+      if (st.wakePump && buf.length - head < max / 2) {
+        const w = st.wakePump;
+        st.wakePump = null;
+        w();
+      }
+      return { done: false, value };
+    },
+  };
+}
+
+/**
+ * Deno KV's key order: parts compared in turn, a key before any longer key it is a prefix of;
+ * by type Uint8Array < string < bigint < number < false < true; strings by UTF-8 bytes (code
+ * points), numbers as KV encodes doubles (so -0 before 0), bytes by bytes.
+ */
+export function compareKvKeys(a: Deno.KvKey, b: Deno.KvKey): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const c = compareKeyPart(a[i], b[i]);
+    if (c !== 0) return c;
+  }
+  return a.length - b.length;
+}
+
+const typeRank = (v: Deno.KvKeyPart): number =>
+  v instanceof Uint8Array
+    ? 0
+    : typeof v === "string"
+    ? 1
+    : typeof v === "bigint"
+    ? 2
+    : typeof v === "number"
+    ? 3
+    : v
+    ? 5
+    : 4;
+
+function compareKeyPart(a: Deno.KvKeyPart, b: Deno.KvKeyPart): number {
+  if (typeof a === "string" && typeof b === "string") return compareCodePoints(a, b);
+  const ra = typeRank(a);
+  const rb = typeRank(b);
+  if (ra !== rb) return ra - rb;
+  if (ra === 0) return compareBytes(a as Uint8Array, b as Uint8Array);
+  if (ra === 2) return (a as bigint) < (b as bigint) ? -1 : (a as bigint) > (b as bigint) ? 1 : 0;
+  if (ra === 3) return compareBytes(orderedDouble(a as number), orderedDouble(b as number));
+  return 0;
+}
+
+/** UTF-16 strings in code point (= UTF-8 byte) order. */
+function compareCodePoints(a: string, b: string): number {
+  if (a === b) return 0;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    let x = a.charCodeAt(i);
+    let y = b.charCodeAt(i);
+    if (x === y) continue;
+    // Surrogates (U+D800..DFFF) encode code points above U+FFFF: they sort after U+E000..FFFF.
+    if (x >= 0xd800 && y >= 0xd800) {
+      x = x <= 0xdfff ? x + 0x2000 : x - 0x800;
+      y = y <= 0xdfff ? y + 0x2000 : y - 0x800;
+    }
+    return x - y;
+  }
+  return a.length - b.length;
+}
+
+function compareBytes(a: Uint8Array, b: Uint8Array): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i] - b[i];
+  return a.length - b.length;
+}
+
+/** The big-endian bytes of a double with the sign bit flipped (all bits if negative). */
+function orderedDouble(x: number): Uint8Array {
+  const bytes = new Uint8Array(8);
+  new DataView(bytes.buffer).setFloat64(0, x);
+  if (bytes[0] & 0x80) { for (let i = 0; i < 8; i++) bytes[i] ^= 0xff; }
+  else bytes[0] ^= 0x80;
+  return bytes;
 }
 
 export interface StreamingReplayReport extends ReplayReport {
