@@ -182,6 +182,12 @@ export class ProjectionFolder {
   readonly #cacheSize: number;
   /** Ids ever written to the target; a miss outside it needs no KV read. Made on first spill. */
   #spilled: SpillFilter | null = null;
+  /**
+   * The batch being committed in the background while the fold goes on (one at a time), by id:
+   * a document evicted in it and needed again is read from here, not from the KV.
+   */
+  #inFlight = new Map<string, unknown>();
+  #writing: Promise<void> = Promise.resolve();
 
   constructor(
     readonly target: Deno.Kv,
@@ -227,6 +233,7 @@ export class ProjectionFolder {
 
   async #load(id: string, key: Deno.KvKey): Promise<unknown> {
     if (!this.#spilled?.has(id)) return null;
+    if (this.#inFlight.has(id)) return this.#inFlight.get(id);
     return (await this.target.get(key)).value;
   }
 
@@ -248,13 +255,34 @@ export class ProjectionFolder {
       slot.dirty = false;
     }
     await this.#write(out);
+    await this.#writing;
+    this.#inFlight.clear();
   }
 
+  /**
+   * Starts committing `docs` once the previous batch is in, and returns without waiting for
+   * this one: the KV writes (most of a rebuild's time) overlap with folding the next events.
+   */
   async #write(docs: { key: Deno.KvKey; doc: unknown }[]): Promise<void> {
+    await this.#writing;
     if (docs.length === 0) return;
     this.#spilled ??= new SpillFilter();
-    for (const d of docs) this.#spilled.add(keyId(d.key));
-    await commitInBatches(this.target, docs.map((d) => ({ key: d.key, value: d.doc })));
+    const batch = new Map<string, unknown>();
+    for (const d of docs) {
+      const id = keyId(d.key);
+      this.#spilled.add(id);
+      batch.set(id, d.doc);
+    }
+    this.#inFlight = batch;
+    this.#writing = commitInBatches(
+      this.target,
+      docs.map((d) => ({ key: d.key, value: d.doc })),
+    ).then(() => {
+      // Committed: the KV has these now; let them go unless the cache still holds them.
+      if (this.#inFlight === batch) this.#inFlight = new Map();
+    });
+    // A failure surfaces at the next write or flush; keep it from counting as unhandled now.
+    this.#writing.catch(() => {});
   }
 }
 
