@@ -1,9 +1,10 @@
 /** Runs lifecycle decisions for one build through the store; returns the record afterwards. */
 import { projectionKey } from "../../events/keys.ts";
+import { buildById } from "./build-records.ts";
 import type { DomainEvent } from "../../events/types.ts";
 import type { BuildDoc } from "../../projections/builds.ts";
 import type { KeyDoc } from "../../projections/keys.ts";
-import type { Enqueue, Tx } from "../../events/store.ts";
+import type { Enqueue, ExtraSet, Tx } from "../../events/store.ts";
 import type { PurchaseDoc } from "../../projections/purchases.ts";
 import type { Services } from "../services.ts";
 import { decideLifecycle, type LifecycleCommand } from "./decide.ts";
@@ -12,7 +13,8 @@ export async function recordLifecycle(
   s: Services,
   buildId: number,
   cmd: LifecycleCommand,
-  extra: { enqueue?: Enqueue[] } = {},
+  /** Written in the same commit as the events, and only if there are events. */
+  extra: { enqueue?: Enqueue[]; sets?: ExtraSet[] } = {},
 ): Promise<{ build: BuildDoc | null; events: DomainEvent[] }> {
   const { events } = await s.store.transact(async (tx) => {
     const build = await tx.projection<BuildDoc>("build", [buildId]);
@@ -38,10 +40,11 @@ export async function recordLifecycle(
         { stream: `purchase-${build.purchaseId}`, expectedVersion: "any", events: onKey },
       ],
       enqueue: extra.enqueue,
+      sets: extra.sets,
       result: null,
     };
   });
-  const build = (await s.kv.get<BuildDoc>(projectionKey("build", [buildId]))).value;
+  const build = await buildById(s.kv, buildId);
   return { build, events };
 }
 

@@ -6,7 +6,8 @@
  * they land or expire, as Solana's guidance on retrying transactions recommends.
  */
 import { projectionKey } from "../../events/keys.ts";
-import type { BuildDoc, OpenBuildDoc } from "../../projections/builds.ts";
+import { buildById } from "./build-records.ts";
+import type { OpenBuildDoc } from "../../projections/builds.ts";
 import type { Services } from "../services.ts";
 import type { QueueDispatcher } from "../queue.ts";
 import { assessCreation } from "./assess.ts";
@@ -22,7 +23,7 @@ export async function checkOpenBuild(s: Services, open: OpenBuildDoc, blockHeigh
   if (found) {
     const landed = await readLanded(s.connection, found.signature);
     if (landed) {
-      const build = (await s.kv.get<BuildDoc>(projectionKey("build", [open.buildId]))).value;
+      const build = await buildById(s.kv, open.buildId);
       if (!build) return null;
       const { build: after } = await recordLifecycle(s, open.buildId, {
         type: "RecordLanding",
@@ -64,7 +65,7 @@ export async function rebroadcast(
   s: Services,
   msg: { buildId: number; transaction: string; signature: string },
 ) {
-  const build = (await s.kv.get<BuildDoc>(projectionKey("build", [msg.buildId]))).value;
+  const build = await buildById(s.kv, msg.buildId);
   if (!build || build.status !== "submitted" || build.signature !== msg.signature) return false;
   const height = await s.connection.getBlockHeight("confirmed");
   if (height > build.lastValidBlockHeight) return false;

@@ -1,8 +1,7 @@
 /** POST /v1/tokens (build an unsigned token-creation transaction) and GET /v1/tokens/{mint}. */
 import { Hono } from "hono";
 import { PublicKey } from "@solana/web3.js";
-import { projectionKey } from "../../events/keys.ts";
-import type { BuildDoc } from "../../projections/builds.ts";
+import { ownBuildBy } from "../creation/build-records.ts";
 import { readJson } from "../http/body.ts";
 import type { AppEnv } from "../http/env.ts";
 import { ApiError } from "../http/errors.ts";
@@ -31,12 +30,9 @@ export function tokensRoutes(s: Services) {
         mint: "must be a base58 Solana address (32 bytes)",
       });
     }
-    const buildId = (await s.kv.get<number>(projectionKey("build_by_mint", [mint]))).value;
-    const build = buildId === null
-      ? null
-      : (await s.kv.get<BuildDoc>(projectionKey("build", [buildId]))).value;
     // Another key's mint answers exactly like an unknown one, so keys can't probe each other.
-    if (!build || build.keyId !== c.get("key").keyId) {
+    const build = await ownBuildBy(s.kv, c.get("key").keyId, "build_by_mint", mint);
+    if (!build) {
       throw new ApiError("not_found", "No token built by this key has that mint", {});
     }
     return c.json({

@@ -1,0 +1,116 @@
+/**
+ * The relay command: accept only the exact message we built for the calling key in the last hour,
+ * signed by its payer, before its blockhash expires; send it with preflight; record the submission
+ * and schedule re-broadcasts in one commit with the idempotency record.
+ */
+import bs58 from "bs58";
+import { SendTransactionError } from "@solana/web3.js";
+import { sha256Hex } from "../../events/hash.ts";
+import { ApiError } from "../http/errors.ts";
+import { type IdempotencyScope, recordFor } from "../http/idempotency.ts";
+import { verifyEd25519 } from "../portal/sign-in.ts";
+import type { Services } from "../services.ts";
+import { buildBy, ownBuildBy } from "./build-records.ts";
+import { recordLifecycle } from "./handle.ts";
+import { REBROADCAST_MS } from "./watcher.ts";
+import { messageAccountKeys, splitWireTransaction, type WireTransaction } from "./wire.ts";
+
+const RELAY_WINDOW_S = 3600;
+
+export interface RelayAccepted {
+  signature: string;
+  mint: string;
+  status: "submitted";
+}
+
+const refuse = (reason: string) =>
+  new ApiError("invalid_request", `Transaction refused: ${reason}`, { transaction: reason });
+
+export async function relayTransaction(
+  s: Services,
+  caller: { keyId: string },
+  transaction: string,
+  idem: IdempotencyScope | null,
+): Promise<RelayAccepted> {
+  const { bytes, wire } = decode(transaction);
+  const hash = await sha256Hex(wire.message);
+  const b = await ownBuildBy(s.kv, caller.keyId, "build_by_message", hash);
+  if (!b) throw await unknownBuild(s, caller, wire);
+  if (b.createdAt + RELAY_WINDOW_S < Math.floor(s.clock() / 1000)) {
+    throw refuse("build is older than one hour");
+  }
+  if (
+    wire.signatures.length !== 1 ||
+    !(await verifyEd25519(b.payer, wire.message, wire.signatures[0]))
+  ) {
+    throw refuse("bad signature: not signed by the payer");
+  }
+  const signature = bs58.encode(wire.signatures[0]);
+  const body: RelayAccepted = { signature, mint: b.mint, status: "submitted" };
+  // A repeat of a relay already sent is answered the same, and sends nothing new.
+  if (b.signature === signature && b.status !== "built") return body;
+
+  const height = await s.connection.getBlockHeight("confirmed");
+  if (height > b.lastValidBlockHeight) {
+    throw refuse("expired: the blockhash is no longer valid; build again");
+  }
+  try {
+    await s.connection.sendRawTransaction(bytes, {
+      skipPreflight: false,
+      preflightCommitment: "confirmed",
+      maxRetries: 0,
+    });
+  } catch (e) {
+    if (e instanceof SendTransactionError) {
+      throw new ApiError("simulation_failed", "The network refused the transaction", {
+        transaction: e.message.split("\n")[0],
+        logs: e.logs ?? [],
+      });
+    }
+    throw e;
+  }
+  const { events } = await recordLifecycle(
+    s,
+    b.buildId,
+    { type: "RecordSubmission", signature, via: "relay" },
+    {
+      enqueue: [{
+        value: { kind: "rebroadcast", buildId: b.buildId, signature, transaction, attempt: 0 },
+        delay: REBROADCAST_MS,
+      }],
+      sets: recordFor(idem, 202, body),
+    },
+  );
+  // Nothing appended (a racing relay or the watcher recorded it first): the middleware stores it.
+  if (idem && events.length > 0) idem.stored = true;
+  return body;
+}
+
+function decode(transaction: string): { bytes: Uint8Array; wire: WireTransaction } {
+  try {
+    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(transaction)) throw new Error("not base64");
+    const bytes = Uint8Array.from(atob(transaction), (ch) => ch.charCodeAt(0));
+    return { bytes, wire: splitWireTransaction(bytes) };
+  } catch (e) {
+    throw refuse(`not a legacy transaction in base64 (${(e as Error).message})`);
+  }
+}
+
+/** Names the likelier cause: one of this key's mints in a message we didn't build. */
+async function unknownBuild(
+  s: Services,
+  caller: { keyId: string },
+  wire: WireTransaction,
+): Promise<ApiError> {
+  let keys: string[] = [];
+  try {
+    keys = messageAccountKeys(wire.message);
+  } catch { /* unreadable message: plain unknown */ }
+  for (const k of keys) {
+    const other = await buildBy(s.kv, "build_by_mint", k);
+    if (other && other.keyId === caller.keyId) {
+      return refuse("altered message: it differs from the transaction built for this mint");
+    }
+  }
+  return refuse("unknown build: no transaction with this message was built for this key");
+}

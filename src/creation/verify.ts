@@ -1,0 +1,101 @@
+/**
+ * The verification command: read the transaction back from the chain (confirmed) and check mint,
+ * full supply and fee against the build it belongs to. A final answer (confirmed, failed,
+ * unverified) is recorded once and afterwards served from the projection without any RPC call.
+ */
+import type { BuildDoc } from "../../projections/builds.ts";
+import { ApiError } from "../http/errors.ts";
+import type { Services } from "../services.ts";
+import { assessCreation } from "./assess.ts";
+import { buildBy, ownBuildBy } from "./build-records.ts";
+import { readLanded } from "./chain-reader.ts";
+import { recordLifecycle } from "./handle.ts";
+
+export type VerificationStatus = "pending" | "confirmed" | "failed" | "unverified";
+
+export interface Verification {
+  signature: string;
+  status: VerificationStatus;
+  mint: string | null;
+  supplyRaw: string;
+  decimals: number | null;
+  recipient: string | null;
+  feeVerified: boolean;
+  fee: { amount: string; currency: "SOL" };
+}
+
+const FINAL = new Set(["confirmed", "failed", "unverified"]);
+
+export async function verifySignature(
+  s: Services,
+  caller: { keyId: string },
+  signature: string,
+): Promise<Verification> {
+  let b = await ownBuildBy(s.kv, caller.keyId, "build_by_signature", signature);
+  if (b && b.signature === signature && FINAL.has(b.status)) return verification(b, signature);
+
+  const landed = await readLanded(s.connection, signature);
+  if (!landed) {
+    if (!b) throw new ApiError("not_found", "No such transaction on chain or in our records");
+    const view = verification(b, signature);
+    if (view.status === "pending") {
+      const height = await s.connection.getBlockHeight("confirmed");
+      if (height > b.lastValidBlockHeight) view.status = "failed";
+    }
+    return view;
+  }
+  // Sent through the caller's own RPC: find the build by its reference key, or by its mint.
+  for (const k of b ? [] : landed.accountKeys) {
+    const cand = await buildBy(s.kv, "build_by_reference", k) ??
+      await buildBy(s.kv, "build_by_mint", k);
+    if (cand && cand.keyId === caller.keyId) {
+      b = cand;
+      break;
+    }
+  }
+  // Landed, but not one of this key's builds: nothing of ours to vouch for.
+  if (!b) return notOurs(signature);
+  const { build: after } = await recordLifecycle(s, b.buildId, {
+    type: "RecordLanding",
+    signature,
+    slot: landed.slot,
+    blockTime: landed.blockTime,
+    assessment: assessCreation(b, landed),
+  });
+  return verification(after ?? b, signature);
+}
+
+/** The seed's verification view of a build record, as seen through one signature. */
+export function verification(b: BuildDoc, signature: string): Verification {
+  const status: VerificationStatus =
+    b.signature !== signature && b.status !== "built" && b.status !== "submitted"
+      ? "unverified"
+      : b.status === "confirmed" || b.status === "failed" || b.status === "unverified"
+      ? b.status
+      : b.status === "expired"
+      ? "failed"
+      : "pending";
+  return {
+    signature,
+    status,
+    mint: b.mint,
+    supplyRaw: b.supplyRaw,
+    decimals: b.decimals,
+    recipient: b.recipient,
+    feeVerified: status === "confirmed" && b.feeVerified,
+    fee: { amount: b.feeLamportsSeen ?? b.feeLamports, currency: "SOL" },
+  };
+}
+
+function notOurs(signature: string): Verification {
+  return {
+    signature,
+    status: "unverified",
+    mint: null,
+    supplyRaw: "0",
+    decimals: null,
+    recipient: null,
+    feeVerified: false,
+    fee: { amount: "0", currency: "SOL" },
+  };
+}
