@@ -7,6 +7,7 @@
  * after `transact` loaded the head is still true when its events land; a conflict re-runs the
  * command, it never overwrites.
  */
+import { Turns } from "./turns.ts";
 import { eventHash, GENESIS_HASH } from "./hash.ts";
 import {
   eventKey,
@@ -95,6 +96,7 @@ export class EventStore {
   readonly projections: Projection[];
   readonly #now: () => number;
   readonly #maxAttempts: number;
+  readonly #turns = new Turns();
 
   constructor(readonly kv: Deno.Kv, opts: EventStoreOptions) {
     this.projections = opts.projections;
@@ -107,7 +109,15 @@ export class EventStore {
    * only if nothing was appended since `tx.head` was read; otherwise `fn` runs again on fresh
    * state. `fn` must therefore be free of side effects beyond reading.
    */
-  async transact<R>(fn: (tx: Tx) => Promise<Decision<R>>): Promise<TransactResult<R>> {
+  transact<R>(fn: (tx: Tx) => Promise<Decision<R>>): Promise<TransactResult<R>> {
+    // Every append moves the one log head, so concurrent writers in this process would only
+    // collide and re-run each other's commands (measured: twice the CPU per build at 16 in
+    // flight). They take turns here instead; the head guard still settles races between
+    // processes or isolates. `fn` must therefore never call `transact` on this store itself.
+    return this.#turns.run("head", () => this.#transact(fn));
+  }
+
+  async #transact<R>(fn: (tx: Tx) => Promise<Decision<R>>): Promise<TransactResult<R>> {
     for (let attempt = 0; attempt < this.#maxAttempts; attempt++) {
       const headEntry = await this.kv.get<LogHead>(HEAD);
       const head = headEntry.value ?? { position: 0, hash: GENESIS_HASH };

@@ -9,6 +9,7 @@ import type { Clock } from "../clock.ts";
 import { utcDay } from "../../projections/usage.ts";
 import type { AppEnv } from "./env.ts";
 import { ApiError } from "./errors.ts";
+import { Turns } from "../../events/turns.ts";
 
 const HOUR = 3_600_000;
 
@@ -26,6 +27,8 @@ export interface RateLimitOptions {
 }
 
 export function rateLimit(opts: RateLimitOptions): MiddlewareHandler<AppEnv> {
+  // Requests of one key in this process count one at a time instead of colliding on the counter.
+  const turns = new Turns();
   return async function rateLimit(c, next) {
     const key = c.get("key");
     const now = opts.clock();
@@ -33,27 +36,7 @@ export function rateLimit(opts: RateLimitOptions): MiddlewareHandler<AppEnv> {
     const resetS = Math.max(1, Math.ceil(((window + 1) * HOUR - now) / 1000));
     const counterKey = requestCounterKey(key.keyId, window);
     const dayKey = dailyRequestKey(key.keyId, utcDay(now));
-    let used = 0;
-    let counted = false;
-    for (let attempt = 0; !counted; attempt++) {
-      const [counter, day] = await opts.kv.getMany<[number, number]>([counterKey, dayKey]);
-      used = counter.value ?? 0;
-      if (used >= opts.limit) break;
-      const ok = await opts.kv.atomic()
-        .check(counter)
-        .check(day)
-        .set(counterKey, used + 1, { expireIn: 2 * HOUR })
-        .set(dayKey, (day.value ?? 0) + 1, { expireIn: 2 * 24 * HOUR })
-        .commit();
-      if (ok.ok) {
-        used += 1;
-        counted = true;
-      } else if (attempt > 500) {
-        throw new ApiError("server_error", "rate limiter is overloaded; retry");
-      } else {
-        await new Promise((r) => setTimeout(r, Math.random() * 3));
-      }
-    }
+    const { used, counted } = await turns.run(key.keyId, () => count(opts, counterKey, dayKey));
     const remaining = Math.max(0, opts.limit - used);
     const headers: Record<string, string> = {
       "RateLimit-Limit": String(opts.limit),
@@ -71,4 +54,26 @@ export function rateLimit(opts: RateLimitOptions): MiddlewareHandler<AppEnv> {
     for (const [k, v] of Object.entries(headers)) c.header(k, v);
     await next();
   };
+}
+
+/** One counted request, or none when the window is used up; exact under concurrent writers. */
+async function count(
+  opts: RateLimitOptions,
+  counterKey: Deno.KvKey,
+  dayKey: Deno.KvKey,
+): Promise<{ used: number; counted: boolean }> {
+  for (let attempt = 0;; attempt++) {
+    const [counter, day] = await opts.kv.getMany<[number, number]>([counterKey, dayKey]);
+    const used = counter.value ?? 0;
+    if (used >= opts.limit) return { used, counted: false };
+    const ok = await opts.kv.atomic()
+      .check(counter)
+      .check(day)
+      .set(counterKey, used + 1, { expireIn: 2 * HOUR })
+      .set(dayKey, (day.value ?? 0) + 1, { expireIn: 2 * 24 * HOUR })
+      .commit();
+    if (ok.ok) return { used: used + 1, counted: true };
+    if (attempt > 500) throw new ApiError("server_error", "rate limiter is overloaded; retry");
+    await new Promise((r) => setTimeout(r, Math.random() * 3));
+  }
 }

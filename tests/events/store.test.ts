@@ -168,15 +168,16 @@ Deno.test("a stale expected stream version is refused, never overwritten", async
 });
 
 Deno.test("a stream version read that another writer overtakes is a conflict, re-run on fresh state", async () => {
-  await withStore(async (_kv, store) => {
+  await withStore(async (kv, store) => {
+    const other = new EventStore(kv, { projections: allProjections, now: () => 1_700_000_000_000 });
     await store.append([{ stream: "build-1", expectedVersion: 0, events: [built(1)] }]);
     const seen: number[] = [];
     const { result } = await store.transact(async (tx) => {
       const version = await tx.streamVersion("build-1");
       seen.push(version);
-      // Between this command's read and its commit, another writer appends to the same stream.
+      // Between this command's read and its commit, another process appends to the same stream.
       if (seen.length === 1) {
-        await store.append([{ stream: "build-1", expectedVersion: 1, events: [built(1)] }]);
+        await other.append([{ stream: "build-1", expectedVersion: 1, events: [built(1)] }]);
       }
       return {
         append: [{ stream: "build-1", expectedVersion: version, events: [built(1)] }],
