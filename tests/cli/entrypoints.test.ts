@@ -1,0 +1,133 @@
+/**
+ * The two long-running entry points as the README starts them: `src/main.ts` on the embedded
+ * defaults (local KV file, generated treasury and pepper, the embedded chain in-process) and
+ * `deno task chain` alone. Each prints a ready line, answers, and stops cleanly on SIGTERM.
+ */
+import { Keypair } from "@solana/web3.js";
+import bs58 from "bs58";
+import { assert, assertEquals } from "../support/assert.ts";
+import { signWithKeypair } from "../../src/portal/sign-with-keypair.ts";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+
+interface Running {
+  url: string;
+  stop(): Promise<{ code: number; stderr: string }>;
+}
+
+async function launch(
+  args: string[],
+  env: Record<string, string>,
+  ready: RegExp,
+): Promise<Running> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args,
+    cwd: ROOT,
+    env: { NO_COLOR: "1", ...env },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let stderr = "";
+  (async () => {
+    for await (const t of child.stderr.pipeThrough(new TextDecoderStream())) stderr += t;
+  })();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let out = "";
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    out += value;
+    const m = ready.exec(out);
+    if (m) {
+      (async () => {
+        while (!(await reader.read().catch(() => ({ done: true }))).done) { /* drain */ }
+      })();
+      return {
+        url: m[1],
+        async stop() {
+          child.kill("SIGTERM");
+          const status = await child.status;
+          return { code: status.code, stderr };
+        },
+      };
+    }
+  }
+  child.kill("SIGKILL");
+  await child.status;
+  throw new Error(`no ready line; stdout: ${out}\nstderr: ${stderr}`);
+}
+
+const SERVICE = ["run", "-A", "--unstable-kv", "--unstable-cron", "src/main.ts"];
+
+/** The treasury a buyer is asked to pay, read through the portal like the page does. */
+async function quotedTreasury(base: string): Promise<string> {
+  const wallet = Keypair.generate();
+  const post = (path: string, body: unknown, cookie = "") =>
+    fetch(base + path, {
+      method: "POST",
+      headers: { "content-type": "application/json", origin: base, ...(cookie && { cookie }) },
+      body: JSON.stringify(body),
+    });
+  const challenge = await (await post("/portal/api/challenge", {
+    wallet: wallet.publicKey.toBase58(),
+  })).json();
+  const signature = await signWithKeypair(wallet, new TextEncoder().encode(challenge.message));
+  const session = await post("/portal/api/session", {
+    wallet: wallet.publicKey.toBase58(),
+    nonce: challenge.nonce,
+    signature: bs58.encode(signature),
+  });
+  await session.body?.cancel();
+  const cookie = session.headers.get("set-cookie")!.split(";")[0];
+  const quote = await post("/portal/api/purchases", { currency: "SOL" }, cookie);
+  assertEquals(quote.status, 201);
+  return (await quote.json()).treasury;
+}
+
+Deno.test("src/main.ts on the embedded defaults: generated local secrets, KV file, chain, clean stop; a restart keeps the treasury", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "tcb-start-" });
+  const env = { DATA_DIR: dataDir, PORT: "0", CHAIN_PORT: "0", LOG_LEVEL: "warn" };
+  const ready = /service ready on (http:\/\/[\d.]+:\d+) \(embedded chain http:\/\/[\d.]+:\d+\)/;
+  try {
+    const first = await launch(SERVICE, env, ready);
+    const pricing = await fetch(`${first.url}/v1/pricing`);
+    assertEquals(pricing.status, 200);
+    await pricing.body?.cancel();
+    const treasury = await quotedTreasury(first.url);
+    assertEquals((await first.stop()).code, 0);
+
+    const files = [];
+    for await (const e of Deno.readDir(dataDir)) files.push(e.name);
+    for (const f of ["kv.sqlite3", "treasury.json", "key-pepper"]) assert(files.includes(f), f);
+    for (const f of ["treasury.json", "key-pepper"]) {
+      assertEquals((await Deno.stat(`${dataDir}/${f}`)).mode! & 0o777, 0o600, f);
+    }
+    const saved = JSON.parse(await Deno.readTextFile(`${dataDir}/treasury.json`));
+    assertEquals(Keypair.fromSecretKey(Uint8Array.from(saved)).publicKey.toBase58(), treasury);
+
+    const second = await launch(SERVICE, env, ready);
+    assertEquals(await quotedTreasury(second.url), treasury);
+    assertEquals((await second.stop()).code, 0);
+  } finally {
+    await Deno.remove(dataDir, { recursive: true });
+  }
+});
+
+Deno.test("deno task chain: the embedded chain alone answers JSON-RPC and stops cleanly", async () => {
+  const chain = await launch(
+    ["task", "-q", "chain"],
+    { CHAIN_PORT: "0" },
+    /embedded chain ready at (http:\/\/[\d.]+:\d+)/,
+  );
+  try {
+    const res = await fetch(chain.url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "getHealth" }),
+    });
+    assertEquals(await res.json(), { jsonrpc: "2.0", id: 1, result: "ok" });
+  } finally {
+    assertEquals((await chain.stop()).code, 0);
+  }
+});
