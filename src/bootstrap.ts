@@ -102,13 +102,18 @@ export async function bootstrap(config: Config, opts: BootOptions = {}): Promise
       });
     }
   }
+  let closing: Promise<void> | null = null;
   return {
     services,
     app,
     chain,
-    async close() {
-      if (ownsKv) kv.close();
-      await chain?.close();
+    close() {
+      // Idempotent: a second call waits for the first instead of closing a closed KV.
+      closing ??= (async () => {
+        if (ownsKv) kv.close();
+        await chain?.close();
+      })();
+      return closing;
     },
   };
 }

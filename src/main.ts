@@ -24,11 +24,15 @@ const server = Deno.serve({
   },
 }, booted.app.fetch);
 
+// One shutdown however many signals arrive: `deno task` and a process-group kill both deliver one.
+let stopping: Promise<void> | null = null;
 for (const sig of ["SIGINT", "SIGTERM"] as const) {
-  Deno.addSignalListener(sig, async () => {
-    services.logger.log("info", "shutting down", { signal: sig });
-    await server.shutdown();
-    await booted.close();
-    Deno.exit(0);
+  Deno.addSignalListener(sig, () => {
+    stopping ??= (async () => {
+      services.logger.log("info", "shutting down", { signal: sig });
+      await server.shutdown();
+      await booted.close();
+      Deno.exit(0);
+    })();
   });
 }

@@ -6,6 +6,8 @@
 import { Keypair } from "@solana/web3.js";
 import bs58 from "bs58";
 import { assert, assertEquals } from "../support/assert.ts";
+import { bootstrap } from "../../src/bootstrap.ts";
+import { loadConfig } from "../../src/config.ts";
 import { signWithKeypair } from "../../src/portal/sign-with-keypair.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -46,7 +48,12 @@ async function launch(
       return {
         url: m[1],
         async stop() {
+          // Twice, as `deno task` under a process-group kill delivers it: one clean shutdown.
           child.kill("SIGTERM");
+          await new Promise((r) => setTimeout(r, 5));
+          try {
+            child.kill("SIGTERM");
+          } catch { /* already gone: the first signal finished the job */ }
           const status = await child.status;
           return { code: status.code, stderr };
         },
@@ -108,7 +115,9 @@ Deno.test("src/main.ts on the embedded defaults: generated local secrets, KV fil
 
     const second = await launch(SERVICE, env, ready);
     assertEquals(await quotedTreasury(second.url), treasury);
-    assertEquals((await second.stop()).code, 0);
+    const stopped = await second.stop();
+    assertEquals(stopped.code, 0);
+    assert(!/BadResource|Uncaught/.test(stopped.stderr), stopped.stderr);
   } finally {
     await Deno.remove(dataDir, { recursive: true });
   }
@@ -129,5 +138,18 @@ Deno.test("deno task chain: the embedded chain alone answers JSON-RPC and stops 
     assertEquals(await res.json(), { jsonrpc: "2.0", id: 1, result: "ok" });
   } finally {
     assertEquals((await chain.stop()).code, 0);
+  }
+});
+
+Deno.test("bootstrap: close() twice at once closes the KV and the chain once", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "tcb-close-" });
+  try {
+    const booted = await bootstrap(
+      loadConfig({ DATA_DIR: dataDir, CHAIN_PORT: "0", LOG_LEVEL: "silent" }),
+    );
+    await Promise.all([booted.close(), booted.close()]);
+    await booted.close();
+  } finally {
+    await Deno.remove(dataDir, { recursive: true });
   }
 });
