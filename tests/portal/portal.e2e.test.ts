@@ -316,11 +316,19 @@ Deno.test({
       await shot(page, "signed-in");
 
       const before = await s.h.services.connection.getBalance(s.h.treasury.publicKey);
+      // The progress panel may be up for only a moment (the chain confirms in a few 40 ms slots),
+      // so its appearance is recorded in the page instead of raced by a locator.
+      await page.evaluate(`(() => {
+        globalThis.__sawPayment = false;
+        new MutationObserver(() => {
+          if (document.getElementById("payment")) globalThis.__sawPayment = true;
+        }).observe(document.body, { subtree: true, childList: true });
+      })()`);
       await page.getByRole("button", { name: "Pay $10.00 for access" }).click();
-      await page.locator("#payment").waitFor();
-      await shot(page, "payment-in-progress");
+      if (await page.locator("#payment").isVisible()) await shot(page, "payment-in-progress");
       const create = page.getByRole("button", { name: "Create API key" });
       await create.waitFor({ timeout: 60_000 });
+      assert(await page.evaluate("globalThis.__sawPayment"), "payment progress was shown");
       const after = await s.h.services.connection.getBalance(s.h.treasury.publicKey);
       assertEquals(after - before, 66_666_667, "USD 10 at 150 USD/SOL reached the treasury");
       await page.getByText("Paid 0.066666667 SOL ($10.00)").waitFor();
@@ -356,6 +364,12 @@ Deno.test({
       await page.getByText("Cancelled. Nothing changed.").waitFor();
       assertEquals(await page.evaluate("document.activeElement?.textContent"), "Rotate key…");
       assertEquals(await statusOf(s, key1), 200, "cancel changed nothing");
+      // Escape cancels even when the focus has left the confirmation (a re-render, a click).
+      await page.keyboard.press("Enter");
+      await page.getByText("Rotate this key?").waitFor();
+      await page.evaluate("document.activeElement?.blur()");
+      await page.keyboard.press("Escape");
+      await page.getByText("Rotate this key?").waitFor({ state: "detached" });
 
       await rotateBtn.click();
       await page.getByRole("button", { name: "Yes, rotate the key" }).click();

@@ -512,7 +512,9 @@ async function copyKey() {
 
 function render() {
   const active = /** @type {HTMLElement | null} */ (document.activeElement);
-  const keep = focusNext ?? active?.getAttribute?.("data-fid") ?? null;
+  // Sections are rebuilt on every render (a late load, a wallet registering): the focused
+  // element is found again by its data-fid or its id, so keyboard users keep their place.
+  const keep = focusNext ?? active?.getAttribute?.("data-fid") ?? (active?.id || null);
   renderPricing();
   renderWallet();
   renderAccess();
@@ -984,7 +986,10 @@ function confirmPanel(p, k, kind) {
       role: "group",
       "aria-labelledby": "confirm-text",
       onkeydown: (/** @type {KeyboardEvent} */ e) => {
-        if (e.key === "Escape") cancelConfirm();
+        if (e.key === "Escape") {
+          e.preventDefault();
+          cancelConfirm();
+        }
       },
     },
     h(
@@ -1060,6 +1065,14 @@ function revealPanel() {
 
 // ---------------------------------------------------------------------------------------------
 // Start
+
+// Escape cancels an open confirmation wherever the focus is (it may be on the page itself).
+document.addEventListener("keydown", (e) => {
+  if (e.key === "Escape" && S.confirm && !e.defaultPrevented) {
+    e.preventDefault();
+    cancelConfirm();
+  }
+});
 
 globalThis.addEventListener("beforeunload", (e) => {
   // The key is only in this page's memory; leaving loses it for good.
