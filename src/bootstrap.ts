@@ -89,8 +89,9 @@ export async function bootstrap(config: Config, opts: BootOptions = {}): Promise
     treasury: new PublicKey(treasury),
   };
   const app = createApp(services, routeGroups);
+  let queue: QueueDispatcher | null = null;
   if (opts.watch) {
-    const queue = new QueueDispatcher(
+    queue = new QueueDispatcher(
       kv,
       (e, kind) => logger.log("error", "queue job failed", { kind, error: String(e) }),
     );
@@ -110,6 +111,8 @@ export async function bootstrap(config: Config, opts: BootOptions = {}): Promise
     close() {
       // Idempotent: a second call waits for the first instead of closing a closed KV.
       closing ??= (async () => {
+        // Queue jobs in flight finish first: closing the KV under them would fail them.
+        await queue?.stop();
         if (ownsKv) kv.close();
         await chain?.close();
       })();

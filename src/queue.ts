@@ -6,7 +6,9 @@ export type QueueHandler = (msg: Record<string, unknown>) => Promise<void>;
 
 export class QueueDispatcher {
   readonly #handlers = new Map<string, QueueHandler>();
+  readonly #running = new Set<Promise<void>>();
   #listening = false;
+  #stopping = false;
 
   constructor(
     private readonly kv: Deno.Kv,
@@ -26,13 +28,31 @@ export class QueueDispatcher {
       const kind = String(m?.kind);
       const handler = this.#handlers.get(kind);
       if (!handler) return;
+      // Shutting down: not acknowledged, so KV delivers it again to the next process.
+      if (this.#stopping) throw new Error("queue stopping");
+      const run = this.#handle(handler, m, kind);
+      this.#running.add(run);
       try {
-        await handler(m);
-      } catch (e) {
-        this.onError(e, kind);
-        // Rethrow so KV redelivers with backoff, and parks it in keysIfUndelivered at the end.
-        throw e;
+        await run;
+      } finally {
+        this.#running.delete(run);
       }
     });
+  }
+
+  /** Takes no new messages and waits for the ones being handled, so the KV can then close. */
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    await Promise.allSettled([...this.#running]);
+  }
+
+  async #handle(handler: QueueHandler, m: Record<string, unknown>, kind: string) {
+    try {
+      await handler(m);
+    } catch (e) {
+      this.onError(e, kind);
+      // Rethrow so KV redelivers with backoff, and parks it in keysIfUndelivered at the end.
+      throw e;
+    }
   }
 }

@@ -102,7 +102,9 @@ Deno.test("src/main.ts on the embedded defaults: generated local secrets, KV fil
     assertEquals(pricing.status, 200);
     await pricing.body?.cancel();
     const treasury = await quotedTreasury(first.url);
-    assertEquals((await first.stop()).code, 0);
+    const firstStop = await first.stop();
+    assertEquals(firstStop.code, 0);
+    assert(!/BadResource|Uncaught|Exception/.test(firstStop.stderr), firstStop.stderr);
 
     const files = [];
     for await (const e of Deno.readDir(dataDir)) files.push(e.name);
@@ -117,7 +119,7 @@ Deno.test("src/main.ts on the embedded defaults: generated local secrets, KV fil
     assertEquals(await quotedTreasury(second.url), treasury);
     const stopped = await second.stop();
     assertEquals(stopped.code, 0);
-    assert(!/BadResource|Uncaught/.test(stopped.stderr), stopped.stderr);
+    assert(!/BadResource|Uncaught|Exception/.test(stopped.stderr), stopped.stderr);
   } finally {
     await Deno.remove(dataDir, { recursive: true });
   }
