@@ -104,13 +104,14 @@ Deno.test("a landing with an error fails the build", () => {
   assertEquals(events.map((e) => e.type), ["CreationFailed"]);
 });
 
+const feeless = landing({
+  status: "unverified",
+  feeLamportsSeen: 0n,
+  supplyRawSeen: 1000n,
+  problems: ["no fee"],
+});
+
 Deno.test("a fee-less landing is unverified, and the one past the threshold suspends the key", () => {
-  const feeless = landing({
-    status: "unverified",
-    feeLamportsSeen: 0n,
-    supplyRawSeen: 1000n,
-    problems: ["no fee"],
-  });
   const b = build({ status: "submitted", signature: "Sig" });
   assertEquals(given(b, key({ unverifiedCount: 2 })).when(feeless).map((e) => e.type), [
     "CreationUnverified",
@@ -128,12 +129,6 @@ Deno.test("a fee-less landing is unverified, and the one past the threshold susp
 });
 
 Deno.test("fee-less landings count per purchase: a fresh key inherits what deleted keys left", () => {
-  const feeless = landing({
-    status: "unverified",
-    feeLamportsSeen: 0n,
-    supplyRawSeen: 1000n,
-    problems: ["no fee"],
-  });
   const b = build({ status: "submitted", signature: "Sig", keyId: "old" });
   const fresh = key({ keyId: "new", unverifiedCount: 0 });
   const state = (recordedUnverified: number) => ({

@@ -5,42 +5,9 @@
 import { assertEquals } from "../support/assert.ts";
 import { bearer, startHarness } from "../support/harness.ts";
 import { projectionKey } from "../../events/keys.ts";
-import type { DomainEvent } from "../../events/types.ts";
 import type { KeyDoc } from "../../projections/keys.ts";
 import { recordLifecycle } from "../../src/creation/handle.ts";
-
-const built = (buildId: number, keyId: string, purchaseId: string): DomainEvent => ({
-  type: "TokenBuilt",
-  v: 1,
-  data: {
-    buildId,
-    keyId,
-    purchaseId,
-    day: "2026-11-23",
-    mint: `Mint${buildId}`,
-    seed: "s",
-    reference: `Ref${buildId}`,
-    payer: "Payer",
-    recipient: "Payer",
-    recipientTokenAccount: "Ata",
-    metadataAccount: "Meta",
-    name: "T",
-    symbol: "T",
-    uri: "https://x/y.json",
-    decimals: 9,
-    supplyRaw: "1000",
-    revokeMint: false,
-    revokeFreeze: true,
-    immutableMetadata: false,
-    feeLamports: "100",
-    feeUsd: 2.99,
-    solUsd: 150,
-    treasury: "Treasury",
-    blockhash: "bh",
-    lastValidBlockHeight: 200,
-    messageHash: `hash${buildId}`,
-  },
-});
+import { built } from "../audit/fixtures.ts";
 
 const feeless = (signature: string) => ({
   type: "RecordLanding" as const,
@@ -60,8 +27,16 @@ Deno.test("fee-less landings past the threshold suspend the purchase's new key a
   try {
     const first = await h.newApiKey();
     await h.services.store.append([
-      { stream: "build-1", expectedVersion: 0, events: [built(1, first.keyId, first.purchaseId)] },
-      { stream: "build-2", expectedVersion: 0, events: [built(2, first.keyId, first.purchaseId)] },
+      {
+        stream: "build-1",
+        expectedVersion: 0,
+        events: [built(1, first.keyId, first.purchaseId, "2026-11-23")],
+      },
+      {
+        stream: "build-2",
+        expectedVersion: 0,
+        events: [built(2, first.keyId, first.purchaseId, "2026-11-23")],
+      },
     ]);
     await recordLifecycle(h.services, 1, feeless("Sig1"));
 
