@@ -10,7 +10,7 @@ import { ApiError } from "../http/errors.ts";
 import { type IdempotencyScope, recordFor } from "../http/idempotency.ts";
 import { verifyEd25519 } from "../portal/sign-in.ts";
 import type { Services } from "../services.ts";
-import { buildBy, ownBuildBy } from "./build-records.ts";
+import { ownBuildBy } from "./build-records.ts";
 import { recordLifecycle } from "./handle.ts";
 import { REBROADCAST_MS } from "./watcher.ts";
 import { messageAccountKeys, splitWireTransaction, type WireTransaction } from "./wire.ts";
@@ -107,8 +107,7 @@ async function unknownBuild(
     keys = messageAccountKeys(wire.message);
   } catch { /* unreadable message: plain unknown */ }
   for (const k of keys) {
-    const other = await buildBy(s.kv, "build_by_mint", k);
-    if (other && other.keyId === caller.keyId) {
+    if (await ownBuildBy(s.kv, caller.keyId, "build_by_mint", k)) {
       return refuse("altered message: it differs from the transaction built for this mint");
     }
   }

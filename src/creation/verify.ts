@@ -24,7 +24,10 @@ export interface Verification {
   fee: { amount: string; currency: "SOL" };
 }
 
-const FINAL = new Set(["confirmed", "failed", "unverified"]);
+/** Statuses recorded once and then served from the projection. */
+const FINAL = new Set<string>(["confirmed", "failed", "unverified"]);
+const isFinal = (status: string): status is "confirmed" | "failed" | "unverified" =>
+  FINAL.has(status);
 
 export async function verifySignature(
   s: Services,
@@ -32,7 +35,7 @@ export async function verifySignature(
   signature: string,
 ): Promise<Verification> {
   let b = await ownBuildBy(s.kv, caller.keyId, "build_by_signature", signature);
-  if (b && b.signature === signature && FINAL.has(b.status)) return verification(b, signature);
+  if (b && b.signature === signature && isFinal(b.status)) return verification(b, signature);
 
   const landed = await readLanded(s.connection, signature);
   if (!landed) {
@@ -70,7 +73,7 @@ export function verification(b: BuildDoc, signature: string): Verification {
   const status: VerificationStatus =
     b.signature !== signature && b.status !== "built" && b.status !== "submitted"
       ? "unverified"
-      : b.status === "confirmed" || b.status === "failed" || b.status === "unverified"
+      : isFinal(b.status)
       ? b.status
       : b.status === "expired"
       ? "failed"
