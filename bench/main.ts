@@ -1,6 +1,6 @@
 /**
  * `deno task bench [--quick] [--only=api,events] [--profile=build,verify,hosted,replay]`
- *   [--log-events=N] [--stream-events=N]
+ *   [--log-events=N] [--exact-events=N]
  *
  * One command: starts the embedded chain in a process of its own and the service in this one,
  * measures, prints one table and writes the results as JSON to bench/results/ (gitignored).
@@ -19,7 +19,7 @@ const args = parseArgs({
     quick: { type: "boolean", default: false },
     only: { type: "string" },
     "log-events": { type: "string" },
-    "stream-events": { type: "string" },
+    "exact-events": { type: "string" },
     profile: { type: "string" },
   },
 }).values;
@@ -35,7 +35,7 @@ const settings = {
   samples: quick ? 8 : 40,
   latencyMs: 50,
   logEvents: Number(args["log-events"] ?? (quick ? 20_000 : 1_000_000)),
-  streamEvents: Number(args["stream-events"] ?? (quick ? 20_000 : 100_000)),
+  exactEvents: Number(args["exact-events"] ?? (quick ? 20_000 : 100_000)),
   hostedImageBytes: 48 * 1024,
 };
 
@@ -87,7 +87,7 @@ await section("events", () =>
   eventStore({
     quick,
     logEvents: settings.logEvents,
-    streamEvents: settings.streamEvents,
+    exactEvents: settings.exactEvents,
     durationMs: settings.durationMs,
     profile: (args.profile ?? "").split(",").includes("replay"),
     log,

@@ -7,7 +7,12 @@ import { createHash } from "node:crypto";
 import { canonicalJson, GENESIS_HASH } from "../events/hash.ts";
 import { HEAD, LOG, type LogHead, projectionKey, PROJECTIONS } from "../events/keys.ts";
 import type { StoredEvent } from "../events/types.ts";
+import { DigestFolder, LastTouch } from "./digest-fold.ts";
+import { addStoredDocuments, digestLiveProjections, randomSalt } from "./doc-digest.ts";
+import { KeyBloomFilter, keyId } from "./key-hash.ts";
 import type { Projection } from "./projection.ts";
+
+export { keyId };
 
 export interface ChainProblem {
   position: number;
@@ -104,12 +109,6 @@ export class ProjectionBuffer {
   }
 }
 
-export const keyId = (key: Deno.KvKey) =>
-  // The replacer is only needed for bigints, and calling it per element is most of the cost.
-  key.some((k) => typeof k === "bigint")
-    ? JSON.stringify(key, (_k, v) => (typeof v === "bigint" ? `${v}n` : v))
-    : JSON.stringify(key);
-
 export interface ProjectionMismatch {
   key: string;
   live: unknown;
@@ -181,7 +180,7 @@ export class ProjectionFolder {
   readonly #cache = new Map<string, { key: Deno.KvKey; doc: unknown; dirty: boolean }>();
   readonly #cacheSize: number;
   /** Ids ever written to the target; a miss outside it needs no KV read. Made on first spill. */
-  #spilled: SpillFilter | null = null;
+  #spilled: KeyBloomFilter | null = null;
   /**
    * The batch being committed in the background while the fold goes on (one at a time), by id:
    * a document evicted in it and needed again is read from here, not from the KV.
@@ -266,7 +265,7 @@ export class ProjectionFolder {
   async #write(docs: { key: Deno.KvKey; doc: unknown }[]): Promise<void> {
     await this.#writing;
     if (docs.length === 0) return;
-    this.#spilled ??= new SpillFilter();
+    this.#spilled ??= new KeyBloomFilter();
     const batch = new Map<string, unknown>();
     for (const d of docs) {
       const id = keyId(d.key);
@@ -284,46 +283,6 @@ export class ProjectionFolder {
     // A failure surfaces at the next write or flush; keep it from counting as unhandled now.
     this.#writing.catch(() => {});
   }
-}
-
-/**
- * A Bloom filter over projection key ids (4 MiB, 4 probes): about 2 false positives in 10^4 at a
- * million ids, and a false positive only costs one KV read. It never answers "no" for an id
- * that was added, which is all correctness needs.
- */
-class SpillFilter {
-  readonly #bits = new Uint32Array(1 << 20);
-  readonly #mask = (1 << 25) - 1;
-
-  add(id: string): void {
-    const [h1, h2] = hashes(id);
-    for (let i = 0; i < 4; i++) {
-      const b = (h1 + i * h2) & this.#mask;
-      this.#bits[b >>> 5] |= 1 << (b & 31);
-    }
-  }
-
-  has(id: string): boolean {
-    const [h1, h2] = hashes(id);
-    for (let i = 0; i < 4; i++) {
-      const b = (h1 + i * h2) & this.#mask;
-      if ((this.#bits[b >>> 5] & (1 << (b & 31))) === 0) return false;
-    }
-    return true;
-  }
-}
-
-/** Two independent 32-bit FNV-1a style hashes of a string, for double hashing. */
-function hashes(s: string): [number, number] {
-  let a = 0x811c9dc5;
-  let b = 0x01000193 ^ s.length;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    a = Math.imul(a ^ c, 0x01000193);
-    b = Math.imul(b ^ c, 0x5bd1e995);
-    b ^= b >>> 15;
-  }
-  return [a >>> 0, (b | 1) >>> 0];
 }
 
 /**
@@ -560,11 +519,21 @@ function orderedDouble(x: number): Uint8Array {
 
 export interface StreamingReplayReport extends ReplayReport {
   mismatchCount: number;
+  /**
+   * How the projections were compared: "digest" when the rebuilt and live digests matched,
+   * "documents" when they were compared one by one (asked for, or the digests differed).
+   */
+  compared: "digest" | "documents";
 }
 
 /**
- * `replayAndCompare` with flat memory: the rebuilt projections go to `scratch` (an empty KV)
- * instead of a Map. `onEvent` sees each verified event, so callers can fold more on the way.
+ * `replayAndCompare` with flat memory. The rebuilt projections are not kept: a first pass over
+ * the log verifies the chain, calls `onEvent` and notes where each document is touched last; a
+ * second folds them into a digest (`DigestFolder`), compared with a digest of the live ones. Only
+ * when the digests differ (or `exact` is set, or too many documents stay open) is the log folded
+ * into `scratch` (an empty KV) and compared document by document, which names every mismatch but
+ * writes every document. `extra` folds and the projections named in `keepInScratch` are always
+ * written to `scratch`, for the caller to read afterwards.
  */
 export async function replayIntoAndCompare(
   source: Deno.Kv,
@@ -574,30 +543,40 @@ export async function replayIntoAndCompare(
     batchSize?: number;
     cacheSize?: number;
     maxMismatches?: number;
+    /** Skip the digest and compare document by document. */
+    exact?: boolean;
     /** Extra folds (e.g. the audit's) written to scratch beside the real projections. */
     extra?: Projection[];
+    /** Projections (by name) the caller reads from scratch afterwards: always written there. */
+    keepInScratch?: string[];
     onEvent?: (e: StoredEvent) => void | Promise<void>;
     onChainProblem?: (p: ChainProblem) => void | Promise<void>;
     onMismatch?: (m: ProjectionMismatch) => void | Promise<void>;
   } = {},
 ): Promise<StreamingReplayReport> {
   const head = (await source.get<LogHead>(HEAD)).value;
-  const verifier = new ChainVerifier();
-  const folder = new ProjectionFolder(scratch, [...projections, ...(opts.extra ?? [])], {
-    cacheSize: opts.cacheSize,
-  });
+  const names = projections.map((p) => p.name);
+  const cache = { cacheSize: opts.cacheSize };
+  const kept = new Set(opts.keepInScratch ?? []);
+  const toScratch = opts.exact ? projections : projections.filter((p) => kept.has(p.name));
+  const digested = projections.filter((p) => !toScratch.includes(p));
+  const extra = [...toScratch, ...(opts.extra ?? [])];
+  const folder = extra.length > 0 ? new ProjectionFolder(scratch, extra, cache) : null;
+  const lastTouch = opts.exact ? null : new LastTouch(digested);
   // Stop at the head read up front: a service still writing cannot move the goalposts mid-walk.
   const end = head ? [...LOG, head.position + 1] : undefined;
   const selector = end ? { prefix: LOG, end } : { prefix: LOG };
+  const events = () => source.list<StoredEvent>(selector, { batchSize: opts.batchSize ?? 500 });
+
+  const verifier = new ChainVerifier();
   let reported = 0;
-  for await (
-    const entry of source.list<StoredEvent>(selector, { batchSize: opts.batchSize ?? 500 })
-  ) {
+  for await (const entry of events()) {
     await verifier.check(entry.value);
     for (; reported < verifier.problems.length; reported++) {
       await opts.onChainProblem?.(verifier.problems[reported]);
     }
-    await folder.apply(entry.value);
+    lastTouch?.record(entry.value);
+    await folder?.apply(entry.value);
     await opts.onEvent?.(entry.value);
   }
   const chain = verifier.finish(head);
@@ -619,8 +598,39 @@ export async function replayIntoAndCompare(
   for (; reported < verifier.problems.length; reported++) {
     await opts.onChainProblem?.(verifier.problems[reported]);
   }
-  await folder.flush();
-  const cmp = await compareProjectionStores(source, scratch, projections.map((p) => p.name), {
+  await folder?.flush();
+
+  if (lastTouch) {
+    const salt = randomSalt();
+    const fold = new DigestFolder(digested, lastTouch, salt, { maxOpen: opts.cacheSize });
+    let fits = true;
+    for await (const entry of events()) {
+      if (!(fits = fold.apply(entry.value))) break;
+    }
+    const rebuilt = fold.finish();
+    // The kept projections were rebuilt into scratch in the first pass: digested from there.
+    await addStoredDocuments(scratch, toScratch.map((p) => p.name), rebuilt);
+    // After the fold, not beside it: both are bound by this one thread, and one at a time keeps
+    // the peak memory lower.
+    const { digest, strays } = fits
+      ? await digestLiveProjections(source, names, salt)
+      : { digest: null, strays: 0 };
+    if (digest && strays === 0 && rebuilt.equals(digest)) {
+      return {
+        chain,
+        documents: digest.count,
+        mismatches: [],
+        mismatchCount: 0,
+        equal: chain.ok,
+        compared: "digest",
+      };
+    }
+    // They differ: fold the rest into scratch too, to name each mismatch.
+    const again = new ProjectionFolder(scratch, digested, cache);
+    for await (const entry of events()) await again.apply(entry.value);
+    await again.flush();
+  }
+  const cmp = await compareProjectionStores(source, scratch, names, {
     maxMismatches: opts.maxMismatches,
     onMismatch: opts.onMismatch,
   });
@@ -630,5 +640,6 @@ export async function replayIntoAndCompare(
     mismatches: cmp.mismatches,
     mismatchCount: cmp.mismatchCount,
     equal: cmp.mismatchCount === 0 && chain.ok,
+    compared: "documents",
   };
 }

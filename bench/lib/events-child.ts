@@ -4,7 +4,7 @@
  * Prints one JSON line on stdout.
  *
  *   events-child.ts write  <kv path> <events>
- *   events-child.ts replay <kv path> list|verify|memory|stream
+ *   events-child.ts replay <kv path> list|verify|memory|stream|exact
  */
 import { LOG } from "../../events/keys.ts";
 import { allProjections } from "../../projections/index.ts";
@@ -31,6 +31,7 @@ if (cmd === "write") {
   let ok = true;
   let documents = 0;
   let detail = "";
+  let compared = "";
   const work = async () => {
     if (arg === "list") {
       // The floor: what reading the log costs before anything is checked or folded.
@@ -45,13 +46,16 @@ if (cmd === "write") {
       ok = r.equal;
       documents = r.documents;
       detail = r.mismatches.slice(0, 2).map((m) => m.key).join(" ");
-    } else if (arg === "stream") {
+    } else if (arg === "stream" || arg === "exact") {
       const dir = await Deno.makeTempDir({ prefix: "tcb-bench-scratch-" });
       const scratch = await Deno.openKv(`${dir}/scratch.sqlite3`);
-      const r = await replayIntoAndCompare(kv, scratch, allProjections);
+      const r = await replayIntoAndCompare(kv, scratch, allProjections, {
+        exact: arg === "exact",
+      });
       events = r.chain.events;
       ok = r.equal;
       documents = r.documents;
+      compared = r.compared;
       detail = r.mismatches.slice(0, 2).map((m) => m.key).join(" ");
       scratch.close();
       await Deno.remove(dir, { recursive: true });
@@ -73,6 +77,7 @@ if (cmd === "write") {
     perSecond: events / (ms / 1000),
     ok,
     documents,
+    compared,
     detail,
     peakRssMiB: peakRssMiB() ?? sampledRssMiB,
     sampledRssMiB,

@@ -1,16 +1,18 @@
 /**
- * The auditor: one streamed pass over the event log that verifies the hash chain and rebuilds
- * every projection into a scratch KV, then a comparison with the live projections and a
- * reconciliation of builds, fees and purchases written through an `AuditSink`.
+ * The auditor: a streamed replay of the event log that verifies the hash chain and rebuilds
+ * every projection, compared with the live projections (by digest, or document by document when
+ * they differ: projections/replay.ts), then a reconciliation of builds, fees and purchases written
+ * through an `AuditSink`.
  *
- * Memory is bounded by a few per-key and per-day totals; events, builds and purchases are read
- * a page at a time. The audited KV is only read.
+ * Memory is bounded by a few per-key and per-day totals and the projection documents still open
+ * at one point of the log; events, builds and purchases are read a page at a time. The audited KV
+ * is only read.
  */
 import { canonicalJson } from "../../events/hash.ts";
 import { HEAD, type LogHead, PROJECTIONS } from "../../events/keys.ts";
 import { allProjections } from "../../projections/index.ts";
-import { type KeyDoc, keyStatus } from "../../projections/keys.ts";
-import type { PurchaseDoc } from "../../projections/purchases.ts";
+import { type KeyDoc, keysProjection, keyStatus } from "../../projections/keys.ts";
+import { type PurchaseDoc, purchasesProjection } from "../../projections/purchases.ts";
 import {
   type ChainProblem,
   type ProjectionMismatch,
@@ -93,7 +95,11 @@ export type ExceptionKind =
 export interface AuditOptions {
   /** The KV under audit; only read. */
   kv: Deno.Kv;
-  /** An empty KV the rebuilt projections are written to (a temp file, or ":memory:"). */
+  /**
+   * An empty KV for what the audit rebuilds and reads back (a temp file, or ":memory:"): its
+   * own build folds, keys and purchases, and every projection when they must be compared one by
+   * one.
+   */
   scratch: Deno.Kv;
   sink: AuditSink;
   /** Set for --verify-chain: re-reads every landed creation from the chain. */
@@ -165,7 +171,8 @@ export interface AuditSummary {
   head: LogHead | null;
   events: number;
   chain: { ok: boolean; problems: number };
-  projections: { documents: number; mismatches: number };
+  /** `compared`: "digest" when the digests matched, "documents" when compared one by one. */
+  projections: { documents: number; mismatches: number; compared: "digest" | "documents" };
   builds: Row;
   orphanOutcomes: number;
   keys: number;
@@ -197,6 +204,8 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
   const head = (await kv.get<LogHead>(HEAD)).value;
   const replay = await replayIntoAndCompare(kv, scratch, allProjections, {
     extra: auditProjections,
+    // Read back below for the per-key totals and the purchases table.
+    keepInScratch: [keysProjection.name, purchasesProjection.name],
     batchSize: opts.batchSize,
     cacheSize: opts.cacheSize,
     maxMismatches: 0,
@@ -313,7 +322,9 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
   // Every key, with or without builds.
   let keys = 0;
   for await (
-    const e of scratch.list<KeyDoc>({ prefix: [...PROJECTIONS, "key"] }, { batchSize: 500 })
+    const e of scratch.list<KeyDoc>({ prefix: [...PROJECTIONS, keysProjection.name] }, {
+      batchSize: 500,
+    })
   ) {
     const k = e.value;
     keys++;
@@ -350,7 +361,7 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
   let paid = 0;
   const paidByCurrency: Record<string, bigint> = {};
   for await (
-    const e of scratch.list<PurchaseDoc>({ prefix: [...PROJECTIONS, "purchase"] }, {
+    const e of scratch.list<PurchaseDoc>({ prefix: [...PROJECTIONS, purchasesProjection.name] }, {
       batchSize: 500,
     })
   ) {
@@ -381,7 +392,11 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
     head,
     events: replay.chain.events,
     chain: { ok: replay.chain.ok, problems: replay.chain.problems.length },
-    projections: { documents: replay.documents, mismatches: replay.mismatchCount },
+    projections: {
+      documents: replay.documents,
+      mismatches: replay.mismatchCount,
+      compared: replay.compared,
+    },
     builds: totalsRow(overall),
     orphanOutcomes: orphans,
     keys,
