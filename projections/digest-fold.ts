@@ -41,12 +41,15 @@ export class DigestFolder {
   /** The most documents open at once. */
   peakOpen = 0;
 
+  #lastTouch: LastTouch | null;
+
   constructor(
     readonly projections: Projection[],
-    readonly lastTouch: LastTouch,
+    lastTouch: LastTouch,
     salt: string,
     opts: { maxOpen?: number } = {},
   ) {
+    this.#lastTouch = lastTouch;
     this.digest = new ProjectionDigest(salt);
     this.#maxOpen = Math.max(1, opts.maxOpen ?? 50_000);
   }
@@ -60,7 +63,7 @@ export class DigestFolder {
         const id = keyId(key);
         const doc = p.evolve((this.#open.get(id)?.doc ?? null) as never, e, sub);
         this.#open.set(id, { key, doc });
-        if (this.lastTouch.of(id) <= e.position) done.push(id);
+        if (this.#lastTouch!.of(id) <= e.position) done.push(id);
       }
     }
     // After the whole event, in case it touches one document twice.
@@ -74,8 +77,9 @@ export class DigestFolder {
     return this.#open.size <= this.#maxOpen;
   }
 
-  /** Adds what is still open; after this the digest covers the whole fold. */
+  /** Adds what is still open; after this the digest covers the whole fold. No apply after. */
   finish(): ProjectionDigest {
+    this.#lastTouch = null;
     for (const { key, doc } of this.#open.values()) this.digest.add(key, doc);
     this.#open.clear();
     return this.digest;

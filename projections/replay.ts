@@ -8,7 +8,12 @@ import { canonicalJson, GENESIS_HASH } from "../events/hash.ts";
 import { HEAD, LOG, type LogHead, projectionKey, PROJECTIONS } from "../events/keys.ts";
 import type { StoredEvent } from "../events/types.ts";
 import { DigestFolder, LastTouch } from "./digest-fold.ts";
-import { addStoredDocuments, digestLiveProjections, randomSalt } from "./doc-digest.ts";
+import {
+  addStoredDocuments,
+  digestLiveProjections,
+  type ProjectionDigest,
+  randomSalt,
+} from "./doc-digest.ts";
 import { KeyBloomFilter, keyId } from "./key-hash.ts";
 import type { Projection } from "./projection.ts";
 
@@ -177,7 +182,7 @@ const canonical = canonicalJson;
  * Used by the audit (into a scratch KV) and by events:import (into the KV being rebuilt).
  */
 export class ProjectionFolder {
-  readonly #cache = new Map<string, { key: Deno.KvKey; doc: unknown; dirty: boolean }>();
+  readonly #cache = new Map<string, { key: Deno.KvKey; doc: unknown }>();
   readonly #cacheSize: number;
   /** Ids ever written to the target; a miss outside it needs no KV read. Made on first spill. */
   #spilled: KeyBloomFilter | null = null;
@@ -204,7 +209,7 @@ export class ProjectionFolder {
         const hit = this.#cache.get(id);
         const prev = hit ? hit.doc : await this.#load(id, key);
         this.#cache.delete(id);
-        this.#cache.set(id, { key, doc: p.evolve(prev as never, e, sub), dirty: true });
+        this.#cache.set(id, { key, doc: p.evolve(prev as never, e, sub) });
       }
     }
     if (this.#cache.size > this.#cacheSize) {
@@ -212,22 +217,6 @@ export class ProjectionFolder {
       const low = this.#cacheSize - Math.max(1, Math.floor(this.#cacheSize / 10));
       await this.#evict(this.#cache.size - Math.max(0, low));
     }
-  }
-
-  /** The current document at a projection key (cache first, then what was spilled). */
-  async get<T>(key: Deno.KvKey): Promise<T | null> {
-    const id = keyId(key);
-    const hit = this.#cache.get(id);
-    if (hit) {
-      // Re-inserting keeps the Map in least-recently-used order for eviction.
-      this.#cache.delete(id);
-      this.#cache.set(id, hit);
-      return hit.doc as T | null;
-    }
-    if (!this.#spilled) return null;
-    const doc = await this.#load(id, key);
-    this.#cache.set(id, { key, doc, dirty: false });
-    return doc as T | null;
   }
 
   async #load(id: string, key: Deno.KvKey): Promise<unknown> {
@@ -241,18 +230,18 @@ export class ProjectionFolder {
     for (const [id, slot] of this.#cache) {
       if (out.length >= n) break;
       this.#cache.delete(id);
-      if (slot.dirty) out.push(slot);
+      out.push(slot);
     }
     await this.#write(out);
   }
 
-  /** Writes every pending document; after this the target holds the whole fold. */
+  /**
+   * Writes every pending document; after this the target holds the whole fold and the cache is
+   * let go (a later `apply` reads what it needs back from the target).
+   */
   async flush(): Promise<void> {
-    const out: { key: Deno.KvKey; doc: unknown }[] = [];
-    for (const slot of this.#cache.values()) {
-      if (slot.dirty) out.push(slot);
-      slot.dirty = false;
-    }
+    const out = [...this.#cache.values()];
+    this.#cache.clear();
     await this.#write(out);
     await this.#writing;
     this.#inFlight.clear();
@@ -562,7 +551,7 @@ export async function replayIntoAndCompare(
   const digested = projections.filter((p) => !toScratch.includes(p));
   const extra = [...toScratch, ...(opts.extra ?? [])];
   const folder = extra.length > 0 ? new ProjectionFolder(scratch, extra, cache) : null;
-  const lastTouch = opts.exact ? null : new LastTouch(digested);
+  let lastTouch = opts.exact ? null : new LastTouch(digested);
   // Stop at the head read up front: a service still writing cannot move the goalposts mid-walk.
   const end = head ? [...LOG, head.position + 1] : undefined;
   const selector = end ? { prefix: LOG, end } : { prefix: LOG };
@@ -602,28 +591,27 @@ export async function replayIntoAndCompare(
 
   if (lastTouch) {
     const salt = randomSalt();
-    const fold = new DigestFolder(digested, lastTouch, salt, { maxOpen: opts.cacheSize });
-    let fits = true;
-    for await (const entry of events()) {
-      if (!(fits = fold.apply(entry.value))) break;
-    }
-    const rebuilt = fold.finish();
-    // The kept projections were rebuilt into scratch in the first pass: digested from there.
-    await addStoredDocuments(scratch, toScratch.map((p) => p.name), rebuilt);
-    // After the fold, not beside it: both are bound by this one thread, and one at a time keeps
-    // the peak memory lower.
-    const { digest, strays } = fits
-      ? await digestLiveProjections(source, names, salt)
-      : { digest: null, strays: 0 };
-    if (digest && strays === 0 && rebuilt.equals(digest)) {
-      return {
-        chain,
-        documents: digest.count,
-        mismatches: [],
-        mismatchCount: 0,
-        equal: chain.ok,
-        compared: "digest",
-      };
+    const rebuilt = await foldIntoDigest(
+      events(),
+      new DigestFolder(digested, lastTouch, salt, { maxOpen: opts.cacheSize }),
+    );
+    lastTouch = null; // tens of MiB at a million documents (the folder let go of it too)
+    if (rebuilt) {
+      // The kept projections were rebuilt into scratch in the first pass: digested from there.
+      await addStoredDocuments(scratch, toScratch.map((p) => p.name), rebuilt);
+      // After the fold, not beside it: both are bound by this one thread, and one at a time
+      // keeps the peak memory lower.
+      const live = await digestLiveProjections(source, names, salt);
+      if (live.strays === 0 && rebuilt.equals(live.digest)) {
+        return {
+          chain,
+          documents: rebuilt.count,
+          mismatches: [],
+          mismatchCount: 0,
+          equal: chain.ok,
+          compared: "digest",
+        };
+      }
     }
     // They differ: fold the rest into scratch too, to name each mismatch.
     const again = new ProjectionFolder(scratch, digested, cache);
@@ -642,4 +630,15 @@ export async function replayIntoAndCompare(
     equal: cmp.mismatchCount === 0 && chain.ok,
     compared: "documents",
   };
+}
+
+/** The second pass of the digest replay; null when too many documents stayed open at once. */
+async function foldIntoDigest(
+  events: AsyncIterable<Deno.KvEntry<StoredEvent>>,
+  folder: DigestFolder,
+): Promise<ProjectionDigest | null> {
+  for await (const entry of events) {
+    if (!folder.apply(entry.value)) return null;
+  }
+  return folder.finish();
 }
