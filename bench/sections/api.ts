@@ -582,12 +582,17 @@ function latencyRows(
   zero: Sample[],
   lat: Sample[],
   latencyMs: number,
-  expectedWaves: number | null,
+  /** The goal: at most this many sequential round trips (also the latency goal's multiple). */
+  maxWaves: number | null,
 ): Row[] {
   const area = what.split(" ")[0];
   const okStatuses = [...new Set([...zero, ...lat].map((s) => s.status))];
   const own = summarize(zero.map((s) => s.ownMs));
-  const waves = [...new Set(zero.concat(lat).map((s) => s.waves))].sort();
+  const all = zero.concat(lat);
+  const waves = [...new Set(all.map((s) => s.waves))].sort();
+  const waveShares = waves.map((w) =>
+    `${w}: ${round((100 * all.filter((s) => s.waves === w).length) / all.length)}%`
+  ).join(", ");
   const calls = summarize(zero.map((s) => s.calls));
   const l = summarize(lat.map((s) => s.ms));
   const z = summarize(zero.map((s) => s.ms));
@@ -614,17 +619,19 @@ function latencyRows(
       area,
       figure: `${what}: sequential RPC round trips`,
       value: waves.join(","),
-      goal: expectedWaves === null ? undefined : String(expectedWaves),
-      met: expectedWaves === null ? undefined : waves.length === 1 && waves[0] === expectedWaves,
-      note: `${round(calls.p50, 1)} calls per request: ${perCall}`,
+      goal: maxWaves === null ? undefined : `<= ${maxWaves}`,
+      met: maxWaves === null ? undefined : Math.max(...waves) <= maxWaves,
+      note: `of requests (${all.length}): ${waveShares}; ${
+        round(calls.p50, 1)
+      } calls per request: ${perCall}`,
     },
     {
       area,
       figure: `${what}: p50 / p99 at ${latencyMs} ms RPC latency`,
       value: `${round(l.p50)} / ${round(l.p99)}`,
       unit: "ms",
-      goal: expectedWaves === 2 ? `p50 <= ${goalMs} ms` : undefined,
-      met: expectedWaves === 2 ? l.p50 <= goalMs : undefined,
+      goal: maxWaves === 2 ? `p50 <= ${goalMs} ms` : undefined,
+      met: maxWaves === 2 ? l.p50 <= goalMs : undefined,
       note: `${lat.length} samples`,
     },
   ];

@@ -13,33 +13,65 @@ export interface SolPrice {
 export class PriceUnavailable extends Error {}
 
 export interface PriceSource {
+  /** A price read now (or the fixed one). */
   solUsd(): Promise<SolPrice>;
+  /**
+   * A price already in hand that is still good to quote, without waiting on anything; null when
+   * there is none. A build uses it to put the fee into the transaction it simulates in its one
+   * round trip (src/tokens/build-token.ts).
+   */
+  current?(): SolPrice | null;
 }
 
 export class FixedPriceSource implements PriceSource {
   constructor(private readonly usd: number, private readonly clock: Clock) {}
   solUsd(): Promise<SolPrice> {
-    return Promise.resolve({
-      usd: this.usd,
-      publishTime: Math.floor(this.clock() / 1000),
-      source: "fixed",
-    });
+    return Promise.resolve(this.current());
+  }
+  current(): SolPrice {
+    return { usd: this.usd, publishTime: Math.floor(this.clock() / 1000), source: "fixed" };
   }
 }
 
-/** Reads the Pyth SOL/USD price account through the same Solana RPC as everything else. */
+/**
+ * Reads the Pyth SOL/USD price account through the same Solana RPC as everything else, and keeps
+ * the last good reading for `keepMs` (Pyth publishes every slot, about 400 ms, so a reading a
+ * second old is as good a quote as a new one). Nothing is read in the background: the first build
+ * after a reading has expired reads the price again.
+ */
 export class PythPriceSource implements PriceSource {
   readonly #account: PublicKey;
+  #last: { price: SolPrice; readAt: number } | null = null;
+
   constructor(
     private readonly connection: Connection,
     account: string,
     private readonly maxAgeS: number,
     private readonly clock: Clock,
+    private readonly keepMs = 1_000,
   ) {
     this.#account = new PublicKey(account);
   }
 
+  current(): SolPrice | null {
+    const last = this.#last;
+    if (!last) return null;
+    const now = this.clock();
+    const age = now - last.readAt;
+    // The clock can be set back (tests do); a reading from "the future" is not trusted either.
+    if (age < 0 || age > this.keepMs) return null;
+    if (Math.floor(now / 1000) - last.price.publishTime > this.maxAgeS) return null;
+    return last.price;
+  }
+
   async solUsd(): Promise<SolPrice> {
+    const readAt = this.clock();
+    const price = await this.#read();
+    this.#last = { price, readAt };
+    return price;
+  }
+
+  async #read(): Promise<SolPrice> {
     let info;
     try {
       info = await this.connection.getAccountInfo(this.#account, "confirmed");

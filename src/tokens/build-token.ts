@@ -1,15 +1,17 @@
 /**
  * The build command behind POST /v1/tokens.
  *
- * Exactly two RPC round trips, one after the other:
- *   1. in parallel: latest blockhash, the payer and recipient accounts (plus the Rent sysvar on a
- *      process's first build), the SOL price (a Pyth account read when not fixed) and recent
- *      prioritization fees for the accounts the transaction writes;
- *   2. one simulateTransaction of the very instructions that will be returned.
- * Then one store commit that allocates the build id, counts the build against the daily limit
- * and appends `TokenBuilt` (with the idempotency record) atomically.
+ * One RPC round trip, all in parallel: the payer and recipient accounts, recent prioritization
+ * fees for the accounts the transaction writes, and a simulateTransaction of the very
+ * instructions that will be returned, with `replaceRecentBlockhash` (the node's latest blockhash
+ * comes back with the result and goes into the transaction). The simulated transaction already
+ * holds the fee and the rent, so a round trip before it is needed only when those are not in
+ * hand: the Rent sysvar on a connection's first build, and the SOL price when no reading younger
+ * than a second is kept (a Pyth account read; a fixed price never needs one). So: one round trip,
+ * at most two. Then one store commit that allocates the build id, counts the build against the
+ * daily limit and appends `TokenBuilt` (with the idempotency record) atomically.
  */
-import type { Connection, PublicKey, RecentPrioritizationFees } from "@solana/web3.js";
+import { type Connection, PublicKey, type RecentPrioritizationFees } from "@solana/web3.js";
 import { ACCOUNT_SIZE, MINT_SIZE } from "@solana/spl-token";
 import { sha256Hex } from "../../events/hash.ts";
 import { MAX_METADATA_LEN } from "../solana/token-metadata.ts";
@@ -146,61 +148,22 @@ async function build(
   const reference = newReference();
   const addresses = await deriveAddresses(req.payer, seed, req.recipient);
   const sameRecipient = req.recipient.equals(req.payer);
-  const cachedRent = rentCache.get(connection);
-  const accountKeys: PublicKey[] = [req.payer];
-  if (!sameRecipient) accountKeys.push(req.recipient);
-  if (!cachedRent) accountKeys.push(RENT_SYSVAR);
 
-  // Round trip 1.
-  const [latest, accounts, price, recentFees] = await timed("rpc", () =>
-    Promise.all([
-      connection.getLatestBlockhash("confirmed"),
-      connection.getMultipleAccountsInfo(accountKeys, "confirmed"),
-      solPriceOr503(s.price),
-      // Every account the transaction write-locks; only the payer and the treasury can have a
-      // history (the rest are created by this transaction), and the treasury is the one that
-      // every build contends for.
-      recentPrioritizationFees(s, [
-        req.payer,
-        addresses.mint,
-        addresses.recipientTokenAccount,
-        addresses.metadataAccount,
-        s.treasury,
-      ]),
-    ]));
-
-  const payerAccount = accounts[0];
-  const recipientAccount = sameRecipient ? payerAccount : accounts[1];
-  const fields: Record<string, string> = {};
-  const payerBad = payerProblem(
-    payerAccount && { ...payerAccount, dataLength: payerAccount.data.length },
-  );
-  if (payerBad) fields.payer = payerBad;
-  if (!sameRecipient) {
-    const bad = recipientProblem(req.recipient, recipientAccount);
-    if (bad) fields.recipient = bad;
-  }
-  if (Object.keys(fields).length) {
-    throw new ApiError("invalid_request", "Request is invalid", fields);
-  }
-
-  let rent = cachedRent;
-  if (!rent) {
-    const sysvar = accounts[accountKeys.length - 1];
-    rent = sysvar ? rentTable(decodeRentSysvar(sysvar.data)) : await rentFromRpc(s, timed);
+  // What goes into the simulated transaction must be known before it: the rent (read once per
+  // connection) and the fee (a SOL price in hand). Only a connection's first build, or one after
+  // the last price reading has expired, waits on this extra round trip.
+  let rent = rentCache.get(connection) ?? null;
+  let price = s.price.current?.() ?? null;
+  if (!rent || !price) {
+    [rent, price] = await timed("rpc", () =>
+      Promise.all([
+        rent ?? readRent(s),
+        price ?? solPriceOr503(s.price),
+      ]));
     rentCache.set(connection, rent);
   }
 
   const feeLamports = usdToLamports(s.config.fees.tokenUsd, price.usd);
-  const microLamports = priorityPrice(recentFees, s.config.maxPriorityFeeMicroLamports);
-  const balance = BigInt(payerAccount?.lamports ?? 0);
-
-  // Without the priority fee first: it depends on the unit limit the simulation sizes, and a payer
-  // short of the fixed costs would only make the simulation fail with a vaguer message.
-  const baseCosts = costBreakdown(feeLamports, rent, 0n);
-  const baseShort = shortfall(balance, baseCosts);
-  if (baseShort) throw insufficient(baseShort.needed, balance, baseCosts);
-
   const plan: TokenPlan = {
     ...addresses,
     payer: req.payer,
@@ -219,21 +182,63 @@ async function build(
     feeLamports,
     mintRentLamports: rent.mint,
   };
-
-  // Round trip 2. Simulated with the unit limit wide open (so the simulation itself never runs
-  // out) and no priority price (so it charges only what the balance check above covered); the
-  // returned message differs from this one only in those two compute-budget values.
+  // Simulated with the unit limit wide open (so the simulation itself never runs out), no
+  // priority price (so it charges only what the balance check below covers) and a blockhash the
+  // node replaces with its latest, which it returns: the transaction handed out differs from the
+  // simulated one only in those three values.
   const probe = compileToken(
     plan,
     { unitLimit: MAX_COMPUTE_UNIT_LIMIT, microLamportsPerUnit: 0n },
-    latest.blockhash,
+    PLACEHOLDER_BLOCKHASH,
   );
-  const sim = await timed("rpc", () =>
-    connection.simulateTransaction(probe.transaction, {
-      sigVerify: false,
-      replaceRecentBlockhash: false,
-      commitment: "confirmed",
-    }));
+  const accountKeys: PublicKey[] = sameRecipient ? [req.payer] : [req.payer, req.recipient];
+
+  // The round trip: the accounts, the fee market and the simulation at once.
+  const [accounts, recentFees, sim] = await timed("rpc", () =>
+    Promise.all([
+      connection.getMultipleAccountsInfo(accountKeys, "confirmed"),
+      // Every account the transaction write-locks; only the payer and the treasury can have a
+      // history (the rest are created by this transaction), and the treasury is the one that
+      // every build contends for.
+      recentPrioritizationFees(s, [
+        req.payer,
+        addresses.mint,
+        addresses.recipientTokenAccount,
+        addresses.metadataAccount,
+        s.treasury,
+      ]),
+      connection.simulateTransaction(probe.transaction, {
+        sigVerify: false,
+        replaceRecentBlockhash: true,
+        commitment: "confirmed",
+      }),
+    ]));
+
+  // What the caller can fix comes first, as if nothing had been simulated.
+  const payerAccount = accounts[0];
+  const recipientAccount = sameRecipient ? payerAccount : accounts[1];
+  const fields: Record<string, string> = {};
+  const payerBad = payerProblem(
+    payerAccount && { ...payerAccount, dataLength: payerAccount.data.length },
+  );
+  if (payerBad) fields.payer = payerBad;
+  if (!sameRecipient) {
+    const bad = recipientProblem(req.recipient, recipientAccount);
+    if (bad) fields.recipient = bad;
+  }
+  if (Object.keys(fields).length) {
+    throw new ApiError("invalid_request", "Request is invalid", fields);
+  }
+
+  const microLamports = priorityPrice(recentFees, s.config.maxPriorityFeeMicroLamports);
+  const balance = BigInt(payerAccount?.lamports ?? 0);
+
+  // Without the priority fee first: it depends on the unit limit the simulation sizes, and a payer
+  // short of the fixed costs would only see the simulation fail with a vaguer message.
+  const baseCosts = costBreakdown(feeLamports, rent, 0n);
+  const baseShort = shortfall(balance, baseCosts);
+  if (baseShort) throw insufficient(baseShort.needed, balance, baseCosts);
+
   if (sim.value.err) {
     throw new ApiError(
       "simulation_failed",
@@ -244,6 +249,9 @@ async function build(
       },
     );
   }
+  const latest = replacementBlockhash(sim.value) ??
+    // A node that does not say which blockhash it used: ask for the latest (one more round trip).
+    await timed("rpc", () => connection.getLatestBlockhash("confirmed"));
 
   const unitLimit = unitLimitFromSimulation(sim.value.unitsConsumed);
   const costs = costBreakdown(feeLamports, rent, priorityFeeLamports(unitLimit, microLamports));
@@ -366,15 +374,16 @@ async function lastBuildId(kv: Deno.Kv): Promise<number | null> {
 }
 
 /**
- * For an RPC that does not serve sysvar accounts: the figures by name. Costs one extra round trip,
- * once per connection.
+ * The rent minimums, from the Rent sysvar; from an RPC that does not serve sysvar accounts, by
+ * size (one more round trip, once per connection).
  */
-async function rentFromRpc(s: Services, timed: Timed): Promise<RentTable> {
+async function readRent(s: Services): Promise<RentTable> {
+  const sysvar = await s.connection.getAccountInfo(RENT_SYSVAR, "confirmed");
+  if (sysvar) return rentTable(decodeRentSysvar(sysvar.data));
   s.logger.log("warn", "the RPC returned no Rent sysvar; asking for rent minimums by size");
   const sizes = [MINT_SIZE, ACCOUNT_SIZE, MAX_METADATA_LEN, 0];
-  const [mint, tokenAccount, metadata, wallet] = await timed(
-    "rpc",
-    () => Promise.all(sizes.map((n) => s.connection.getMinimumBalanceForRentExemption(n))),
+  const [mint, tokenAccount, metadata, wallet] = await Promise.all(
+    sizes.map((n) => s.connection.getMinimumBalanceForRentExemption(n)),
   );
   return {
     mint: BigInt(mint),
@@ -382,6 +391,25 @@ async function rentFromRpc(s: Services, timed: Timed): Promise<RentTable> {
     metadata: BigInt(metadata),
     wallet: BigInt(wallet),
   };
+}
+
+/** Any well-formed blockhash will do in a simulation whose node replaces it. */
+const PLACEHOLDER_BLOCKHASH = PublicKey.default.toBase58();
+
+/**
+ * The blockhash a `replaceRecentBlockhash` simulation ran with (JSON-RPC `replacementBlockhash`;
+ * web3.js 1.x passes the field through without declaring it).
+ */
+function replacementBlockhash(
+  value: unknown,
+): { blockhash: string; lastValidBlockHeight: number } | null {
+  const r = (value as { replacementBlockhash?: unknown }).replacementBlockhash as
+    | { blockhash?: unknown; lastValidBlockHeight?: unknown }
+    | null
+    | undefined;
+  return r && typeof r.blockhash === "string" && typeof r.lastValidBlockHeight === "number"
+    ? { blockhash: r.blockhash, lastValidBlockHeight: r.lastValidBlockHeight }
+    : null;
 }
 
 /** A fee estimate is worth having but not worth failing a build for. */

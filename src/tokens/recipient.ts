@@ -12,8 +12,8 @@
  *   go to an associated account of a token account, which no wallet controls.
  * - An executable account (a program) is refused for the same reason.
  *
- * The account is read in the build's first RPC round trip together with the payer, so the policy
- * costs no extra round trip.
+ * The account is read in the build's RPC round trip together with the payer and beside the
+ * simulation, so the policy costs no extra round trip.
  */
 import { PublicKey, SystemProgram } from "@solana/web3.js";
 import { TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID } from "@solana/spl-token";

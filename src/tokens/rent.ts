@@ -1,9 +1,9 @@
 /**
  * Rent-exempt minimums of the accounts a build creates. Rent parameters are fixed per cluster,
- * so they are read once per connection: the first build reads the Rent sysvar in the same
- * getMultipleAccounts call that fetches the payer, later builds use the cache. Either way a build
- * stays at two RPC round trips. (An RPC that does not serve sysvar accounts costs one extra round
- * trip, once: build-token.ts then asks getMinimumBalanceForRentExemption by size.)
+ * so they are read once per connection: the first build reads the Rent sysvar before its
+ * simulation (the mint's rent is in the simulated transaction), later builds use the cache. (An
+ * RPC that does not serve sysvar accounts is asked getMinimumBalanceForRentExemption by size
+ * instead: build-token.ts.)
  */
 import { SYSVAR_RENT_PUBKEY } from "@solana/web3.js";
 import { ACCOUNT_SIZE, MINT_SIZE } from "@solana/spl-token";

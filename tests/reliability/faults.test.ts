@@ -149,7 +149,7 @@ Deno.test("RPC failing 30% of calls: 201/202 or a 5xx in the seed's shape, retri
   }
 });
 
-Deno.test("RPC slow: 700 ms per call still builds, relays and verifies, in about two round trips", async () => {
+Deno.test("RPC slow: 700 ms per call still builds, relays and verifies", async () => {
   const h = await startHarness({ env: LIMITS });
   try {
     const k = await h.newApiKey();
@@ -161,7 +161,8 @@ Deno.test("RPC slow: 700 ms per call still builds, relays and verifies, in about
       json: buildJson(k, 2),
     });
     assertEquals(b.status, 201, JSON.stringify(b.body));
-    assert(b.ms >= 1_400 && b.ms < 5_000, `build took ${b.ms} ms at 700 ms per round trip`);
+    // One round trip (the rent was read by the first build; tests/tokens/command.test.ts counts).
+    assert(b.ms >= 700 && b.ms < 5_000, `build took ${b.ms} ms at 700 ms per round trip`);
     const r = await call(h, "/v1/transactions", {
       method: "POST",
       headers: bearer(k.apiKey),

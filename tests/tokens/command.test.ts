@@ -59,61 +59,99 @@ type Step = [string, (h: Harness) => Promise<void>];
 const steps: Step[] = [];
 const step = (name: string, fn: Step[1]) => steps.push([name, fn]);
 
+const BUILD_WAVE = ["getMultipleAccounts", "getRecentPrioritizationFees", "simulateTransaction"];
+
 step(
-  "exactly two sequential RPC round trips per build, the Pyth read inside the first",
+  "one RPC round trip per build; two when the rent or the Pyth price must be read first",
   async (h) => {
     const { keyId, purchaseId, wallet } = await h.newApiKey();
     const { connection, waves } = countingConnection(h.chain.url);
+    let now = Date.now();
     const s: Services = {
       ...h.services,
       connection,
-      price: new PythPriceSource(connection, h.chain.pythSolUsdAccount, 120, Date.now),
+      price: new PythPriceSource(connection, h.chain.pythSolUsdAccount, 120, () => now),
     };
     const timings: BuildTimings[] = [];
-    const other = Keypair.generate().publicKey;
-    // First build on this connection: the Rent sysvar rides along in getMultipleAccounts.
-    await buildToken(s, { keyId, purchaseId }, request(wallet.publicKey, { recipient: other }), {
-      onTimings: (t) => timings.push(t),
-    });
-    assertEquals(waves.map((w) => w.sort()), [
-      [
-        "getAccountInfo",
-        "getLatestBlockhash",
-        "getMultipleAccounts",
-        "getRecentPrioritizationFees",
-      ],
-      ["simulateTransaction"],
-    ]);
-    // Later builds use the cached rent: still two round trips.
+    const built = (patch: Partial<BuildRequest> = {}) =>
+      buildToken(s, { keyId, purchaseId }, request(wallet.publicKey, patch), {
+        onTimings: (t) => timings.push(t),
+      });
+    // A connection's first build: the Rent sysvar and the price account, then the build itself.
+    const first = await built({ recipient: Keypair.generate().publicKey });
+    assertEquals(waves.map((w) => w.sort()), [["getAccountInfo", "getAccountInfo"], BUILD_WAVE]);
+    // Rent cached, the price read 0.9 s ago: one round trip.
     waves.length = 0;
-    await buildToken(s, { keyId, purchaseId }, request(wallet.publicKey), {
-      onTimings: (t) => timings.push(t),
-    });
-    assertEquals(waves.length, 2);
-    assertEquals(waves[1], ["simulateTransaction"]);
+    now += 900;
+    const second = await built();
+    assertEquals(waves.map((w) => w.sort()), [BUILD_WAVE]);
+    // The price reading is older than a second: read again first.
+    waves.length = 0;
+    now += 200;
+    await built();
+    assertEquals(waves.map((w) => w.sort()), [["getAccountInfo"], BUILD_WAVE]);
 
+    assertEquals(timings.map((t) => t.rpcMs.length), [2, 1, 2]);
     for (const t of timings) {
-      assertEquals(t.rpcMs.length, 2);
-      assert(t.totalMs >= t.rpcMs[0] + t.rpcMs[1] + t.storeMs - 0.001);
+      assert(t.totalMs >= t.rpcMs.reduce((a, b) => a + b, 0) + t.storeMs - 0.001);
       assert(t.ownMs >= 0 && t.storeMs > 0);
+    }
+    // The blockhash the node simulated with is the one handed out, and it is a live one.
+    const height = await h.services.connection.getBlockHeight("confirmed");
+    for (const b of [first, second]) {
+      assert(b.lastValidBlockHeight > height, `${b.lastValidBlockHeight} <= ${height}`);
+      assert(b.recentBlockhash !== PublicKey.default.toBase58());
     }
   },
 );
 
-step("a build that stops early reports its timings too, with one round trip", async (h) => {
+step(
+  "a node that does not return the replacement blockhash costs one more round trip",
+  async (h) => {
+    const { keyId, purchaseId, wallet } = await h.newApiKey();
+    const waves: string[][] = [];
+    let inFlight = 0;
+    // As countingConnection, but simulateTransaction answers lose `replacementBlockhash`.
+    const stripping: typeof fetch = async (input, init) => {
+      if (inFlight === 0) waves.push([]);
+      inFlight++;
+      const method = JSON.parse(String(init?.body)).method;
+      waves.at(-1)!.push(method);
+      try {
+        const body = await (await fetch(input, init)).json();
+        if (method === "simulateTransaction") delete body.result.value.replacementBlockhash;
+        return Response.json(body);
+      } finally {
+        inFlight--;
+      }
+    };
+    const connection = new Connection(h.chain.url, { commitment: "confirmed", fetch: stripping });
+    const s: Services = { ...h.services, connection };
+    await buildToken(s, { keyId, purchaseId }, request(wallet.publicKey)); // reads the rent
+    waves.length = 0;
+    const res = await buildToken(s, { keyId, purchaseId }, request(wallet.publicKey));
+    assertEquals(waves.map((w) => w.sort()), [BUILD_WAVE, ["getLatestBlockhash"]]);
+    assert(res.lastValidBlockHeight > await connection.getBlockHeight("confirmed"));
+  },
+);
+
+step("a build that stops early reports its timings too", async (h) => {
   const { keyId, purchaseId } = await h.newApiKey();
-  let seen: BuildTimings | null = null;
+  const timings: BuildTimings[] = [];
   const poor = Keypair.generate().publicKey;
-  try {
-    await buildToken(h.services, { keyId, purchaseId }, request(poor), {
-      onTimings: (t) => (seen = t),
-    });
-    throw new Error("expected insufficient_funds");
-  } catch (e) {
-    assert(e instanceof ApiError && e.code === "insufficient_funds", String(e));
+  for (let i = 0; i < 2; i++) {
+    try {
+      await buildToken(h.services, { keyId, purchaseId }, request(poor), {
+        onTimings: (t) => timings.push(t),
+      });
+      throw new Error("expected insufficient_funds");
+    } catch (e) {
+      assert(e instanceof ApiError && e.code === "insufficient_funds", String(e));
+    }
   }
-  assertEquals(seen!.rpcMs.length, 1);
-  assertEquals(seen!.storeMs, 0);
+  // The first may have read the rent; the second made the one round trip and never reached the store.
+  assertEquals(timings[1].rpcMs.length, 1);
+  assertEquals(timings.map((t) => t.storeMs), [0, 0]);
 });
 
 step("simulation_failed carries the program logs: the mint address is already taken", async (h) => {
