@@ -530,7 +530,13 @@ export async function replayIntoAndCompare(
   projections: Projection[],
   opts: {
     batchSize?: number;
+    /** Documents the scratch folds keep in memory before writing some out (default 20,000). */
     cacheSize?: number;
+    /**
+     * The most documents the digest fold may hold open at once (default 50,000); past it the
+     * projections are compared document by document instead.
+     */
+    maxOpen?: number;
     maxMismatches?: number;
     /** Skip the digest and compare document by document. */
     exact?: boolean;
@@ -593,7 +599,7 @@ export async function replayIntoAndCompare(
     const salt = randomSalt();
     const rebuilt = await foldIntoDigest(
       events(),
-      new DigestFolder(digested, lastTouch, salt, { maxOpen: opts.cacheSize }),
+      new DigestFolder(digested, lastTouch, salt, { maxOpen: opts.maxOpen }),
     );
     lastTouch = null; // tens of MiB at a million documents (the folder let go of it too)
     if (rebuilt) {

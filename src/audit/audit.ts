@@ -105,7 +105,10 @@ export interface AuditOptions {
   /** Set for --verify-chain: re-reads every landed creation from the chain. */
   readTx?: TxReader | null;
   chainConcurrency?: number;
+  /** Documents the scratch folds keep in memory (default 4,000). */
   cacheSize?: number;
+  /** See `replayIntoAndCompare`; tests lower it to force the document-by-document comparison. */
+  maxOpen?: number;
   batchSize?: number;
   now?: () => number;
 }
@@ -207,7 +210,10 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
     // Read back below for the per-key totals and the purchases table.
     keepInScratch: [keysProjection.name, purchasesProjection.name],
     batchSize: opts.batchSize,
-    cacheSize: opts.cacheSize,
+    // Its scratch folds (builds, keys, purchases) are touched again soon after they change: a
+    // small cache is enough, and a large one was most of the audit's peak memory.
+    cacheSize: opts.cacheSize ?? 4_000,
+    maxOpen: opts.maxOpen,
     maxMismatches: 0,
     onChainProblem: (p: ChainProblem) =>
       exception("chain_broken", p.problem, { position: p.position }),

@@ -88,10 +88,10 @@ Deno.test("given edited live projections, it names the same mismatches as the in
   );
 });
 
-Deno.test("given more open documents than the cache holds, it compares documents instead", async () => {
+Deno.test("given more open documents than maxOpen, it compares documents instead", async () => {
   await withKvs(async (kv, scratch) => {
     await workload(kv);
-    const report = await replayIntoAndCompare(kv, scratch, allProjections, { cacheSize: 1 });
+    const report = await replayIntoAndCompare(kv, scratch, allProjections, { maxOpen: 1 });
     assertEquals(report.compared, "documents");
     assert(report.equal);
   });
