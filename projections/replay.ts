@@ -619,7 +619,8 @@ export async function replayIntoAndCompare(
         };
       }
     }
-    // They differ: fold the rest into scratch too, to name each mismatch.
+    // They differ, or too many documents stayed open: fold the rest into scratch too, to name
+    // each mismatch.
     const again = new ProjectionFolder(scratch, digested, cache);
     for await (const entry of events()) await again.apply(entry.value);
     await again.flush();
