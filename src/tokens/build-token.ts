@@ -43,6 +43,7 @@ import {
   MAX_COMPUTE_UNIT_LIMIT,
   newReference,
   newSeed,
+  retarget,
   toBase64,
   type TokenPlan,
 } from "./transaction.ts";
@@ -258,13 +259,14 @@ async function build(
   const short = shortfall(balance, costs);
   if (short) throw insufficient(short.needed, balance, costs);
 
-  const final = compileToken(
-    plan,
+  // The simulated message with its three placeholders filled in, byte for byte otherwise.
+  const final = retarget(
+    probe,
     { unitLimit, microLamportsPerUnit: microLamports },
     latest.blockhash,
   );
   const messageHash = await sha256Hex(final.messageBytes);
-  const transaction = toBase64(final.transaction.serialize());
+  const transaction = toBase64(final.wire);
   const feeUsd = s.config.fees.tokenUsd;
 
   const draft: BuildDraft = {

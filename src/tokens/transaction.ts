@@ -169,3 +169,54 @@ export function toBase64(bytes: Uint8Array): string {
   }
   return btoa(bin);
 }
+
+/**
+ * `compiled` with other compute-budget values and another blockhash, by rewriting those bytes of
+ * its message: the same as compiling again (pinned by tests/tokens/unit.test.ts), at a fraction of
+ * the cost, and by construction different from the simulated transaction in nothing else. The
+ * layout cannot move: the two compute-budget instructions come first and their data has a fixed
+ * size (SetComputeUnitLimit: tag 2 + u32; SetComputeUnitPrice: tag 3 + u64, little-endian).
+ */
+export function retarget(
+  compiled: CompiledToken,
+  budget: ComputeBudget,
+  blockhash: string,
+): { messageBytes: Uint8Array; wire: Uint8Array } {
+  const m = compiled.messageBytes.slice();
+  const view = new DataView(m.buffer, m.byteOffset, m.byteLength);
+  let at = 3; // the header: signatures, read-only signed, read-only unsigned
+  const compactU16 = () => {
+    let value = 0;
+    for (let shift = 0;; shift += 7) {
+      const b = m[at++];
+      value |= (b & 0x7f) << shift;
+      if ((b & 0x80) === 0) return value;
+    }
+  };
+  const keyCount = compactU16();
+  const keysStart = at;
+  at += 32 * keyCount;
+  m.set(new PublicKey(blockhash).toBytes(), at);
+  at += 32;
+  compactU16(); // instruction count
+  const budgetProgram = ComputeBudgetProgram.programId.toBytes();
+  const rewrite = (tag: number, size: number, write: (dataAt: number) => void) => {
+    const program = m[at++];
+    const programKey = m.subarray(keysStart + 32 * program, keysStart + 32 * program + 32);
+    const accounts = compactU16(); // indexes of the accounts it takes (none)
+    at += accounts;
+    const length = compactU16();
+    if (!programKey.every((b, i) => b === budgetProgram[i]) || length !== size || m[at] !== tag) {
+      throw new Error(`retarget: instruction with tag ${tag} is not where the layout puts it`);
+    }
+    write(at + 1);
+    at += length;
+  };
+  rewrite(2, 5, (i) => view.setUint32(i, budget.unitLimit, true));
+  rewrite(3, 9, (i) => view.setBigUint64(i, budget.microLamportsPerUnit, true));
+  // The unsigned wire form: one all-zero signature, then the message.
+  const wire = new Uint8Array(1 + 64 + m.length);
+  wire[0] = 1;
+  wire.set(m, 65);
+  return { messageBytes: m, wire };
+}

@@ -11,6 +11,7 @@ import {
   getAssociatedTokenAddressSync,
   TOKEN_PROGRAM_ID,
 } from "@solana/spl-token";
+import fc from "fast-check";
 import { assert, assertEquals, assertMatch } from "../support/assert.ts";
 import { ApiError } from "../../src/http/errors.ts";
 import { DEFAULT_WELL_KNOWN_NAMES } from "../../src/config.ts";
@@ -19,7 +20,10 @@ import { skeleton, wellKnownMatcher } from "../../src/tokens/well-known-names.ts
 import {
   compileToken,
   deriveAddresses,
+  MAX_COMPUTE_UNIT_LIMIT,
+  newReference,
   newSeed,
+  retarget,
   type TokenPlan,
 } from "../../src/tokens/transaction.ts";
 import {
@@ -317,6 +321,55 @@ Deno.test("the transaction: instructions in the contract's order, one signer, re
     microLamportsPerUnit: 0n,
   }, blockhash);
   assertEquals(keep.message.instructions.length, 8);
+});
+
+Deno.test("retarget equals compiling again with the new budget and blockhash", async () => {
+  const payer = Keypair.generate().publicKey;
+  const plans = await Promise.all([false, true].map(async (sameRecipient) => {
+    const seed = newSeed();
+    const recipient = sameRecipient ? payer : Keypair.generate().publicKey;
+    return {
+      ...(await deriveAddresses(payer, seed, recipient)),
+      payer,
+      recipient,
+      seed,
+      reference: newReference(),
+      treasury: Keypair.generate().publicKey,
+      name: "Réassigned ✓",
+      symbol: "RT",
+      uri: "https://example.com/r.json",
+      decimals: 9,
+      supplyRaw: 10n ** 18n,
+      revokeMint: sameRecipient,
+      revokeFreeze: !sameRecipient,
+      immutableMetadata: sameRecipient,
+      feeLamports: 19_933_334n,
+      mintRentLamports: 1_461_600n,
+    } satisfies TokenPlan;
+  }));
+  const placeholder = PublicKey.default.toBase58();
+  fc.assert(
+    fc.property(
+      fc.constantFrom(...plans),
+      fc.integer({ min: 0, max: 0xffff_ffff }),
+      fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }),
+      fc.uint8Array({ minLength: 32, maxLength: 32 }),
+      (plan, unitLimit, microLamportsPerUnit, hash) => {
+        const blockhash = new PublicKey(hash).toBase58();
+        const budget = { unitLimit, microLamportsPerUnit };
+        const probe = compileToken(
+          plan,
+          { unitLimit: MAX_COMPUTE_UNIT_LIMIT, microLamportsPerUnit: 0n },
+          placeholder,
+        );
+        const again = compileToken(plan, budget, blockhash);
+        const moved = retarget(probe, budget, blockhash);
+        assertEquals(moved.messageBytes, again.messageBytes);
+        assertEquals(moved.wire, again.transaction.serialize());
+      },
+    ),
+    { numRuns: 200 },
+  );
 });
 
 Deno.test("decide: counts toward the day, refuses at the limit, ids follow the last one", () => {
