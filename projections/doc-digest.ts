@@ -5,8 +5,9 @@
  * edits the live projections beforehand can pick documents whose hashes cancel out.
  */
 import { createHash } from "node:crypto";
+import { toHex } from "../events/hash.ts";
 import { PROJECTIONS } from "../events/keys.ts";
-import { keyId } from "./key-hash.ts";
+import { bigintSafe, keyId } from "./key-hash.ts";
 
 const LANES = 8;
 
@@ -40,14 +41,11 @@ function docText(doc: unknown): string {
   try {
     return JSON.stringify(doc);
   } catch {
-    return JSON.stringify(doc, (_k, v) => (typeof v === "bigint" ? `${v}n` : v));
+    return JSON.stringify(doc, bigintSafe);
   }
 }
 
-export const randomSalt = (): string => {
-  const b = crypto.getRandomValues(new Uint8Array(16));
-  return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
-};
+export const randomSalt = (): string => toHex(crypto.getRandomValues(new Uint8Array(16)));
 
 /**
  * The digest of the live projections `names`. A document under any other projection name is a

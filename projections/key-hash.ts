@@ -5,11 +5,12 @@
  * would.
  */
 
+/** A `JSON.stringify` replacer for values that may hold bigints (which JSON cannot). */
+export const bigintSafe = (_k: string, v: unknown) => (typeof v === "bigint" ? `${v}n` : v);
+
 export const keyId = (key: Deno.KvKey): string =>
   // The replacer is only needed for bigints, and calling it per element is most of the cost.
-  key.some((k) => typeof k === "bigint")
-    ? JSON.stringify(key, (_k, v) => (typeof v === "bigint" ? `${v}n` : v))
-    : JSON.stringify(key);
+  key.some((k) => typeof k === "bigint") ? JSON.stringify(key, bigintSafe) : JSON.stringify(key);
 
 /** Two independent 32-bit FNV-1a style hashes of a string; the second is odd, never 0. */
 export function hashes(s: string): [number, number] {

@@ -14,10 +14,8 @@ import {
   type ProjectionDigest,
   randomSalt,
 } from "./doc-digest.ts";
-import { KeyBloomFilter, keyId } from "./key-hash.ts";
+import { bigintSafe, KeyBloomFilter, keyId } from "./key-hash.ts";
 import type { Projection } from "./projection.ts";
-
-export { keyId };
 
 export interface ChainProblem {
   position: number;
@@ -301,8 +299,6 @@ export async function commitInBatches(
   if (n > 0) await mustCommit(atomic);
 }
 
-const bigintSafe = (_k: string, v: unknown) => (typeof v === "bigint" ? `${v}n` : v);
-
 async function mustCommit(atomic: Deno.AtomicOperation): Promise<void> {
   const res = await atomic.commit();
   if (!res.ok) throw new Error("KV commit failed");
@@ -555,8 +551,10 @@ export async function replayIntoAndCompare(
   const kept = new Set(opts.keepInScratch ?? []);
   const toScratch = opts.exact ? projections : projections.filter((p) => kept.has(p.name));
   const digested = projections.filter((p) => !toScratch.includes(p));
-  const extra = [...toScratch, ...(opts.extra ?? [])];
-  const folder = extra.length > 0 ? new ProjectionFolder(scratch, extra, cache) : null;
+  const scratchFolds = [...toScratch, ...(opts.extra ?? [])];
+  const folder = scratchFolds.length > 0
+    ? new ProjectionFolder(scratch, scratchFolds, cache)
+    : null;
   let lastTouch = opts.exact ? null : new LastTouch(digested);
   // Stop at the head read up front: a service still writing cannot move the goalposts mid-walk.
   const end = head ? [...LOG, head.position + 1] : undefined;
