@@ -132,6 +132,28 @@ step(
   },
 );
 
+step(
+  "a kept Pyth reading is quoted only while fresh, and never from a clock set back",
+  async (h) => {
+    let now = Date.now();
+    // Kept for a day, so only the publication age and the clock decide.
+    const price = new PythPriceSource(
+      h.services.connection,
+      h.chain.pythSolUsdAccount,
+      120,
+      () => now,
+      86_400_000,
+    );
+    assertEquals(price.current(), null); // nothing read yet
+    const read = await price.solUsd();
+    assertEquals(price.current(), read);
+    now -= 1_000;
+    assertEquals(price.current(), null);
+    now += 1_000 + 121_000; // past PRICE_MAX_AGE_S from its publication
+    assertEquals(price.current(), null);
+  },
+);
+
 step("a build that stops early reports its timings too", async (h) => {
   const { keyId, purchaseId } = await h.newApiKey();
   const timings: BuildTimings[] = [];
