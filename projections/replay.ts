@@ -509,6 +509,12 @@ export interface StreamingReplayReport extends ReplayReport {
    * "documents" when they were compared one by one (asked for, or the digests differed).
    */
   compared: "digest" | "documents";
+  /**
+   * Wall time of each pass that ran, in order: "chain" (verify, note last touches, the scratch
+   * folds), "fold" (the documents into the digest), "live" (the live projections' digest),
+   * "documents" (fold into scratch and compare one by one).
+   */
+  passesMs: Partial<Record<"chain" | "fold" | "live" | "documents", number>>;
 }
 
 /**
@@ -561,6 +567,14 @@ export async function replayIntoAndCompare(
   const selector = end ? { prefix: LOG, end } : { prefix: LOG };
   const events = () => source.list<StoredEvent>(selector, { batchSize: opts.batchSize ?? 500 });
 
+  const passesMs: StreamingReplayReport["passesMs"] = {};
+  let passStart = performance.now();
+  const passEnded = (pass: keyof StreamingReplayReport["passesMs"]) => {
+    const now = performance.now();
+    passesMs[pass] = now - passStart;
+    passStart = now;
+  };
+
   const verifier = new ChainVerifier();
   let reported = 0;
   for await (const entry of events()) {
@@ -592,6 +606,7 @@ export async function replayIntoAndCompare(
     await opts.onChainProblem?.(verifier.problems[reported]);
   }
   await folder?.flush();
+  passEnded("chain");
 
   if (lastTouch) {
     const salt = randomSalt();
@@ -600,12 +615,14 @@ export async function replayIntoAndCompare(
       new DigestFolder(digested, lastTouch, salt, { maxOpen: opts.maxOpen }),
     );
     lastTouch = null; // tens of MiB at a million documents (the folder let go of it too)
+    // The kept projections were rebuilt into scratch in the first pass: digested from there.
+    if (rebuilt) await addStoredDocuments(scratch, toScratch.map((p) => p.name), rebuilt);
+    passEnded("fold");
     if (rebuilt) {
-      // The kept projections were rebuilt into scratch in the first pass: digested from there.
-      await addStoredDocuments(scratch, toScratch.map((p) => p.name), rebuilt);
       // After the fold, not beside it: both are bound by this one thread, and one at a time
       // keeps the peak memory lower.
       const live = await digestLiveProjections(source, names, salt);
+      passEnded("live");
       if (live.strays === 0 && rebuilt.equals(live.digest)) {
         return {
           chain,
@@ -614,6 +631,7 @@ export async function replayIntoAndCompare(
           mismatchCount: 0,
           equal: chain.ok,
           compared: "digest",
+          passesMs,
         };
       }
     }
@@ -627,6 +645,7 @@ export async function replayIntoAndCompare(
     maxMismatches: opts.maxMismatches,
     onMismatch: opts.onMismatch,
   });
+  passEnded("documents");
   return {
     chain,
     documents: cmp.documents,
@@ -634,6 +653,7 @@ export async function replayIntoAndCompare(
     mismatchCount: cmp.mismatchCount,
     equal: cmp.mismatchCount === 0 && chain.ok,
     compared: "documents",
+    passesMs,
   };
 }
 

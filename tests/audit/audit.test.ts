@@ -168,6 +168,7 @@ Deno.test("the document-by-document replay agrees with the in-memory one, even w
     assert(reference.equal);
     assert(streamed.equal);
     assertEquals(streamed.compared, "documents");
+    assertEquals(Object.keys(streamed.passesMs), ["chain", "documents"]);
     assertEquals(streamed.documents, reference.documents);
     // What spilled to the scratch KV is exactly the live projection set.
     const live = [];
