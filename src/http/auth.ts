@@ -20,7 +20,9 @@ export async function authenticate(
   opts: BearerAuthOptions,
   header: string | undefined,
 ): Promise<KeyDoc | null> {
-  const m = /^Bearer ([^\s]+)$/.exec(header ?? "");
+  // The scheme name is case-insensitive and may be followed by more than one space (RFC 9110
+  // 11.1, 11.4); Hono's own bearer-auth middleware takes the same view.
+  const m = /^bearer +([^\s]+)$/i.exec(header ?? "");
   if (!m) return null;
   const parsed = parseKey(opts.prefix, m[1]);
   if (!parsed) return null;

@@ -129,8 +129,9 @@ export function idempotency(opts: { kv: Deno.Kv; clock: Clock }): MiddlewareHand
 }
 
 /**
- * Client errors are final and replayed like successes; a server fault releases the key so the
- * retry the client is told to make actually runs.
+ * Client errors are final and replayed like successes. A server fault or a 429 releases the key:
+ * both tell the client to retry later, and that retry must actually run (a daily limit that has
+ * reset must not keep answering 429 from the record).
  */
 async function storeOrRelease(
   kv: Deno.Kv,
@@ -142,7 +143,7 @@ async function storeOrRelease(
   // error on the way out): that record is the truth, so it is never released or overwritten.
   const current = await kv.get<Record_>(scope.kvKey);
   if (current.value?.state === "done") return;
-  if (failed || res.status >= 500) {
+  if (failed || res.status >= 500 || res.status === 429) {
     await kv.atomic().check(current).delete(scope.kvKey).commit();
     return;
   }

@@ -103,6 +103,15 @@ Deno.test("missing, malformed, mistyped and wrong keys are all 401 unauthorized"
       assertEquals(res.headers.get("www-authenticate"), 'Bearer realm="api"');
     }
     assertEquals((await h.request("/v1/me", { headers: bearer(apiKey) })).status, 200);
+    // The scheme name is case-insensitive (RFC 9110 11.1); the key itself is not.
+    for (const header of [`bearer ${apiKey}`, `BEARER  ${apiKey}`]) {
+      const res = await h.request("/v1/me", { headers: { authorization: header } });
+      assertEquals(res.status, 200, header);
+    }
+    const upper = await h.request("/v1/me", {
+      headers: { authorization: `Bearer ${apiKey.toUpperCase()}` },
+    });
+    assertEquals(upper.status, 401);
   } finally {
     await h.close();
   }

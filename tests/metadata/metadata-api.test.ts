@@ -404,3 +404,30 @@ Deno.test("POST /v1/metadata and the hosted files", async (t) => {
     await h.close();
   }
 });
+
+Deno.test("a 429 under an Idempotency-Key is not replayed: the retry after the reset runs", async () => {
+  let now = Date.UTC(2026, 10, 22, 23, 30, 0);
+  const h = await startHarness({ env: { METADATA_PER_DAY: "1" }, clock: () => now });
+  try {
+    const { apiKey } = await h.newApiKey();
+    const body = { name: "Late", symbol: "LATE", imageBase64: toBase64(makePng(1, 1)) };
+    assertEquals((await post(h, apiKey, body)).status, 201);
+
+    const idem = { "idempotency-key": "after-midnight" };
+    const limited = await post(h, apiKey, { ...body, name: "Later" }, idem);
+    assertEquals([limited.status, limited.body.error.code], [429, "daily_limit"]);
+    assertEquals(limited.res.headers.get("retry-after"), "1800");
+
+    // The client waits as told and retries with the same key: the limit has reset, so it runs.
+    now += 1800_000;
+    const retried = await post(h, apiKey, { ...body, name: "Later" }, idem);
+    assertEquals(retried.status, 201);
+    assertEquals(retried.res.headers.get("idempotent-replayed"), null);
+    // From then on the success is what the key replays.
+    const again = await post(h, apiKey, { ...body, name: "Later" }, idem);
+    assertEquals([again.status, again.body], [201, retried.body]);
+    assertEquals(again.res.headers.get("idempotent-replayed"), "true");
+  } finally {
+    await h.close();
+  }
+});
