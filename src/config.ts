@@ -175,6 +175,16 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       throw new ConfigError(missing.map((k) => `${k}: required in deploy mode (no local files)`));
     }
   }
+  // Hosted metadata URLs go on chain and wallets fetch them: off a local chain they must be https
+  // (the build refuses any other metadataUri).
+  if (
+    (deployMode || e.NETWORK !== "localnet") && e.PUBLIC_BASE_URL &&
+    new URL(e.PUBLIC_BASE_URL).protocol !== "https:"
+  ) {
+    throw new ConfigError([
+      `PUBLIC_BASE_URL: must be https ${deployMode ? "in deploy mode" : `on ${e.NETWORK}`}`,
+    ]);
+  }
   return {
     port: e.PORT,
     hostname: e.HOSTNAME,

@@ -14,6 +14,12 @@ export function metadataUri(publicBaseUrl: string, id: string): string {
   return `${publicBaseUrl}/m/${id}.json`;
 }
 
+/** Whether `uri` is one of the metadata URLs this service (at `publicBaseUrl`) hands out. */
+export function isOwnMetadataUri(publicBaseUrl: string, uri: string): boolean {
+  const prefix = `${publicBaseUrl}/m/`;
+  return uri.startsWith(prefix) && /^[0-9a-f]{32}\.json$/.test(uri.slice(prefix.length));
+}
+
 export function imageUri(publicBaseUrl: string, imageId: string, ext: string): string {
   return `${publicBaseUrl}/i/${imageId}.${ext}`;
 }

@@ -15,7 +15,11 @@ export function tokensRoutes(s: Services) {
 
   app.post("/v1/tokens", async (c) => {
     // The configured list, or an operator's edit of it (admin); one KV read, folded once per edit.
-    const req = parseBuildRequest(await readJson(c), await currentWellKnownMatcher(s));
+    const req = parseBuildRequest(
+      await readJson(c),
+      await currentWellKnownMatcher(s),
+      s.config.publicBaseUrl,
+    );
     const key = c.get("key");
     const body = await buildToken(s, { keyId: key.keyId, purchaseId: key.purchaseId }, req, {
       idempotency: c.get("idempotency"),

@@ -7,6 +7,7 @@ import { PublicKey } from "@solana/web3.js";
 import { z } from "zod";
 import { ApiError } from "../http/errors.ts";
 import { zodFields } from "../http/body.ts";
+import { isOwnMetadataUri } from "../metadata/document.ts";
 import type { WellKnownMatcher } from "./well-known-names.ts";
 
 export const MAX_NAME_BYTES = 32;
@@ -79,53 +80,84 @@ const symbol = z.string().superRefine((s, ctx) => {
   }
 });
 
-const metadataUri = z.string().superRefine((s, ctx) => {
-  if (utf8Bytes(s) > MAX_URI_BYTES) {
-    ctx.addIssue({ code: "custom", message: `at most ${MAX_URI_BYTES} bytes` });
-    return;
-  }
-  let url: URL;
-  try {
-    url = new URL(s);
-  } catch {
-    ctx.addIssue({ code: "custom", message: "must be an absolute https URL" });
-    return;
-  }
-  if (url.protocol !== "https:" || !url.hostname) {
-    ctx.addIssue({ code: "custom", message: "must be an absolute https URL" });
-  } else if (url.username || url.password) {
-    // The URI is written on chain for good; credentials in it would be published forever.
-    ctx.addIssue({ code: "custom", message: "must not contain credentials" });
-  } else if (/[\s\p{Cc}]/u.test(s)) {
-    ctx.addIssue({ code: "custom", message: "must not contain whitespace or control characters" });
-  }
-});
+/**
+ * An absolute https URL, or one of this service's own hosted metadata URLs (at `publicBaseUrl`),
+ * which config allows to be http only on a local chain: the contract's metadata-then-build flow
+ * must work on the embedded defaults.
+ */
+const metadataUriField = (publicBaseUrl: string | null) =>
+  z.string().superRefine((s, ctx) => {
+    if (utf8Bytes(s) > MAX_URI_BYTES) {
+      ctx.addIssue({ code: "custom", message: `at most ${MAX_URI_BYTES} bytes` });
+      return;
+    }
+    let url: URL;
+    try {
+      url = new URL(s);
+    } catch {
+      ctx.addIssue({ code: "custom", message: "must be an absolute https URL" });
+      return;
+    }
+    const own = publicBaseUrl !== null && isOwnMetadataUri(publicBaseUrl, s);
+    if ((url.protocol !== "https:" && !own) || !url.hostname) {
+      ctx.addIssue({ code: "custom", message: "must be an absolute https URL" });
+    } else if (url.username || url.password) {
+      // The URI is written on chain for good; credentials in it would be published forever.
+      ctx.addIssue({ code: "custom", message: "must not contain credentials" });
+    } else if (/[\s\p{Cc}]/u.test(s)) {
+      ctx.addIssue({
+        code: "custom",
+        message: "must not contain whitespace or control characters",
+      });
+    }
+  });
 
 // Strings, because supplies exceed 2^53; the length cap only stops absurd inputs early, the u64
 // check below is the real bound.
 const digits = z.string().regex(/^[0-9]{1,40}$/, "must be a string of decimal digits");
 
-/** The body's shape; the cross-field rules live in `parseBuildRequest`. The OpenAPI document uses it. */
-export const BuildRequestSchema = z.strictObject({
-  payer: payerAddress,
-  name,
-  symbol,
-  metadataUri,
-  supply: digits.optional(),
-  supplyRaw: digits.optional(),
-  decimals: z.number({ error: "must be an integer from 0 to 9" }).int(
-    "must be an integer from 0 to 9",
-  )
-    .min(0, "must be an integer from 0 to 9").max(9, "must be an integer from 0 to 9").default(9),
-  recipient: address.optional(),
-  revokeMint: z.boolean({ error: "must be true or false" }).default(false),
-  revokeFreeze: z.boolean({ error: "must be true or false" }).default(true),
-  immutableMetadata: z.boolean({ error: "must be true or false" }).default(false),
-});
+const buildRequestSchema = (publicBaseUrl: string | null) =>
+  z.strictObject({
+    payer: payerAddress,
+    name,
+    symbol,
+    metadataUri: metadataUriField(publicBaseUrl),
+    supply: digits.optional(),
+    supplyRaw: digits.optional(),
+    decimals: z.number({ error: "must be an integer from 0 to 9" }).int(
+      "must be an integer from 0 to 9",
+    )
+      .min(0, "must be an integer from 0 to 9").max(9, "must be an integer from 0 to 9").default(9),
+    recipient: address.optional(),
+    revokeMint: z.boolean({ error: "must be true or false" }).default(false),
+    revokeFreeze: z.boolean({ error: "must be true or false" }).default(true),
+    immutableMetadata: z.boolean({ error: "must be true or false" }).default(false),
+  });
 
-/** Throws 400 invalid_request naming every bad field, or returns the build request. */
-export function parseBuildRequest(raw: unknown, wellKnown: WellKnownMatcher): BuildRequest {
-  const parsed = BuildRequestSchema.safeParse(raw);
+/**
+ * The body's shape as the contract states it (https only); the cross-field rules live in
+ * `parseBuildRequest`. The OpenAPI document uses it.
+ */
+export const BuildRequestSchema = buildRequestSchema(null);
+
+/** One schema per service (per PUBLIC_BASE_URL), built on first use. */
+const schemas = new Map<string, typeof BuildRequestSchema>();
+
+/**
+ * Throws 400 invalid_request naming every bad field, or returns the build request.
+ * `publicBaseUrl`: this service's, whose hosted metadata URLs are accepted whatever their scheme.
+ */
+export function parseBuildRequest(
+  raw: unknown,
+  wellKnown: WellKnownMatcher,
+  publicBaseUrl: string | null = null,
+): BuildRequest {
+  let schema = BuildRequestSchema;
+  if (publicBaseUrl !== null) {
+    schema = schemas.get(publicBaseUrl) ?? buildRequestSchema(publicBaseUrl);
+    schemas.set(publicBaseUrl, schema);
+  }
+  const parsed = schema.safeParse(raw);
   const fields: Record<string, string> = parsed.success ? {} : zodFields(parsed.error);
   const body =
     (typeof raw === "object" && raw !== null && !Array.isArray(raw) ? raw : {}) as Record<

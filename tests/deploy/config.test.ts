@@ -58,6 +58,30 @@ Deno.test("bad values: one ConfigError lists every bad variable by name with its
   }
 });
 
+Deno.test("PUBLIC_BASE_URL must be https in deploy mode and off localnet; http is for a local chain", () => {
+  assertEquals(problems({ NETWORK: "devnet", PUBLIC_BASE_URL: "http://tokens.example.test" }), [
+    "PUBLIC_BASE_URL: must be https on devnet",
+  ]);
+  assertEquals(
+    problems({ NETWORK: "mainnet-beta", PUBLIC_BASE_URL: "http://tokens.example.test" }),
+    ["PUBLIC_BASE_URL: must be https on mainnet-beta"],
+  );
+  const deploy = {
+    DEPLOY_MODE: "1",
+    TREASURY_ADDRESS: "11111111111111111111111111111112",
+    KEY_PEPPER: "p".repeat(32),
+    SOLANA_RPC_URL: "https://rpc.example.test",
+  };
+  assertEquals(problems({ ...deploy, PUBLIC_BASE_URL: "http://tokens.example.test" }), [
+    "PUBLIC_BASE_URL: must be https in deploy mode",
+  ]);
+  assertEquals(
+    loadConfig({ ...deploy, PUBLIC_BASE_URL: "https://tokens.example.test/" }).publicBaseUrl,
+    "https://tokens.example.test",
+  );
+  assertEquals(loadConfig({ PUBLIC_BASE_URL: "http://localhost:8000" }).network, "localnet");
+});
+
 Deno.test("deploy mode (DEPLOY_MODE=1 or DENO_DEPLOYMENT_ID) requires its secrets, named one by one", () => {
   const missing = [
     "TREASURY_ADDRESS: required in deploy mode (no local files)",

@@ -18,6 +18,7 @@ import { PythPriceSource } from "../../src/pricing/price-source.ts";
 import { unitLimitFromSimulation } from "../../src/tokens/costs.ts";
 import { sweepOpenBuilds } from "../../src/creation/watcher.ts";
 import { WELL_KNOWN_NAMES_KEY } from "../../src/admin/well-known-names.ts";
+import { makePng, toBase64 } from "../metadata/image/fixtures.ts";
 
 const URI = "https://example.com/m/0123abcd.json";
 
@@ -199,6 +200,44 @@ step(
       (await c.getAccountInfo(new Key(body.metadataAccount), "confirmed"))!.data,
     );
     assertEquals([meta.name, meta.isMutable], ["Fixed Supply ✓", false]);
+  },
+);
+
+step(
+  "the contract's flow on the local default: the http metadata URL this service hosts is accepted",
+  async (h) => {
+    const { apiKey, wallet } = await h.newApiKey();
+    assertMatch(h.services.config.publicBaseUrl, /^http:\/\/127\.0\.0\.1:/);
+    const hosted = await h.request("/v1/metadata", {
+      method: "POST",
+      headers: bearer(apiKey),
+      json: { name: "Local Cat", symbol: "LCAT", imageBase64: toBase64(makePng(1, 1)) },
+    });
+    assertEquals(hosted.status, 201);
+    const { metadataUri } = await hosted.json();
+    const body = {
+      payer: wallet.publicKey.toBase58(),
+      name: "Local Cat",
+      symbol: "LCAT",
+      supply: "5",
+    };
+    const built = await build(h, apiKey, { ...body, metadataUri });
+    assertEquals(built.res.status, 201, JSON.stringify(built.body));
+    await signAndSend(h, built.body.transaction, wallet);
+    const onChain = decodeMetadataAccount(
+      (await h.services.connection.getAccountInfo(
+        new Key(built.body.metadataAccount),
+        "confirmed",
+      ))!.data,
+    );
+    assertEquals(onChain.uri, metadataUri);
+    // Any other http URL is still refused.
+    const other = await build(h, apiKey, {
+      ...body,
+      metadataUri: metadataUri.replace("127.0.0.1", "example.com"),
+    });
+    assertEquals(other.res.status, 400);
+    assertEquals(other.body.error.fields.metadataUri, "must be an absolute https URL");
   },
 );
 

@@ -62,6 +62,33 @@ function fieldsOf(body: unknown): Record<string, unknown> {
   throw new Error(`expected ${JSON.stringify(body)} to be refused`);
 }
 
+Deno.test("metadataUri: https, or this service's own hosted metadata URL whatever its scheme", () => {
+  const base = "http://127.0.0.1:8000";
+  const own = `${base}/m/${"0123456789abcdef".repeat(2)}.json`;
+  assertEquals(parseBuildRequest({ ...good, metadataUri: own }, matcher, base).metadataUri, own);
+  const refused = (uri: string, publicBaseUrl: string | null) => {
+    try {
+      parseBuildRequest({ ...good, metadataUri: uri }, matcher, publicBaseUrl);
+    } catch (e) {
+      assert(e instanceof ApiError);
+      return e.fields.metadataUri;
+    }
+    return null;
+  };
+  // Not ours: another host, another path under our host, a mangled id, or no base to compare.
+  for (
+    const uri of [
+      "http://example.com/m/0123456789abcdef0123456789abcdef.json",
+      `${base}/i/${"0".repeat(32)}.json`,
+      `${base}/m/../${"0".repeat(32)}.json`,
+      `${base}/m/${"0".repeat(31)}.json`,
+    ]
+  ) assertEquals(refused(uri, base), "must be an absolute https URL", uri);
+  assertEquals(refused(own, null), "must be an absolute https URL");
+  // Any https URL stays fine beside it.
+  assertEquals(refused(good.metadataUri, base), null);
+});
+
 Deno.test("a valid request gets the seed's defaults", () => {
   const r = parseBuildRequest(good, matcher);
   assertEquals(r.decimals, 9);
