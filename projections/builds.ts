@@ -127,7 +127,8 @@ export const buildsProjection: Projection<BuildDoc> = {
           ...doc,
           status: "unverified",
           signature: e.data.signature,
-          feeVerified: false,
+          // The seed's "whether the service fee is present": a short supply leaves a paid fee paid.
+          feeVerified: BigInt(e.data.feeLamportsSeen) >= BigInt(doc.feeLamports),
           feeLamportsSeen: e.data.feeLamportsSeen,
           supplyRawSeen: e.data.supplyRawSeen,
           problems: e.data.problems,

@@ -85,7 +85,8 @@ export function verification(b: BuildDoc, signature: string): Verification {
     supplyRaw: b.supplyRaw,
     decimals: b.decimals,
     recipient: b.recipient,
-    feeVerified: status === "confirmed" && b.feeVerified,
+    // Only the transaction the record settled on says anything about the fee.
+    feeVerified: b.signature === signature && isFinal(b.status) && b.feeVerified,
     fee: { amount: b.feeLamportsSeen ?? b.feeLamports, currency: "SOL" },
   };
 }

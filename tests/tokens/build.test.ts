@@ -5,11 +5,13 @@
 import {
   Keypair,
   LAMPORTS_PER_SOL,
+  type Message,
   type PublicKey,
   PublicKey as Key,
   VersionedTransaction,
 } from "@solana/web3.js";
 import { getAccount, getMint, TOKEN_PROGRAM_ID } from "@solana/spl-token";
+import bs58 from "bs58";
 import { assert, assertEquals, assertMatch } from "../support/assert.ts";
 import { bearer, decodeTx, type Harness, startHarness } from "../support/harness.ts";
 import { decodeMetadataAccount } from "../../src/solana/token-metadata.ts";
@@ -163,6 +165,43 @@ step(
     assert(
       Number.isInteger(done.confirmedAt) && Math.abs(done.confirmedAt - Date.now() / 1000) < 60,
     );
+  },
+);
+
+step(
+  "a payer who cuts the minted supply but pays the fee: unverified, with feeVerified true",
+  async (h) => {
+    const { apiKey, wallet } = await h.newApiKey();
+    const { res, body } = await build(h, apiKey, {
+      payer: wallet.publicKey.toBase58(),
+      name: "Short Cat",
+      symbol: "SHRT",
+      metadataUri: URI,
+      supplyRaw: "1000",
+      decimals: 0,
+    });
+    assertEquals(res.status, 201);
+    const tx = decodeTx(body.transaction);
+    // A legacy message keeps its instructions' data as base58: edit it there.
+    const message = tx.message as Message;
+    const mintTo = message.instructions.find((ix) =>
+      message.accountKeys[ix.programIdIndex].equals(TOKEN_PROGRAM_ID) &&
+      bs58.decode(ix.data)[0] === 7
+    )!;
+    // MintTo's data is [7, amount as u64 little-endian]: 1000 -> 999.
+    const data = bs58.decode(mintTo.data);
+    new DataView(data.buffer, data.byteOffset).setBigUint64(1, 999n, true);
+    mintTo.data = bs58.encode(data);
+    tx.sign([wallet]);
+    const sig = await h.services.connection.sendRawTransaction(tx.serialize());
+    await h.waitForConfirmation(sig);
+
+    const seen = await h.request(`/v1/transactions/${sig}`, { headers: bearer(apiKey) });
+    const v = await seen.json();
+    assertEquals([v.status, v.feeVerified, v.fee.amount], ["unverified", true, body.fee.lamports]);
+    const record = await (await h.request(`/v1/tokens/${body.mint}`, { headers: bearer(apiKey) }))
+      .json();
+    assertEquals([record.status, record.signature, record.feeVerified], ["unverified", sig, true]);
   },
 );
 
