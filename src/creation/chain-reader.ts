@@ -31,6 +31,15 @@ export async function readLanded(
 }
 
 /**
+ * Whether the cluster has seen the signature at all (processed or later, from its recent status
+ * cache): a transaction in flight, not yet readable at confirmed commitment.
+ */
+export async function clusterHasSeen(connection: Connection, signature: string): Promise<boolean> {
+  const { value } = await connection.getSignatureStatuses([signature]);
+  return (value[0] ?? null) !== null;
+}
+
+/**
  * The transaction that carries a reference key, if one landed: a successful one wins over a
  * failed one, since anyone can append our reference to a transaction of their own.
  */

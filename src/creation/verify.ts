@@ -8,7 +8,7 @@ import { ApiError } from "../http/errors.ts";
 import type { Services } from "../services.ts";
 import { assessCreation } from "./assess.ts";
 import { buildBy, ownBuildBy } from "./build-records.ts";
-import { readLanded } from "./chain-reader.ts";
+import { clusterHasSeen, readLanded } from "./chain-reader.ts";
 import { recordLifecycle } from "./handle.ts";
 
 export type VerificationStatus = "pending" | "confirmed" | "failed" | "unverified";
@@ -39,7 +39,12 @@ export async function verifySignature(
 
   const landed = await readLanded(s.connection, signature);
   if (!landed) {
-    if (!b) throw new ApiError("not_found", "No such transaction on chain or in our records");
+    if (!b) {
+      // Sent through the caller's own RPC and not confirmed yet: which build it is shows once it
+      // can be read, so until then it is only known to be in flight.
+      if (await clusterHasSeen(s.connection, signature)) return unknownBuild(signature, "pending");
+      throw new ApiError("not_found", "No such transaction on chain or in our records");
+    }
     const view = verification(b, signature);
     if (view.status === "pending") {
       const height = await s.connection.getBlockHeight("confirmed");
@@ -57,7 +62,7 @@ export async function verifySignature(
     }
   }
   // Landed, but not one of this key's builds: nothing of ours to vouch for.
-  if (!b) return notOurs(signature);
+  if (!b) return unknownBuild(signature, "unverified");
   const { build: after } = await recordLifecycle(s, b.buildId, {
     type: "RecordLanding",
     signature,
@@ -91,10 +96,11 @@ export function verification(b: BuildDoc, signature: string): Verification {
   };
 }
 
-function notOurs(signature: string): Verification {
+/** A signature no build of the caller's can be tied to (yet): no build fields to show. */
+function unknownBuild(signature: string, status: "pending" | "unverified"): Verification {
   return {
     signature,
-    status: "unverified",
+    status,
     mint: null,
     supplyRaw: "0",
     decimals: null,

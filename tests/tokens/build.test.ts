@@ -654,3 +654,44 @@ Deno.test("POST /v1/tokens and GET /v1/tokens/{mint}", async (t) => {
     await h.close();
   }
 });
+
+Deno.test("a creation sent through the caller's own RPC is pending until confirmed, then verified", async () => {
+  // Slots move only when told: the transaction stays at processed commitment until then.
+  const h = await startHarness({ chain: { slotMs: "manual" } });
+  try {
+    const { apiKey, wallet } = await h.newApiKey();
+    const { res, body } = await build(h, apiKey, {
+      payer: wallet.publicKey.toBase58(),
+      name: "Slow Cat",
+      symbol: "SLOW",
+      metadataUri: URI,
+      supply: "3",
+    });
+    assertEquals(res.status, 201);
+    const tx = decodeTx(body.transaction);
+    tx.sign([wallet]);
+    const sig = await h.services.connection.sendRawTransaction(tx.serialize());
+    const verify = async (signature: string) => {
+      const r = await h.request(`/v1/transactions/${signature}`, { headers: bearer(apiKey) });
+      return { status: r.status, body: await r.json() };
+    };
+
+    // In flight: the cluster knows it, nothing can be read at confirmed yet, so no build is named.
+    const inFlight = await verify(sig);
+    assertEquals(inFlight.status, 200);
+    assertEquals([inFlight.body.status, inFlight.body.mint], ["pending", null]);
+
+    h.chain.advanceSlots(1);
+    const done = await verify(sig);
+    assertEquals([done.body.status, done.body.mint, done.body.feeVerified], [
+      "confirmed",
+      body.mint,
+      true,
+    ]);
+    // A signature the cluster never saw stays 404.
+    const unknown = await verify(bs58.encode(crypto.getRandomValues(new Uint8Array(64))));
+    assertEquals([unknown.status, unknown.body.error.code], [404, "not_found"]);
+  } finally {
+    await h.close();
+  }
+});
