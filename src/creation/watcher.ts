@@ -79,8 +79,9 @@ export async function rebroadcast(
 }
 
 /**
- * Schedules both jobs on the KV queue. Each sweep message enqueues the next one; a generation key
- * makes loops from an earlier start of the process die out instead of multiplying.
+ * Schedules both jobs on the KV queue. Each sweep message enqueues the next one, once, whether the
+ * sweep worked or not; a generation key makes loops from an earlier start of the process die out
+ * instead of multiplying.
  */
 export async function startWatcher(
   s: Services,
@@ -95,9 +96,12 @@ export async function startWatcher(
     if (m.generation !== current) return;
     try {
       await sweepOpenBuilds(s);
-    } finally {
-      await s.kv.enqueue({ kind: "sweep", generation }, { delay: sweepMs });
+    } catch (err) {
+      // Logged, not rethrown: a rethrow has KV deliver this message again, and that delivery would
+      // schedule a second next sweep, so every failed sweep (an RPC outage) would add a loop.
+      s.logger.log("warn", "watcher: sweep failed", { error: String(err) });
     }
+    await s.kv.enqueue({ kind: "sweep", generation }, { delay: sweepMs });
   });
   queue.on("rebroadcast", async (m) => {
     const msg = m as unknown as {

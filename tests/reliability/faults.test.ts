@@ -11,7 +11,8 @@ import type { BuildDoc, OpenBuildDoc } from "../../projections/builds.ts";
 import type { HostedImageDoc } from "../../projections/hosted.ts";
 import { allProjections } from "../../projections/index.ts";
 import { replayAndCompare } from "../../projections/replay.ts";
-import { sweepOpenBuilds } from "../../src/creation/watcher.ts";
+import { startWatcher, sweepOpenBuilds } from "../../src/creation/watcher.ts";
+import { QueueDispatcher } from "../../src/queue.ts";
 import { makePng, toBase64 } from "../metadata/image/fixtures.ts";
 import { assert, assertEquals } from "../support/assert.ts";
 import { bearer, decodeTx, type Harness, startHarness } from "../support/harness.ts";
@@ -497,3 +498,34 @@ async function uploadCrash(mode: "before" | "after") {
     await h.close();
   }
 }
+
+Deno.test("an RPC outage leaves the watcher with one sweep loop, not one more per failed sweep", async () => {
+  let heightCalls = 0;
+  const counting: typeof fetch = async (input, init) => {
+    if (typeof init?.body === "string" && init.body.includes('"getBlockHeight"')) heightCalls++;
+    return await fetch(input, init);
+  };
+  const h = await startHarness({ env: LIMITS, rpcFetch: counting });
+  const queue = new QueueDispatcher(h.kv, () => {});
+  const SWEEP_MS = 25;
+  try {
+    await startWatcher(h.services, queue, { sweepMs: SWEEP_MS });
+    // Every sweep fails while the RPC is down; a failed sweep must still schedule exactly one next.
+    h.chain.setFaults({ down: true });
+    await sleep(2_500);
+    h.chain.setFaults({ down: false });
+    await sleep(1_500);
+    heightCalls = 0;
+    await sleep(1_000);
+    // One loop asks once per sweep and waits SWEEP_MS between sweeps: at most 40 times a second.
+    // A loop per failed sweep gave 120 here after this outage, and more the longer it lasts.
+    assert(heightCalls <= 1_000 / SWEEP_MS, `${heightCalls} getBlockHeight calls in 1 s`);
+    assert(heightCalls > 0, "the watcher sweeps again once the RPC is back");
+  } finally {
+    await h.kv.set(["watcher", "generation"], "stopped");
+    await queue.stop();
+    await h.close();
+  }
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
