@@ -46,7 +46,9 @@ export function feePaid(tx: LandedTransaction, treasury: string, reference: stri
     // System instruction 2 = Transfer { lamports: u64 }.
     if (d.length !== 12 || new DataView(d.buffer, d.byteOffset).getUint32(0, true) !== 2) continue;
     const keys = ix.accounts.map((i) => tx.accountKeys[i]);
-    if (keys[1] !== treasury || !keys.slice(2).includes(reference)) continue;
+    // Exactly [from, treasury, reference], as built: a transfer carrying a second reference would
+    // otherwise pay for two builds (or a build and an access purchase) at once.
+    if (keys.length !== 3 || keys[1] !== treasury || keys[2] !== reference) continue;
     paid += new DataView(d.buffer, d.byteOffset).getBigUint64(4, true);
   }
   return paid;

@@ -84,3 +84,25 @@ Deno.test("less than the full supply: unverified; an error: failed", () => {
     "failed",
   );
 });
+
+Deno.test("a fee transfer carrying a second reference pays for no build", () => {
+  // keys 6 and 7: another build's reference, and a key the payer added for no reason.
+  const keys = ["Payer", "Treasury", "Mint", "Ata", "Ref", SYSTEM_PROGRAM, "OtherRef", "Extra"];
+  for (const accounts of [[0, 1, 4, 6], [0, 1, 6, 4], [0, 1, 4, 7]]) {
+    const shared = tx({
+      accountKeys: keys,
+      instructions: [{ programIdIndex: 5, accounts, data: transfer(1000n) }],
+    });
+    assertEquals(assessCreation(b, shared).status, "unverified", JSON.stringify(accounts));
+  }
+  // Two transfers, each with its own reference, pay for both.
+  const two = tx({
+    accountKeys: keys,
+    instructions: [
+      { programIdIndex: 5, accounts: [0, 1, 6], data: transfer(500n) },
+      { programIdIndex: 5, accounts: [0, 1, 4], data: transfer(500n) },
+    ],
+  });
+  assertEquals(assessCreation(b, two).status, "confirmed");
+  assertEquals(assessCreation({ ...b, reference: "OtherRef" }, two).status, "confirmed");
+});

@@ -1,6 +1,12 @@
 import { assert, assertEquals } from "../support/assert.ts";
 import { bearer, signMessage, startHarness } from "../support/harness.ts";
 import bs58 from "bs58";
+import {
+  PublicKey,
+  SystemProgram,
+  Transaction,
+  type TransactionInstruction,
+} from "@solana/web3.js";
 
 Deno.test("purchase -> key -> rotate -> delete -> create again on the same purchase", async () => {
   const h = await startHarness();
@@ -121,6 +127,48 @@ Deno.test("sign-in refuses a bad signature, a replayed nonce and cross-origin ca
     })()).headers.get("set-cookie")!;
     assert(/HttpOnly/i.test(setCookie) && /SameSite=Strict/i.test(setCookie));
     assertEquals((await h.request("/portal/api/state")).status, 401);
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("one transfer carrying two purchases' references pays for neither; a transfer each pays both", async () => {
+  const h = await startHarness();
+  try {
+    const w = h.fundedWallet();
+    const cookie = await h.signIn(w);
+    const quote = async () =>
+      await (await h.portal(cookie, "/portal/api/purchases", { currency: "SOL" })).json();
+    const check = async (id: string) =>
+      (await (await h.portal(cookie, `/portal/api/purchases/${id}/check`, {})).json()).status;
+    const send = async (...ixs: TransactionInstruction[]) => {
+      const { blockhash } = await h.services.connection.getLatestBlockhash("confirmed");
+      const tx = new Transaction({ feePayer: w.publicKey, recentBlockhash: blockhash }).add(...ixs);
+      tx.sign(w);
+      const sig = await h.services.connection.sendRawTransaction(tx.serialize());
+      await h.waitForConfirmation(sig);
+    };
+    const transfer = (lamports: string, ...references: string[]) => {
+      const ix = SystemProgram.transfer({
+        fromPubkey: w.publicKey,
+        toPubkey: h.treasury.publicKey,
+        lamports: BigInt(lamports),
+      });
+      for (const r of references) {
+        ix.keys.push({ pubkey: new PublicKey(r), isSigner: false, isWritable: false });
+      }
+      return ix;
+    };
+
+    const [a, b] = [await quote(), await quote()];
+    assertEquals(a.amount, b.amount);
+    await send(transfer(a.amount, a.reference, b.reference));
+    assertEquals([await check(a.purchaseId), await check(b.purchaseId)], ["pending", "pending"]);
+    const key = await h.portal(cookie, `/portal/api/purchases/${a.purchaseId}/key`, {});
+    assertEquals(key.status, 400);
+
+    await send(transfer(a.amount, a.reference), transfer(b.amount, b.reference));
+    assertEquals([await check(a.purchaseId), await check(b.purchaseId)], ["paid", "paid"]);
   } finally {
     await h.close();
   }

@@ -14,6 +14,7 @@ import {
   createAssociatedTokenAccountIdempotentInstruction,
   createTransferCheckedInstruction,
   getAssociatedTokenAddressSync,
+  TOKEN_PROGRAM_ID,
 } from "@solana/spl-token";
 
 export interface PaymentRequest {
@@ -65,7 +66,8 @@ export interface FoundPayment {
 
 /**
  * Looks the reference up with getSignaturesForAddress and accepts the first landed transaction
- * signed by the wallet that moved at least the amount into the treasury.
+ * signed by the wallet that has a transfer of at least the amount to the treasury carrying the
+ * reference as the instruction was built (`paidTo`).
  */
 export async function findPayment(
   connection: Connection,
@@ -79,38 +81,53 @@ export async function findPayment(
       maxSupportedTransactionVersion: 0,
     });
     if (!tx?.meta || tx.meta.err) continue;
-    const keys = tx.transaction.message.getAccountKeys().staticAccountKeys;
-    const signers = keys.slice(0, tx.transaction.message.header.numRequiredSignatures);
+    const message = tx.transaction.message;
+    const keys = message.getAccountKeys().staticAccountKeys;
+    const signers = keys.slice(0, message.header.numRequiredSignatures);
     if (!signers.some((k) => k.equals(r.wallet))) continue;
-    if (received(tx.meta, keys, r) >= r.amount) return { signature: s.signature, slot: tx.slot };
+    const instructions = message.compiledInstructions.map((ix) => ({
+      program: keys[ix.programIdIndex],
+      accounts: ix.accountKeyIndexes.map((i) => keys[i]),
+      data: ix.data,
+    }));
+    if (paidTo(instructions, r) >= r.amount) return { signature: s.signature, slot: tx.slot };
   }
   return null;
 }
 
-function received(
-  meta: {
-    preBalances: number[];
-    postBalances: number[];
-    preTokenBalances?: TokenBalance[] | null;
-    postTokenBalances?: TokenBalance[] | null;
-  },
-  keys: PublicKey[],
-  r: PaymentRequest,
-): bigint {
-  if (r.currency === "SOL") {
-    const i = keys.findIndex((k) => k.equals(r.treasury));
-    return i < 0 ? 0n : BigInt(meta.postBalances[i]) - BigInt(meta.preBalances[i]);
-  }
-  const mint = r.stablecoin!.mint.toBase58();
-  const owner = r.treasury.toBase58();
-  const sum = (list: TokenBalance[] | null | undefined) =>
-    (list ?? []).filter((b) => b.mint === mint && b.owner === owner)
-      .reduce((acc, b) => acc + BigInt(b.uiTokenAmount.amount), 0n);
-  return sum(meta.postTokenBalances) - sum(meta.preTokenBalances);
+export interface PaymentInstruction {
+  program: PublicKey;
+  accounts: PublicKey[];
+  data: Uint8Array;
 }
 
-interface TokenBalance {
-  mint: string;
-  owner?: string;
-  uiTokenAmount: { amount: string };
+/**
+ * What the wallet's transfers to the treasury that carry this purchase's reference add up to,
+ * counting only instructions with exactly the accounts `paymentInstructions` gives them. One
+ * transfer carrying several references (several purchases, or a purchase and a token build) pays
+ * none of them, so one payment can never be counted twice.
+ */
+export function paidTo(instructions: PaymentInstruction[], r: PaymentRequest): bigint {
+  let paid = 0n;
+  for (const ix of instructions) {
+    const d = new DataView(ix.data.buffer, ix.data.byteOffset, ix.data.byteLength);
+    const is = (keys: PublicKey[]) =>
+      ix.accounts.length === keys.length && ix.accounts.every((k, i) => k.equals(keys[i]));
+    if (r.currency === "SOL") {
+      // System instruction 2 = Transfer { lamports: u64 }.
+      if (!ix.program.equals(SystemProgram.programId) || ix.data.length !== 12) continue;
+      if (d.getUint32(0, true) !== 2 || !is([r.wallet, r.treasury, r.reference])) continue;
+      paid += d.getBigUint64(4, true);
+    } else {
+      // Token instruction 12 = TransferChecked { amount: u64, decimals: u8 }.
+      const { mint, decimals } = r.stablecoin!;
+      if (!ix.program.equals(TOKEN_PROGRAM_ID) || ix.data.length !== 10) continue;
+      if (ix.data[0] !== 12 || ix.data[9] !== decimals) continue;
+      const from = getAssociatedTokenAddressSync(mint, r.wallet, true);
+      const to = getAssociatedTokenAddressSync(mint, r.treasury, true);
+      if (!is([from, mint, to, r.wallet, r.reference])) continue;
+      paid += d.getBigUint64(1, true);
+    }
+  }
+  return paid;
 }
