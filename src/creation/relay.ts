@@ -11,6 +11,7 @@ import { type IdempotencyScope, recordFor } from "../http/idempotency.ts";
 import { verifyEd25519 } from "../portal/sign-in.ts";
 import type { Services } from "../services.ts";
 import { ownBuildBy } from "./build-records.ts";
+import { clusterHasSeen } from "./chain-reader.ts";
 import { recordLifecycle } from "./handle.ts";
 import { REBROADCAST_MS } from "./watcher.ts";
 import { messageAccountKeys, splitWireTransaction, type WireTransaction } from "./wire.ts";
@@ -50,25 +51,17 @@ export async function relayTransaction(
   // A repeat of a relay already sent is answered the same, and sends nothing new.
   if (b.signature === signature && b.status !== "built") return body;
 
-  const height = await s.connection.getBlockHeight("confirmed");
-  if (height > b.lastValidBlockHeight) {
+  // Side by side, so the relay stays at two round trips: a transaction the cluster already has
+  // was sent by an earlier try whose commit failed (or by the caller), and sending it again would
+  // only be refused as already processed.
+  const [height, seen] = await Promise.all([
+    s.connection.getBlockHeight("confirmed"),
+    clusterHasSeen(s.connection, signature),
+  ]);
+  if (!seen && height > b.lastValidBlockHeight) {
     throw refuse("expired: the blockhash is no longer valid; build again");
   }
-  try {
-    await s.connection.sendRawTransaction(bytes, {
-      skipPreflight: false,
-      preflightCommitment: "confirmed",
-      maxRetries: 0,
-    });
-  } catch (e) {
-    if (e instanceof SendTransactionError) {
-      throw new ApiError("simulation_failed", "The network refused the transaction", {
-        transaction: e.message.split("\n")[0],
-        logs: e.logs ?? [],
-      });
-    }
-    throw e;
-  }
+  if (!seen) await send(s, bytes);
   const { events } = await recordLifecycle(
     s,
     b.buildId,
@@ -86,10 +79,34 @@ export async function relayTransaction(
   return body;
 }
 
+async function send(s: Services, bytes: Uint8Array): Promise<void> {
+  try {
+    await s.connection.sendRawTransaction(bytes, {
+      skipPreflight: false,
+      preflightCommitment: "confirmed",
+      maxRetries: 0,
+    });
+  } catch (e) {
+    if (!(e instanceof SendTransactionError)) throw e;
+    // Landed between the status check and the send: it is sent.
+    if (/AlreadyProcessed|already been processed/.test(e.message)) return;
+    throw new ApiError("simulation_failed", "The network refused the transaction", {
+      transaction: e.message.split("\n")[0],
+      logs: e.logs ?? [],
+    });
+  }
+}
+
+/** The most bytes a Solana transaction may have on the wire (PACKET_DATA_SIZE). */
+const MAX_TRANSACTION_BYTES = 1232;
+
 function decode(transaction: string): { bytes: Uint8Array; wire: WireTransaction } {
   try {
     if (!/^[A-Za-z0-9+/]+={0,2}$/.test(transaction)) throw new Error("not base64");
     const bytes = Uint8Array.from(atob(transaction), (ch) => ch.charCodeAt(0));
+    if (bytes.length > MAX_TRANSACTION_BYTES) {
+      throw new Error(`over the ${MAX_TRANSACTION_BYTES} bytes a transaction may have`);
+    }
     return { bytes, wire: splitWireTransaction(bytes) };
   } catch (e) {
     throw refuse(`not a legacy transaction in base64 (${(e as Error).message})`);
@@ -106,7 +123,8 @@ async function unknownBuild(
   try {
     keys = messageAccountKeys(wire.message);
   } catch { /* unreadable message: plain unknown */ }
-  for (const k of keys) {
+  // At most 1232 bytes (decode), so at most 38 keys; each is looked up once.
+  for (const k of new Set(keys)) {
     if (await ownBuildBy(s.kv, caller.keyId, "build_by_mint", k)) {
       return refuse("altered message: it differs from the transaction built for this mint");
     }

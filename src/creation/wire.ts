@@ -37,9 +37,14 @@ export function splitWireTransaction(bytes: Uint8Array): WireTransaction {
 
 export const signatureString = (sig: Uint8Array) => bs58.encode(sig);
 
-/** The first account key of a legacy message is the fee payer. */
+/**
+ * The first account key of a legacy message is the fee payer. Throws when the message is too
+ * short for the key count it claims (up to 2^21 - 1 in three bytes, so the count alone must not
+ * size any work).
+ */
 export function messageAccountKeys(message: Uint8Array): string[] {
   const [n, off] = shortVec(message, 3);
+  if (off + 32 * n > message.length) throw new Error("truncated account keys");
   const keys = [];
   for (let i = 0; i < n; i++) {
     keys.push(bs58.encode(message.subarray(off + 32 * i, off + 32 * (i + 1))));

@@ -420,6 +420,54 @@ Deno.test("a process dying at any KV step of a build leaves no partial state; th
   }
 });
 
+Deno.test("a process dying at any KV step of a relay, even after the send, leaves no partial state; the retry answers 202 and records one submission", async () => {
+  const clock = jumpClock();
+  const h = await startHarness({ env: LIMITS, clock: clock.now });
+  try {
+    const k = await h.newApiKey();
+    const kv = faultyKv(h.kv);
+    let steps = 0;
+    let i = 100;
+    for (const mode of ["before", "after"] as const) {
+      for (let n = 1; n < 40; n++) {
+        const t = await signed(h, k, i++);
+        const relay = { transaction: t.b64 };
+        const idem = crypto.randomUUID();
+        kv.arm(n, mode);
+        const r = await call(h, "/v1/transactions", {
+          method: "POST",
+          headers: { ...bearer(k.apiKey), "idempotency-key": idem },
+          json: relay,
+        });
+        kv.disarm();
+        if (!kv.firedAt) {
+          assertEquals(r.status, 202);
+          break; // past the last KV step of a relay
+        }
+        steps++;
+        assertEquals(r.status, 500, `${mode} ${kv.firedAt} #${n}: ${JSON.stringify(r.body)}`);
+        assertErrorShape(r.body, `${mode} step ${n}`);
+        // The client retries as told. The transaction may have been sent (and landed) already;
+        // the retry must still be accepted and recorded once, not refused as already processed.
+        const retry = await retryPastLease(h, clock, "/v1/transactions", {
+          method: "POST",
+          headers: { ...bearer(k.apiKey), "idempotency-key": idem },
+          json: relay,
+        });
+        assertEquals(retry.status, 202, `${mode} #${n} retry: ${JSON.stringify(retry.body)}`);
+        const submitted = (await allEvents(h.kv)).filter((e) =>
+          e.type === "TransactionSubmitted" && e.data.signature === retry.body.signature
+        );
+        assertEquals(submitted.length, 1, `${mode} #${n}: one submission`);
+      }
+    }
+    assert(steps >= 4, `only ${steps} KV steps were interrupted`);
+    await replayEqual(h);
+  } finally {
+    await h.close();
+  }
+});
+
 for (const mode of ["before", "after"] as const) {
   Deno.test({
     // "after": the event's commit lands, then the call throws (a lost commit reply). The record
