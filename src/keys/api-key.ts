@@ -17,6 +17,9 @@ export interface ParsedKey {
   secret: string;
 }
 
+/** The shape `newKeyId` gives: anything else names no key, and is never looked up. */
+export const isKeyId = (s: string): boolean => /^[0-9a-f]{16}$/.test(s);
+
 export function newKeyId(): string {
   return toHex(crypto.getRandomValues(new Uint8Array(KEY_ID_BYTES)));
 }

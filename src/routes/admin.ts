@@ -17,6 +17,7 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { z } from "zod";
 import { adminAuth } from "../admin/auth.ts";
+import { isKeyId } from "../keys/api-key.ts";
 import {
   banKey,
   getKey,
@@ -53,8 +54,6 @@ const ListQuery = z.strictObject({
   wallet: z.string().max(64).optional(),
   status: z.enum(["active", "deleted", "banned", "suspended"]).optional(),
 });
-
-const KEY_ID = /^[0-9a-f]{1,64}$/;
 
 export function adminRoutes(s: Services) {
   const app = new Hono<AppEnv>();
@@ -96,7 +95,7 @@ export function adminRoutes(s: Services) {
     throw e;
   };
   const keyIdOf = (raw: string) => {
-    if (!KEY_ID.test(raw)) throw new ApiError("not_found", "No such key");
+    if (!isKeyId(raw)) throw new ApiError("not_found", "No such key");
     return raw;
   };
   const audit = (action: string, fields: Record<string, unknown>) =>

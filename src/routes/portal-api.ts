@@ -10,6 +10,7 @@ import type { MiddlewareHandler } from "hono";
 import { PublicKey } from "@solana/web3.js";
 import { z } from "zod";
 import { deleteKey, issueKey, rotateKey } from "../domain/access/key-life.ts";
+import { isKeyId } from "../keys/api-key.ts";
 import { checkPurchase, quotePurchase } from "../domain/access/purchase.ts";
 import { readBody } from "../http/body.ts";
 import type { AppEnv } from "../http/env.ts";
@@ -130,12 +131,18 @@ export function portalApiRoutes(s: Services) {
   });
 
   app.post("/portal/api/keys/:keyId/rotate", session, async (c) => {
-    return c.json(await rotateKey(s, c.req.param("keyId"), c.get("portalWallet")));
+    return c.json(await rotateKey(s, keyIdParam(c.req.param("keyId")), c.get("portalWallet")));
   });
 
   app.post("/portal/api/keys/:keyId/delete", session, async (c) => {
-    return c.json(await deleteKey(s, c.req.param("keyId"), c.get("portalWallet")));
+    return c.json(await deleteKey(s, keyIdParam(c.req.param("keyId")), c.get("portalWallet")));
   });
 
   return app;
+}
+
+/** A key id from the path; one that cannot be a key id is an unknown key (and no KV read). */
+function keyIdParam(raw: string): string {
+  if (!isKeyId(raw)) throw new ApiError("not_found", "key not found");
+  return raw;
 }

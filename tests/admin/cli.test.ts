@@ -82,7 +82,7 @@ Deno.test("deno task admin --url goes through /admin with ADMIN_TOKEN", async ()
       events: [{
         type: "KeyIssued",
         v: 1,
-        data: { keyId: "cd34", purchaseId: "p1", wallet: "W", secretMac: "m" },
+        data: { keyId: "cd34cd34cd34cd34", purchaseId: "p1", wallet: "W", secretMac: "m" },
       }],
     }]);
     const url = `http://127.0.0.1:${server.addr.port}`;
@@ -91,7 +91,7 @@ Deno.test("deno task admin --url goes through /admin with ADMIN_TOKEN", async ()
       "--url",
       url,
       "ban",
-      "cd34",
+      "cd34cd34cd34cd34",
       "--reason",
       "rug pull",
     );

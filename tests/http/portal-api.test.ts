@@ -173,3 +173,21 @@ Deno.test("one transfer carrying two purchases' references pays for neither; a t
     await h.close();
   }
 });
+
+Deno.test("a key id that cannot be one is 404 on rotate and delete, however long", async () => {
+  const h = await startHarness();
+  try {
+    const { cookie, keyId } = await h.newApiKey();
+    for (const bad of ["a".repeat(3000), "nothex0000000000", keyId.toUpperCase(), `${keyId}0`]) {
+      for (const action of ["rotate", "delete"]) {
+        const res = await h.portal(cookie, `/portal/api/keys/${bad}/${action}`, {});
+        assertEquals(res.status, 404, `${action} ${bad.slice(0, 20)}`);
+        assertEquals((await res.json()).error.code, "not_found");
+      }
+    }
+    // The real one still works.
+    assertEquals((await h.portal(cookie, `/portal/api/keys/${keyId}/rotate`, {})).status, 200);
+  } finally {
+    await h.close();
+  }
+});
