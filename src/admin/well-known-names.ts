@@ -8,9 +8,14 @@ import { skeleton, type WellKnownMatcher, wellKnownMatcher } from "../tokens/wel
 
 export const WELL_KNOWN_NAMES_KEY: Deno.KvKey = ["admin", "well_known_names"];
 
-/** Caps that keep the stored list well under KV's 64 KiB value limit. */
+/**
+ * Caps that keep the stored list under KV's 64 KiB value limit. KV serializes a string in at most
+ * two bytes a UTF-16 unit, so the total length is what bounds the size: 1000 names of 64 CJK
+ * characters alone would be 128 KB.
+ */
 export const MAX_NAMES = 1000;
 export const MAX_NAME_LENGTH = 64;
+export const MAX_TOTAL_LENGTH = 30_000;
 
 export interface StoredNames {
   names: string[];
@@ -84,6 +89,10 @@ export function normalizeNames(names: unknown[]): string[] {
     out.push(n);
   });
   if (out.length > MAX_NAMES) problems.names = `at most ${MAX_NAMES} names`;
+  const total = out.reduce((sum, n) => sum + n.length, 0);
+  if (total > MAX_TOTAL_LENGTH) {
+    problems.names = `at most ${MAX_TOTAL_LENGTH} characters in all (now ${total})`;
+  }
   if (Object.keys(problems).length) throw new NamesError(problems);
   return out;
 }

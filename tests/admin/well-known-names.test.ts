@@ -33,6 +33,30 @@ Deno.test("normalizeNames trims, drops look-alike duplicates and names every bad
   });
 });
 
+Deno.test("a list past 30,000 characters in all is refused before KV's 64 KiB value limit", async () => {
+  await withKv(async (kv) => {
+    const s = { kv, config: { wellKnownNames: [] as string[] } };
+    // Distinct names of 64 CJK characters (two bytes each as KV stores them).
+    const cjk = (i: number) => String.fromCharCode(0x4e00 + i).repeat(63) + "\u4e00";
+    const fits = Array.from({ length: 468 }, (_, i) => cjk(i)); // 29,952 characters
+    assertEquals((await setWellKnownNames(s, fits)).names.length, 468);
+    assertEquals((await currentWellKnownNames(s)).length, 468);
+    const e = await assertRejects(
+      () => editWellKnownNames(s, { add: [cjk(500)] }),
+      NamesError,
+    );
+    assertEquals((e as NamesError).problems, {
+      names: "at most 30000 characters in all (now 30016)",
+    });
+    // Far past it (85 KB as KV stores it): named as a bad list, never KV's own refusal.
+    const more = Array.from({ length: 200 }, (_, i) => cjk(600 + i));
+    await assertRejects(() => editWellKnownNames(s, { add: more }), NamesError);
+    await assertRejects(() => setWellKnownNames(s, [...fits, ...more]), NamesError);
+    // The list in force is unchanged.
+    assertEquals((await currentWellKnownNames(s)).length, 468);
+  });
+});
+
 Deno.test("the stored list overrides the configured one until reset; edits apply to the list in force", async () => {
   await withKv(async (kv) => {
     const s = { kv, config: { wellKnownNames: ["SOL", "USDC"] }, clock: () => 42 };
