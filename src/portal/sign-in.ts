@@ -4,6 +4,7 @@
  * short-lived session. Nonces are single-use and expire; sessions are opaque random ids.
  */
 import { PublicKey } from "@solana/web3.js";
+import { ed25519 } from "@noble/curves/ed25519";
 import bs58 from "bs58";
 import type { Clock } from "../clock.ts";
 import { toHex } from "../../events/hash.ts";
@@ -53,16 +54,31 @@ export async function createChallenge(kv: Deno.Kv, clock: Clock, domain: string,
   return { nonce, message, expiresAt: value.expiresAt };
 }
 
+/**
+ * An Ed25519 signature by `wallet`. A public key of small order (the identity, the all-zero
+ * address and six more) or a non-canonical one is refused first: WebCrypto verifies signatures
+ * for those that nobody made, so they prove no wallet.
+ */
 export async function verifyEd25519(wallet: string, message: Uint8Array, signature: Uint8Array) {
   if (signature.length !== 64) return false;
+  const bytes = new PublicKey(wallet).toBytes();
+  if (!isProperPublicKey(bytes)) return false;
   const key = await crypto.subtle.importKey(
     "raw",
-    new PublicKey(wallet).toBytes() as BufferSource,
+    bytes as BufferSource,
     { name: "Ed25519" },
     false,
     ["verify"],
   );
   return crypto.subtle.verify("Ed25519", key, signature as BufferSource, message as BufferSource);
+}
+
+function isProperPublicKey(bytes: Uint8Array): boolean {
+  try {
+    return !ed25519.Point.fromHex(bytes).isSmallOrder();
+  } catch {
+    return false; // not a point, or not its canonical encoding
+  }
 }
 
 /** Consumes the nonce (once, atomically) and opens a session when the signature checks out. */

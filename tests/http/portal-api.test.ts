@@ -191,3 +191,31 @@ Deno.test("a key id that cannot be one is 404 on rotate and delete, however long
     await h.close();
   }
 });
+
+Deno.test("sign-in refuses small-order public keys, whose 'signatures' anyone can make", async () => {
+  const h = await startHarness();
+  try {
+    // The all-zero address (a point of order 4) with an all-zero signature verifies under plain
+    // Ed25519 for about one message in four; 40 challenges make a miss by chance negligible.
+    const zero = new PublicKey(new Uint8Array(32)).toBase58();
+    const identity = new PublicKey(new Uint8Array([1, ...new Uint8Array(31)])).toBase58();
+    for (const wallet of [zero, identity]) {
+      for (let i = 0; i < 40; i++) {
+        const ch = await (await h.request("/portal/api/challenge", {
+          method: "POST",
+          json: { wallet },
+        })).json();
+        const res = await h.request("/portal/api/session", {
+          method: "POST",
+          json: { wallet, nonce: ch.nonce, signature: bs58.encode(new Uint8Array(64)) },
+        });
+        assertEquals(res.status, 401, `${wallet}, challenge ${i}`);
+        await res.body?.cancel();
+      }
+    }
+    // A real wallet still signs in.
+    assert((await h.signIn(h.fundedWallet())).length > 0);
+  } finally {
+    await h.close();
+  }
+});
