@@ -90,6 +90,28 @@ export interface MetadataHosted {
   };
 }
 
+/**
+ * A metadata call accepted for processing whose image URL could not be used (fetch refused,
+ * failed, too large, not an image): it counts toward the day's metadata limit like a hosted one,
+ * since the service did the work of fetching. Invalid input refused before any work is not one.
+ */
+export interface MetadataImageUnfetchable {
+  type: "MetadataImageUnfetchable";
+  v: 1;
+  data: {
+    id: string;
+    keyId: string;
+    purchaseId: string;
+    /** UTC day (YYYY-MM-DD) the call counts against. */
+    day: string;
+    /**
+     * Why, as the 400's `fields.imageUrl` said it (it may name the host or address). The URL's
+     * path and query are not kept.
+     */
+    reason: string;
+  };
+}
+
 export interface TokenBuilt {
   type: "TokenBuilt";
   v: 1;
@@ -182,6 +204,7 @@ export type DomainEvent =
   | KeyBanLifted
   | KeySuspended
   | MetadataHosted
+  | MetadataImageUnfetchable
   | TokenBuilt
   | TransactionSubmitted
   | CreationConfirmed

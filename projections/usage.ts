@@ -12,7 +12,10 @@ export interface UsageDoc {
 export const usageProjection: Projection<UsageDoc> = {
   name: "usage",
   keysOf(e) {
-    if (e.type === "TokenBuilt" || e.type === "MetadataHosted") {
+    if (
+      e.type === "TokenBuilt" || e.type === "MetadataHosted" ||
+      e.type === "MetadataImageUnfetchable"
+    ) {
       return [[e.data.purchaseId, e.data.day]];
     }
     return [];
@@ -20,7 +23,10 @@ export const usageProjection: Projection<UsageDoc> = {
   evolve(doc, e) {
     const d = doc ?? { tokens: 0, metadata: 0 };
     if (e.type === "TokenBuilt") return { ...d, tokens: d.tokens + 1 };
-    if (e.type === "MetadataHosted") return { ...d, metadata: d.metadata + 1 };
+    // A call whose image could not be fetched counts too: it was accepted and worked on.
+    if (e.type === "MetadataHosted" || e.type === "MetadataImageUnfetchable") {
+      return { ...d, metadata: d.metadata + 1 };
+    }
     return doc;
   },
 };

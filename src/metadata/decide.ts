@@ -2,7 +2,7 @@
  * Whether a metadata item may be hosted, as a pure function of the command and the state read in
  * the same transaction. The clock comes in through the command.
  */
-import type { MetadataHosted } from "../../events/types.ts";
+import type { MetadataHosted, MetadataImageUnfetchable } from "../../events/types.ts";
 import type { HostedImageDoc } from "../../projections/hosted.ts";
 import type { UsageDoc } from "../../projections/usage.ts";
 import type { Rejection } from "../domain/rejection.ts";
@@ -93,4 +93,18 @@ export function decideHostMetadata(
       json: cmd.json,
     },
   };
+}
+
+/**
+ * A call whose image URL could not be used still counts, unless the day's limit was reached in
+ * the meantime (then the call would have been refused, and counting it would pass the limit).
+ */
+export function decideUnfetchableImage(
+  cmd: Pick<HostMetadataCommand, "id" | "keyId" | "purchaseId" | "now" | "day" | "limits">,
+  state: Pick<HostMetadataState, "usage">,
+  reason: string,
+): MetadataImageUnfetchable[] {
+  if ((state.usage?.metadata ?? 0) >= cmd.limits.metadataPerDay) return [];
+  const { id, keyId, purchaseId, day } = cmd;
+  return [{ type: "MetadataImageUnfetchable", v: 1, data: { id, keyId, purchaseId, day, reason } }];
 }

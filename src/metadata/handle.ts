@@ -15,11 +15,17 @@ import { ApiError } from "../http/errors.ts";
 import { type IdempotencyScope, recordFor } from "../http/idempotency.ts";
 import type { Services } from "../services.ts";
 import { chunkCount, writeImageChunks } from "./blobs.ts";
-import { checkLimits, decideHostMetadata, type LimitRejection } from "./decide.ts";
+import {
+  checkLimits,
+  decideHostMetadata,
+  decideUnfetchableImage,
+  type HostMetadataCommand,
+  type LimitRejection,
+} from "./decide.ts";
 import { buildMetadataJson, imageUri, metadataUri } from "./document.ts";
 import type { MetadataRequest } from "./request.ts";
 import { decodeBase64Image } from "./image/decode-base64.ts";
-import { DEFAULT_TIMEOUT_MS, fetchImage } from "./image/fetch-image.ts";
+import { DEFAULT_TIMEOUT_MS, fetchImage, imageUrlProblem } from "./image/fetch-image.ts";
 import type { SniffedImage } from "./image/sniff.ts";
 
 /**
@@ -72,14 +78,21 @@ export async function hostMetadata(
   });
   if (early) throw limitError(early);
 
-  const { bytes, image } = await loadImage(s, input);
+  const id = toHex(crypto.getRandomValues(new Uint8Array(16)));
+  const loaded = await loadImage(s, input);
+  if (!loaded.ok) {
+    if (loaded.counts) {
+      await recordUnfetchable(s, input, { id, now, day, limits }, loaded.reason, loaded.error);
+    }
+    throw loaded.error;
+  }
+  const { bytes, image } = loaded;
   const imageId = await sha256Hex(bytes);
   const chunks = chunkCount(bytes.length);
   if ((await s.kv.get(imageManifestKey(imageId))).value === null) {
     await writeImageChunks(s.kv, imageId, bytes);
   }
 
-  const id = toHex(crypto.getRandomValues(new Uint8Array(16)));
   const response: HostedMetadataResponse = {
     metadataUri: metadataUri(s.config.publicBaseUrl, id),
     imageUri: imageUri(s.config.publicBaseUrl, imageId, image.ext),
@@ -121,33 +134,73 @@ export async function hostMetadata(
   return response;
 }
 
+type LoadedImage =
+  | { ok: true; bytes: Uint8Array; image: SniffedImage }
+  /** `counts`: the call was worked on (a URL fetched) before it failed, so it counts. */
+  | { ok: false; error: ApiError; reason: string; counts: boolean };
+
 /** The image's bytes, which alone decide its type. Any failure is a 400 on the field given. */
-async function loadImage(
-  s: Services,
-  input: HostMetadataInput,
-): Promise<{ bytes: Uint8Array; image: SniffedImage }> {
+async function loadImage(s: Services, input: HostMetadataInput): Promise<LoadedImage> {
   const maxBytes = s.config.limits.imageBytes;
   const { imageBase64, imageUrl } = input.body;
   if (imageBase64 !== undefined) {
     const r = decodeBase64Image(imageBase64, { maxBytes });
-    if (!r.ok) throw new ApiError("invalid_request", "Image is invalid", { imageBase64: r.reason });
-    return r;
+    if (r.ok) return r;
+    const error = new ApiError("invalid_request", "Image is invalid", { imageBase64: r.reason });
+    return { ok: false, error, reason: r.reason, counts: false };
+  }
+  const allowLoopbackHttpForTests = s.config.allowLoopbackImageFetchForTests;
+  // A URL that is no https URL at all is bad input, refused before any work: it does not count.
+  const problem = imageUrlProblem(imageUrl!, { allowLoopbackHttpForTests });
+  if (problem !== null) {
+    const error = new ApiError("invalid_request", "Image could not be fetched", {
+      imageUrl: problem,
+    });
+    return { ok: false, error, reason: problem, counts: false };
   }
   const knobs = s.config as Config & MetadataTestKnobs;
   const r = await fetchImage(imageUrl!, {
     maxBytes,
     timeoutMs: knobs.imageFetchTimeoutMsForTests ?? DEFAULT_TIMEOUT_MS,
-    allowLoopbackHttpForTests: s.config.allowLoopbackImageFetchForTests,
+    allowLoopbackHttpForTests,
   });
-  if (!r.ok) {
-    s.logger.log("info", "image fetch refused", {
-      requestId: input.requestId,
-      reason: r.reason,
-      detail: r.detail,
-    });
-    throw new ApiError("invalid_request", "Image could not be fetched", { imageUrl: r.reason });
-  }
-  return r;
+  if (r.ok) return r;
+  s.logger.log("info", "image fetch refused", {
+    requestId: input.requestId,
+    reason: r.reason,
+    detail: r.detail,
+  });
+  const error = new ApiError("invalid_request", "Image could not be fetched", {
+    imageUrl: r.reason,
+  });
+  return { ok: false, error, reason: r.reason, counts: true };
+}
+
+/**
+ * Counts a call whose image URL could not be used (design.md: a metadata call counts once
+ * accepted for processing), with its 400 as the idempotency record in the same commit, so a
+ * retry under the same key replays the 400 and is not counted twice.
+ */
+async function recordUnfetchable(
+  s: Services,
+  input: HostMetadataInput,
+  call: { id: string; now: number; day: string; limits: HostMetadataCommand["limits"] },
+  reason: string,
+  error: ApiError,
+): Promise<void> {
+  const { key, idempotency } = input;
+  const cmd = { ...call, keyId: key.keyId, purchaseId: key.purchaseId };
+  const { events } = await s.store.transact(async (tx) => {
+    const [usage] = await tx.getMany<UsageDoc>([usageKey(key.purchaseId, call.day)]);
+    const decided = decideUnfetchableImage(cmd, { usage }, reason);
+    if (decided.length === 0) return { result: null };
+    return {
+      append: [{ stream: `metadata-${call.id}`, expectedVersion: 0, events: decided }],
+      sets: recordFor(idempotency, error.status, error.body()),
+      result: null,
+    };
+  });
+  if (idempotency && events.length > 0) idempotency.stored = true;
 }
 
 function limitError(r: LimitRejection): ApiError {

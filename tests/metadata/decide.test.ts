@@ -3,6 +3,7 @@ import { isRejection } from "../../src/domain/rejection.ts";
 import {
   checkLimits,
   decideHostMetadata,
+  decideUnfetchableImage,
   type HostMetadataCommand,
 } from "../../src/metadata/decide.ts";
 
@@ -52,4 +53,16 @@ Deno.test("decide: newImage only when no manifest exists yet; limits come from t
   const tight = { ...cmd, limits: { metadataPerDay: 3, hostedItemsPerKey: 5000 } };
   assert(checkLimits(tight, { usage: { tokens: 0, metadata: 3 }, hostedCount: 3 }) !== null);
   assertEquals(checkLimits(tight, { usage: { tokens: 0, metadata: 2 }, hostedCount: 2 }), null);
+});
+
+Deno.test("decide: an unfetchable image counts for the day, unless the day's limit was reached meanwhile", () => {
+  const under = decideUnfetchableImage(cmd, { usage: { tokens: 0, metadata: 99 } }, "timed out");
+  assertEquals(under, [{
+    type: "MetadataImageUnfetchable",
+    v: 1,
+    data: { id: cmd.id, keyId: "k1", purchaseId: "p1", day: "2026-01-15", reason: "timed out" },
+  }]);
+  assertEquals(decideUnfetchableImage(cmd, { usage: null }, "x").length, 1);
+  // Others filled the day while this one was fetching: counting it would pass the limit.
+  assertEquals(decideUnfetchableImage(cmd, { usage: { tokens: 0, metadata: 100 } }, "x"), []);
 });

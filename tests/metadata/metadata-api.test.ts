@@ -6,6 +6,8 @@ import { assert, assertEquals, assertMatch } from "../support/assert.ts";
 import { bearer, type Harness, startHarness } from "../support/harness.ts";
 import { sha256Hex } from "../../events/hash.ts";
 import type { MetadataHosted } from "../../events/types.ts";
+import { allProjections } from "../../projections/index.ts";
+import { replayAndCompare } from "../../projections/replay.ts";
 import {
   GIF_1X1,
   HTML_PAGE,
@@ -209,7 +211,7 @@ Deno.test("POST /v1/metadata and the hosted files", async (t) => {
     );
 
     await t.step(
-      "imageUrl at a refused address class is 400 on imageUrl and nothing is counted",
+      "imageUrl at a refused address class is 400 on imageUrl, counted; a URL that is no https URL is not",
       async () => {
         const server = startServer(async (conn) => {
           await writeAll(conn, httpResponse(200, { "content-length": "67" }, makePng(1, 1)));
@@ -245,10 +247,38 @@ Deno.test("POST /v1/metadata and the hosted files", async (t) => {
             assertEquals(typeof r.body.error.fields.imageUrl, "string");
           }
           assertEquals(server.accepted, 0);
+          // A well-formed https URL is accepted for processing (design.md: then it counts), even
+          // when the address policy refuses it; a URL that is not one is bad input and does not.
+          const accepted = urls.filter((u) => u.startsWith("https://") && !u.includes("@"));
+          assertEquals(await usedToday(h, apiKey), before + accepted.length);
         } finally {
           await server.close();
         }
-        assertEquals(await usedToday(h, apiKey), before);
+      },
+    );
+
+    await t.step(
+      "a counted image failure is an event that replay folds; its 400 replays under the same key",
+      async () => {
+        const before = await usedToday(h, apiKey);
+        const body = { ...meta, imageUrl: "https://10.9.8.7/a.png" };
+        const headers = { "idempotency-key": "meta-unfetchable-1" };
+        const first = await post(h, apiKey, body, headers);
+        assertEquals(first.status, 400);
+        const again = await post(h, apiKey, body, headers);
+        assertEquals([again.status, again.body], [400, first.body]);
+        assertEquals(again.res.headers.get("idempotent-replayed"), "true");
+        assertEquals(await usedToday(h, apiKey), before + 1);
+        const events = [];
+        for await (const e of h.services.store.readAll()) {
+          if (e.type === "MetadataImageUnfetchable") events.push(e);
+        }
+        const last = events.at(-1)!;
+        assertEquals(last.data.reason, first.body.error.fields.imageUrl);
+        // The reason names the address; the URL's path and query are not kept.
+        assert(!JSON.stringify(last).includes("/a.png"), "the URL itself is not kept");
+        const report = await replayAndCompare(h.kv, allProjections);
+        assert(report.equal, JSON.stringify(report.mismatches.slice(0, 2)));
       },
     );
 

@@ -176,7 +176,25 @@ async function fetchFollowingRedirects(
   }
 }
 
-function parseTarget(text: string, settings: Settings): Target {
+/**
+ * What is wrong with `url` as an image URL before anything is looked up or fetched (not a URL,
+ * not https, credentials, no host), or null. Everything `fetchImage` refuses after this point
+ * needed the network (or the address policy) to decide.
+ */
+export function imageUrlProblem(
+  url: string,
+  options: Pick<FetchImageOptions, "allowLoopbackHttpForTests"> = {},
+): string | null {
+  try {
+    parseTarget(url, { testMode: options.allowLoopbackHttpForTests === true });
+    return null;
+  } catch (e) {
+    if (e instanceof Refusal) return e.message;
+    throw e;
+  }
+}
+
+function parseTarget(text: string, settings: Pick<Settings, "testMode">): Target {
   if (typeof text !== "string" || text.length > MAX_URL_LENGTH) {
     throw new Refusal("URL is missing or too long");
   }
