@@ -22,6 +22,9 @@ export async function checkOpenBuild(s: Services, open: OpenBuildDoc, blockHeigh
   const found = await findByReference(s.connection, open.reference);
   if (found) {
     const landed = await readLanded(s.connection, found.signature);
+    // Listed as landed but not readable yet (a node behind another, or still indexing): it
+    // landed, with or without an error, so it must not expire; the next sweep reads it.
+    if (!landed) return "open";
     if (landed) {
       const build = await buildById(s.kv, open.buildId);
       if (!build) return null;

@@ -577,3 +577,43 @@ Deno.test("an RPC outage leaves the watcher with one sweep loop, not one more pe
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+Deno.test("a landing the node lists but cannot serve yet is not expired by the watcher; the next sweep confirms it", async () => {
+  // A node that lags: getSignaturesForAddress lists the transaction, getTransaction finds nothing.
+  let lagging = false;
+  const lag: typeof fetch = async (input, init) => {
+    const body = typeof init?.body === "string" ? JSON.parse(init.body) : null;
+    if (lagging && body?.method === "getTransaction") {
+      return Response.json({ jsonrpc: "2.0", id: body.id, result: null });
+    }
+    return await fetch(input, init);
+  };
+  const h = await startHarness({ env: LIMITS, rpcFetch: lag, chain: { slotMs: "manual" } });
+  try {
+    const k = await h.newApiKey();
+    const t = await signed(h, k, 1);
+    const sig = await h.services.connection.sendRawTransaction(t.tx);
+    await h.waitForConfirmation(sig);
+    const record = async () =>
+      (await call(h, `/v1/tokens/${t.mint}`, { headers: bearer(k.apiKey) })).body;
+    const { lastValidBlockHeight } = (await h.kv.get<BuildDoc>(
+      projectionKey("build", [
+        (await h.kv.get<number>(projectionKey("build_by_mint", [t.mint])))
+          .value!,
+      ]),
+    )).value!;
+
+    lagging = true;
+    const height = await h.services.connection.getBlockHeight("confirmed");
+    h.chain.advanceSlots(lastValidBlockHeight - height + 5);
+    await sweepOpenBuilds(h.services);
+    assertEquals((await record()).status, "built", "expired although it landed");
+
+    lagging = false;
+    await sweepOpenBuilds(h.services);
+    const done = await record();
+    assertEquals([done.status, done.signature, done.feeVerified], ["confirmed", sig, true]);
+  } finally {
+    await h.close();
+  }
+});
