@@ -2,6 +2,7 @@
  * The POST /v1/metadata body: a strict schema (unknown members are refused) and a parse that names
  * every bad field at once, the imageUrl / imageBase64 one-of included.
  */
+import { INVISIBLE_FORMAT, INVISIBLE_FORMAT_MESSAGE } from "../domain/invisible-text.ts";
 import { z } from "zod";
 import { zodFields } from "../http/body.ts";
 import { ApiError } from "../http/errors.ts";
@@ -80,12 +81,14 @@ const Attribute = z.strictObject({
 }, { error: "must be an object {trait_type, value}" });
 
 export const MetadataRequestSchema = z.strictObject({
-  name: text(LIMITS.name, { required: true }),
+  name: text(LIMITS.name, { required: true })
+    .refine((s) => !INVISIBLE_FORMAT.test(s), INVISIBLE_FORMAT_MESSAGE),
   symbol: str()
     .refine((s) => s.length > 0, "must not be empty")
     .refine((s) => chars(s) <= LIMITS.symbol, `at most ${LIMITS.symbol} characters`)
     .refine((s) => !/\s/.test(s), "must not contain spaces")
-    .refine((s) => !CONTROL.test(s), "must not contain control characters"),
+    .refine((s) => !CONTROL.test(s), "must not contain control characters")
+    .refine((s) => !INVISIBLE_FORMAT.test(s), INVISIBLE_FORMAT_MESSAGE),
   description: text(LIMITS.description, { multiline: true }).optional(),
   imageUrl: str("a URL").max(LIMITS.imageUrl, `at most ${LIMITS.imageUrl} characters`).optional(),
   imageBase64: str("a base64 string").optional(),

@@ -5,6 +5,7 @@
  */
 import { PublicKey } from "@solana/web3.js";
 import { z } from "zod";
+import { INVISIBLE_FORMAT, INVISIBLE_FORMAT_MESSAGE } from "../domain/invisible-text.ts";
 import { ApiError } from "../http/errors.ts";
 import { zodFields } from "../http/body.ts";
 import { isOwnMetadataUri } from "../metadata/document.ts";
@@ -66,6 +67,8 @@ const name = z.string().superRefine((s, ctx) => {
     ctx.addIssue({ code: "custom", message: `at most ${MAX_NAME_BYTES} bytes of UTF-8` });
   } else if (CONTROL.test(s)) {
     ctx.addIssue({ code: "custom", message: "must not contain control characters" });
+  } else if (INVISIBLE_FORMAT.test(s)) {
+    ctx.addIssue({ code: "custom", message: INVISIBLE_FORMAT_MESSAGE });
   }
 });
 
@@ -77,6 +80,8 @@ const symbol = z.string().superRefine((s, ctx) => {
     ctx.addIssue({ code: "custom", message: "must not contain spaces or other whitespace" });
   } else if (CONTROL.test(s)) {
     ctx.addIssue({ code: "custom", message: "must not contain control characters" });
+  } else if (INVISIBLE_FORMAT.test(s)) {
+    ctx.addIssue({ code: "custom", message: INVISIBLE_FORMAT_MESSAGE });
   }
 });
 

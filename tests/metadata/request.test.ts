@@ -210,3 +210,13 @@ Deno.test("a body that is not an object is refused", () => {
     assert(f !== null && Object.keys(f).length > 0);
   }
 });
+
+Deno.test("invisible formatting characters are refused in name and symbol, as in the build", () => {
+  bad({ name: "\u202ECDSU" }, "name");
+  bad({ name: "Zero\u200Bwidth" }, "name");
+  bad({ symbol: "\u202ELOS" }, "symbol");
+  // Joiners stay: an emoji family is a name.
+  ok({ name: "Family \u{1F468}\u200D\u{1F469}\u200D\u{1F467}" });
+  // The description is free text and may hold them.
+  ok({ description: "\u200Bnote" });
+});

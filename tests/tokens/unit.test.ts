@@ -89,6 +89,30 @@ Deno.test("metadataUri: https, or this service's own hosted metadata URL whateve
   assertEquals(refused(good.metadataUri, base), null);
 });
 
+Deno.test("invisible formatting characters are refused in name and symbol; zero-width joiners stay", () => {
+  const invisible =
+    "must not contain invisible formatting characters (direction overrides, zero-width spaces)";
+  // "\u202ECDSU" shows as USDC in a right-to-left aware wallet; the look-alike check sees CDSU.
+  assertEquals(fieldsOf({ ...good, name: "\u202ECDSU", symbol: "\u202ELOS" }), {
+    name: invisible,
+    symbol: invisible,
+  });
+  for (
+    const name of ["Cat\u2066x", "A\u200EB", "Zero\u200Bwidth", "soft\u00ADhyphen", "x\u2060y"]
+  ) {
+    assertEquals(fieldsOf({ ...good, name }), { name: invisible }, JSON.stringify(name));
+  }
+  // An emoji family (joined by U+200D) and a Persian word with a zero-width non-joiner are names.
+  for (
+    const name of [
+      "Family \u{1F468}\u200D\u{1F469}\u200D\u{1F467}",
+      "\u0645\u06CC\u200C\u062E\u0648\u0627\u0647\u0645",
+    ]
+  ) {
+    assertEquals(parseBuildRequest({ ...good, name }, matcher).name, name);
+  }
+});
+
 Deno.test("a valid request gets the seed's defaults", () => {
   const r = parseBuildRequest(good, matcher);
   assertEquals(r.decimals, 9);
