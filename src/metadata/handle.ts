@@ -14,7 +14,7 @@ import { isRejection } from "../domain/rejection.ts";
 import { ApiError } from "../http/errors.ts";
 import { type IdempotencyScope, recordFor } from "../http/idempotency.ts";
 import type { Services } from "../services.ts";
-import { chunkCount, writeImageChunks } from "./blobs.ts";
+import { blobKey, chunkCount, writeImageChunks } from "./blobs.ts";
 import {
   checkLimits,
   decideHostMetadata,
@@ -89,7 +89,7 @@ export async function hostMetadata(
   const { bytes, image } = loaded;
   const imageId = await sha256Hex(bytes);
   const chunks = chunkCount(bytes.length);
-  if ((await s.kv.get(imageManifestKey(imageId))).value === null) {
+  if (!(await imageBytesStored(s.kv, imageId, chunks))) {
     await writeImageChunks(s.kv, imageId, bytes);
   }
 
@@ -132,6 +132,21 @@ export async function hostMetadata(
   // The commit above holds the idempotency record; a refusal leaves it to the middleware.
   if (idempotency) idempotency.stored = true;
   return response;
+}
+
+/**
+ * Whether this image's bytes are already stored whole: a manifest and its first and last chunks.
+ * A manifest alone is not enough: a log restored with events:import has the manifests but not the
+ * bytes, and posting the image again must repair them (they are content addressed, so writing
+ * them again is harmless).
+ */
+async function imageBytesStored(kv: Deno.Kv, imageId: string, chunks: number): Promise<boolean> {
+  const [manifest, first, last] = await kv.getMany([
+    imageManifestKey(imageId),
+    blobKey(imageId, 0),
+    blobKey(imageId, chunks - 1),
+  ]);
+  return manifest.value !== null && first.value !== null && last.value !== null;
 }
 
 type LoadedImage =

@@ -461,3 +461,30 @@ Deno.test("a 429 under an Idempotency-Key is not replayed: the retry after the r
     await h.close();
   }
 });
+
+Deno.test("an image whose bytes are gone (a log restored by events:import) is repaired by posting it again", async () => {
+  const h = await startHarness();
+  try {
+    const { apiKey } = await h.newApiKey();
+    const png = makePng(40, 40);
+    const body = { name: "Lost", symbol: "LOST", imageBase64: toBase64(png) };
+    const first = await post(h, apiKey, body);
+    assertEquals(first.status, 201);
+    const imagePath = path(first.body.imageUri);
+    // What an import leaves: the manifest (a projection) without the bytes (not in the log).
+    const imageId = imagePath.slice(3, 67);
+    for await (const e of h.kv.list({ prefix: ["blob", imageId] })) await h.kv.delete(e.key);
+    const broken = await h.request(imagePath);
+    assertEquals(broken.status, 500);
+    await broken.body?.cancel();
+
+    const again = await post(h, apiKey, { ...body, name: "Found" });
+    assertEquals(again.status, 201);
+    assertEquals(path(again.body.imageUri), imagePath);
+    const served = await h.request(imagePath);
+    assertEquals(served.status, 200);
+    assertEquals(new Uint8Array(await served.arrayBuffer()), png);
+  } finally {
+    await h.close();
+  }
+});
