@@ -97,7 +97,15 @@ export interface ImportResult {
 export async function importEvents(
   lines: AsyncIterable<string> | Iterable<string>,
   target: Deno.Kv,
-  opts: { projections?: Projection[]; cacheSize?: number } = {},
+  opts: {
+    projections?: Projection[];
+    cacheSize?: number;
+    /**
+     * The hash of the head the export printed. A file cut short, or rewritten and hashed again,
+     * is still a valid chain; only a head kept apart from the file tells.
+     */
+    expectHead?: string;
+  } = {},
 ): Promise<ImportResult> {
   for await (const _ of target.list({ prefix: [] }, { limit: 1 })) {
     throw new Error("the target KV is not empty; import only into a fresh KV");
@@ -131,6 +139,13 @@ export async function importEvents(
     await commitInBatches(target, pending);
     await folder.flush();
     const head = last ? { position: last.position, hash: last.hash } : null;
+    if (opts.expectHead !== undefined && head?.hash !== opts.expectHead) {
+      throw new ImportRefused(
+        line,
+        `the last event's hash is ${head?.hash ?? "(no events)"}, not the expected head ` +
+          `${opts.expectHead}: the file was cut short or rewritten`,
+      );
+    }
     // The head goes last: until it is there, the KV is not a usable store.
     if (head) await target.set(HEAD, head);
     return { events: verifier.count, head };

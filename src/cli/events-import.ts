@@ -1,21 +1,27 @@
 /**
- * `deno task events:import --kv PATH [--in FILE]`: builds a fresh KV at PATH from an NDJSON
- * export (FILE or stdin). The hash chain is checked line by line; on the first broken link the
- * import is refused with that line number and PATH is removed again. Projections are re-derived
+ * `deno task events:import --kv PATH [--in FILE] [--expect-head HASH]`: builds a fresh KV at PATH
+ * from an NDJSON export (FILE or stdin). The hash chain is checked line by line; on the first
+ * broken link, or a last hash other than the head the export printed (`--expect-head`), the import
+ * is refused and PATH is removed again. Projections are re-derived
  * from the events, so the result is a KV the service can start on.
  */
 import { parseArgs } from "node:util";
 import { importEvents, ImportRefused, readLines } from "../audit/events-io.ts";
 import { CliError, openFreshKv, removeKvFile, runCli } from "./kv.ts";
 
-const USAGE = "usage: deno task events:import --kv PATH [--in FILE]";
+const USAGE = "usage: deno task events:import --kv PATH [--in FILE] [--expect-head HASH]";
 
 await runCli(async () => {
   let args;
   try {
     args = parseArgs({
       args: Deno.args,
-      options: { kv: { type: "string" }, in: { type: "string" }, help: { type: "boolean" } },
+      options: {
+        kv: { type: "string" },
+        in: { type: "string" },
+        "expect-head": { type: "string" },
+        help: { type: "boolean" },
+      },
     }).values;
   } catch (e) {
     throw new CliError(`${(e as Error).message}\n${USAGE}`);
@@ -30,7 +36,9 @@ await runCli(async () => {
   const kv = await openFreshKv(args.kv);
   let ok = false;
   try {
-    const { events, head } = await importEvents(readLines(input), kv);
+    const { events, head } = await importEvents(readLines(input), kv, {
+      expectHead: args["expect-head"],
+    });
     ok = true;
     console.error(JSON.stringify({ imported: events, head, kv: args.kv }));
     return 0;

@@ -65,6 +65,32 @@ Deno.test("deno task audit / events:export / events:import on KV files", async (
     );
     assertEquals(imp.code, 0, imp.stderr);
     assertEquals(JSON.parse(imp.stderr).imported, 22);
+    const exportedHead = JSON.parse(exp.stderr).head.hash;
+    assertEquals(JSON.parse(imp.stderr).head.hash, exportedHead);
+
+    // Cut short, the file is still a valid chain: only the head the export printed tells.
+    const cut = ndjson.trim().split("\n").slice(0, 20).join("\n") + "\n";
+    await Deno.writeTextFile(`${dir}/cut.ndjson`, cut);
+    const importCut = (kv: string, ...extra: string[]) =>
+      task("events:import", "--in", `${dir}/cut.ndjson`, "--kv", `${dir}/${kv}`, ...extra);
+    const unchecked = await importCut("cut1.sqlite3");
+    assertEquals(unchecked.code, 0, unchecked.stderr);
+    const checked = await importCut("cut2.sqlite3", "--expect-head", exportedHead);
+    assertEquals(checked.code, 1);
+    assertMatch(
+      checked.stderr,
+      /import refused: line 20: the last event's hash is [0-9a-f]{64}, not the expected head/,
+    );
+    const whole = await task(
+      "events:import",
+      "--in",
+      `${dir}/log.ndjson`,
+      "--kv",
+      `${dir}/whole.sqlite3`,
+      "--expect-head",
+      exportedHead,
+    );
+    assertEquals(whole.code, 0, whole.stderr);
     const again = await task("audit", "--kv", `${dir}/copy.sqlite3`, "--out", `${dir}/out-copy`);
     assertEquals(again.code, 1);
     // Same history, same reconciliation.
