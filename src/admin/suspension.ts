@@ -1,9 +1,10 @@
 /**
- * Automatic suspension: when creations keep landing without the service fee (CreationUnverified)
- * more than `threshold` times, the key is suspended until an operator lifts it. The count belongs
- * to the purchase (every key it ever had), so deleting a key and creating a new one does not
- * reset it. Lifting clears the suspension but not the count, so the next fee-less landing
- * suspends again.
+ * Automatic suspension: when creations keep landing unverified (CreationUnverified: the payer
+ * signed something other than what we built, so the fee, the supply or the mint is wrong; design.md
+ * counts each against the key) more than `threshold` times, the key is suspended until an
+ * operator lifts it. The count belongs to the purchase (every key it ever had), so deleting a key
+ * and creating a new one does not reset it. Lifting clears the suspension but not the count, so
+ * the next unverified landing suspends again.
  */
 import type { DomainEvent, KeySuspended } from "../../events/types.ts";
 import type { KeyDoc } from "../../projections/keys.ts";
@@ -17,7 +18,7 @@ export interface SuspensionOptions {
    */
   pending?: number;
   /**
-   * Fee-less landings already recorded against the key's purchase, across all its keys (deleted
+   * Unverified landings already recorded against the key's purchase, across all its keys (deleted
    * ones included). Default: the key's own count.
    */
   recorded?: number;
@@ -34,7 +35,10 @@ export function decideSuspension(
   const event: KeySuspended = {
     type: "KeySuspended",
     v: 1,
-    data: { keyId: key.keyId, reason: `${count} creations landed without the service fee` },
+    data: {
+      keyId: key.keyId,
+      reason: `${count} creations landed unverified (the fee, the supply or the mint was wrong)`,
+    },
   };
   return [event];
 }

@@ -269,8 +269,7 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
       addBuild(byDay.get(d)!, b);
     }
     if (b.status === "unverified") {
-      const seen = BigInt(b.feeSeenLamports ?? "0");
-      const what = seen === 0n ? "fee-less" : `short-fee (${seen} of ${b.quotedLamports} lamports)`;
+      const what = unverifiedLabel(BigInt(b.feeSeenLamports ?? "0"), b.quotedLamports);
       await exception(
         "creation_unverified",
         `${what} creation: ${b.problems.join("; ") || "no problems recorded"}`,
@@ -434,4 +433,11 @@ function describeMismatch(live: unknown, rebuilt: unknown): string {
   const fields = [...new Set([...Object.keys(live), ...Object.keys(rebuilt)])].sort()
     .filter((k) => canonicalJson(live[k] ?? null) !== canonicalJson(rebuilt[k] ?? null));
   return fields.map((k) => `${k}: live ${clip(live[k])} rebuilt ${clip(rebuilt[k])}`).join("; ");
+}
+
+/** What an unverified creation got wrong about the fee; "fee-paid" when only mint or supply did. */
+export function unverifiedLabel(seen: bigint, quoted: string | null): string {
+  if (seen === 0n) return "fee-less";
+  if (quoted !== null && seen >= BigInt(quoted)) return "fee-paid";
+  return `short-fee (${seen} of ${quoted ?? "?"} lamports)`;
 }

@@ -25,7 +25,7 @@ export interface LifecycleState {
   /** The key a suspension would fall on: the purchase's active key (else the build's own). */
   key: KeyDoc | null;
   suspendAfterUnverified: number;
-  /** Fee-less landings already recorded on the build's purchase, all its keys together. */
+  /** Unverified landings already recorded on the build's purchase, all its keys together. */
   recordedUnverified?: number;
 }
 

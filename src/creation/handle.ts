@@ -49,7 +49,7 @@ export async function recordLifecycle(
 }
 
 /**
- * Fee-less landings count against the purchase, and a suspension falls on the key in use now:
+ * Unverified landings count against the purchase, and a suspension falls on the key in use now:
  * a key deleted after its builds were made must neither reset the count nor absorb the verdict.
  */
 async function suspensionTarget(

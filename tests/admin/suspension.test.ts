@@ -27,7 +27,10 @@ Deno.test("decideSuspension: only the landing that goes past the threshold suspe
   assertEquals(decideSuspension(key({ unverifiedCount: 3 }), 3), [{
     type: "KeySuspended",
     v: 1,
-    data: { keyId: "k1", reason: "4 creations landed without the service fee" },
+    data: {
+      keyId: "k1",
+      reason: "4 creations landed unverified (the fee, the supply or the mint was wrong)",
+    },
   }]);
   // A sweep over settled state counts nothing pending.
   assertEquals(decideSuspension(key({ unverifiedCount: 3 }), 3, { pending: 0 }), []);
@@ -99,7 +102,10 @@ Deno.test("through the store: fee-less landings past the threshold suspend the k
     assertEquals((await refused.json()).error.code, "unauthorized");
     const doc = (await h.kv.get<KeyDoc>(projectionKey("key", [keyId]))).value!;
     assertEquals(doc.unverifiedCount, 3);
-    assertEquals(doc.suspended, "3 creations landed without the service fee");
+    assertEquals(
+      doc.suspended,
+      "3 creations landed unverified (the fee, the supply or the mint was wrong)",
+    );
 
     // A fourth landing while suspended adds no second KeySuspended.
     const { events } = await land(4);

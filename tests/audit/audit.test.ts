@@ -3,7 +3,12 @@ import { eventKey, projectionKey } from "../../events/keys.ts";
 import type { StoredEvent } from "../../events/types.ts";
 import { allProjections } from "../../projections/index.ts";
 import { replayAndCompare, replayIntoAndCompare } from "../../projections/replay.ts";
-import { AUDIT_TABLES, type AuditSummary, runAudit } from "../../src/audit/audit.ts";
+import {
+  AUDIT_TABLES,
+  type AuditSummary,
+  runAudit,
+  unverifiedLabel,
+} from "../../src/audit/audit.ts";
 import { checkOnChain, type TxView } from "../../src/audit/chain-check.ts";
 import { csvCell, FileSink, MemorySink } from "../../src/audit/sink.ts";
 import { cleanWorkload, TREASURY, workload } from "./fixtures.ts";
@@ -319,4 +324,12 @@ Deno.test("FileSink writes a CSV and a JSON file per table and a summary", async
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("an unverified creation is labelled by what it did with the fee", () => {
+  assertEquals(unverifiedLabel(0n, "500"), "fee-less");
+  assertEquals(unverifiedLabel(100n, "500"), "short-fee (100 of 500 lamports)");
+  // The fee in full: only the supply or the mint was wrong.
+  assertEquals(unverifiedLabel(500n, "500"), "fee-paid");
+  assertEquals(unverifiedLabel(900n, "500"), "fee-paid");
 });
