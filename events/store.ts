@@ -7,6 +7,7 @@
  * after `transact` loaded the head is still true when its events land; a conflict re-runs the
  * command, it never overwrites.
  */
+import { commitOrConflict } from "./commit.ts";
 import { Turns } from "./turns.ts";
 import { eventHash, GENESIS_HASH } from "./hash.ts";
 import {
@@ -224,7 +225,7 @@ export class EventStore {
     for (const q of decision.enqueue ?? []) {
       atomic.enqueue(q.value, { delay: q.delay, keysIfUndelivered: q.keysIfUndelivered });
     }
-    const res = await atomic.commit();
+    const res = await commitOrConflict(atomic);
     return res.ok ? stored : null;
   }
 

@@ -8,6 +8,7 @@
  * lease: a request that died holding it frees the key after `LEASE_MS`.
  */
 import type { MiddlewareHandler } from "hono";
+import { commitOrConflict } from "../../events/commit.ts";
 import { sha256Hex } from "../../events/hash.ts";
 import type { ExtraSet } from "../../events/store.ts";
 import type { Clock } from "../clock.ts";
@@ -109,8 +110,9 @@ export function idempotency(opts: { kv: Deno.Kv; clock: Clock }): MiddlewareHand
         leaseUntil: now + LEASE_MS,
         expiresAt: now + DAY_MS,
       };
-      const ok = await opts.kv.atomic().check(entry).set(kvKey, marker, { expireIn: DAY_MS })
-        .commit();
+      const ok = await commitOrConflict(
+        opts.kv.atomic().check(entry).set(kvKey, marker, { expireIn: DAY_MS }),
+      );
       if (ok.ok) break;
     }
 
@@ -144,7 +146,7 @@ async function storeOrRelease(
   const current = await kv.get<Record_>(scope.kvKey);
   if (current.value?.state === "done") return;
   if (failed || res.status >= 500 || res.status === 429) {
-    await kv.atomic().check(current).delete(scope.kvKey).commit();
+    await commitOrConflict(kv.atomic().check(current).delete(scope.kvKey));
     return;
   }
   let body: unknown = null;
@@ -154,5 +156,7 @@ async function storeOrRelease(
     body = null;
   }
   const [set] = recordFor(scope, res.status, body);
-  await kv.atomic().check(current).set(set.key, set.value, { expireIn: set.expireIn }).commit();
+  await commitOrConflict(
+    kv.atomic().check(current).set(set.key, set.value, { expireIn: set.expireIn }),
+  );
 }

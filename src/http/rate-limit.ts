@@ -4,6 +4,7 @@
  * concurrency. Headers in both forms clients parse today (RateLimit-Limit/-Remaining/-Reset) and
  * the current IETF draft (RateLimit-Policy / RateLimit).
  */
+import { commitOrConflict } from "../../events/commit.ts";
 import type { MiddlewareHandler } from "hono";
 import type { Clock } from "../clock.ts";
 import { utcDay } from "../../projections/usage.ts";
@@ -66,12 +67,13 @@ async function count(
     const [counter, day] = await opts.kv.getMany<[number, number]>([counterKey, dayKey]);
     const used = counter.value ?? 0;
     if (used >= opts.limit) return { used, counted: false };
-    const ok = await opts.kv.atomic()
-      .check(counter)
-      .check(day)
-      .set(counterKey, used + 1, { expireIn: 2 * HOUR })
-      .set(dayKey, (day.value ?? 0) + 1, { expireIn: 2 * 24 * HOUR })
-      .commit();
+    const ok = await commitOrConflict(
+      opts.kv.atomic()
+        .check(counter)
+        .check(day)
+        .set(counterKey, used + 1, { expireIn: 2 * HOUR })
+        .set(dayKey, (day.value ?? 0) + 1, { expireIn: 2 * 24 * HOUR }),
+    );
     if (ok.ok) return { used: used + 1, counted: true };
     if (attempt > 500) throw new ApiError("server_error", "rate limiter is overloaded; retry");
     await new Promise((r) => setTimeout(r, Math.random() * 3));
