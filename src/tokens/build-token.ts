@@ -234,11 +234,14 @@ async function build(
   const microLamports = priorityPrice(recentFees, s.config.maxPriorityFeeMicroLamports);
   const balance = BigInt(payerAccount?.lamports ?? 0);
 
-  // Without the priority fee first: it depends on the unit limit the simulation sizes, and a payer
-  // short of the fixed costs would only see the simulation fail with a vaguer message.
-  const baseCosts = costBreakdown(feeLamports, rent, 0n);
-  const baseShort = shortfall(balance, baseCosts);
-  if (baseShort) throw insufficient(baseShort.needed, balance, baseCosts);
+  // The balance before the simulation's verdict: a payer short of the costs would only see the
+  // simulation fail with a vaguer message. The priority fee follows the unit limit the simulation
+  // sizes; a failed simulation sizes nothing, so the fallback limit stands in, and `needed` is
+  // never less than what a top-up to it would then be asked for.
+  const unitLimit = unitLimitFromSimulation(sim.value.err ? null : sim.value.unitsConsumed);
+  const costs = costBreakdown(feeLamports, rent, priorityFeeLamports(unitLimit, microLamports));
+  const short = shortfall(balance, costs);
+  if (short) throw insufficient(short.needed, balance, costs);
 
   if (sim.value.err) {
     throw new ApiError(
@@ -253,11 +256,6 @@ async function build(
   const latest = replacementBlockhash(sim.value) ??
     // A node that does not say which blockhash it used: ask for the latest (one more round trip).
     await timed("rpc", () => connection.getLatestBlockhash("confirmed"));
-
-  const unitLimit = unitLimitFromSimulation(sim.value.unitsConsumed);
-  const costs = costBreakdown(feeLamports, rent, priorityFeeLamports(unitLimit, microLamports));
-  const short = shortfall(balance, costs);
-  if (short) throw insufficient(short.needed, balance, costs);
 
   // The simulated message with its three placeholders filled in, byte for byte otherwise.
   const final = retarget(

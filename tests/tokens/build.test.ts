@@ -3,11 +3,14 @@
  * payer's key, sent, and the chain is read back. One harness for the whole file.
  */
 import {
+  ComputeBudgetProgram,
   Keypair,
   LAMPORTS_PER_SOL,
   type Message,
   type PublicKey,
   PublicKey as Key,
+  SystemProgram,
+  Transaction,
   VersionedTransaction,
 } from "@solana/web3.js";
 import { getAccount, getMint, TOKEN_PROGRAM_ID } from "@solana/spl-token";
@@ -17,7 +20,7 @@ import { bearer, decodeTx, type Harness, startHarness } from "../support/harness
 import { decodeMetadataAccount } from "../../src/solana/token-metadata.ts";
 import { sha256Hex } from "../../events/hash.ts";
 import { PythPriceSource } from "../../src/pricing/price-source.ts";
-import { unitLimitFromSimulation } from "../../src/tokens/costs.ts";
+import { priorityPrice, unitLimitFromSimulation } from "../../src/tokens/costs.ts";
 import { sweepOpenBuilds } from "../../src/creation/watcher.ts";
 import { WELL_KNOWN_NAMES_KEY } from "../../src/admin/well-known-names.ts";
 import { makePng, toBase64 } from "../metadata/image/fixtures.ts";
@@ -691,6 +694,64 @@ Deno.test("a creation sent through the caller's own RPC is pending until confirm
     // A signature the cluster never saw stays 404.
     const unknown = await verify(bs58.encode(crypto.getRandomValues(new Uint8Array(64))));
     assertEquals([unknown.status, unknown.body.error.code], [404, "not_found"]);
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("with priority fees on the chain, insufficient_funds names the whole need: topping up to it builds", async () => {
+  // Slots move only when told, so the bids below fill most of the fee market's recent slots.
+  const h = await startHarness({ chain: { slotMs: "manual" } });
+  try {
+    const { apiKey } = await h.newApiKey();
+    const c = h.services.connection;
+    // Others pay 50,000 micro-lamports a unit to write the treasury, slot after slot, until that
+    // is the fee market's 75th percentile for the accounts a build writes.
+    const bidder = h.fundedWallet(1);
+    for (let i = 1; i <= 200; i++) {
+      const { blockhash } = await c.getLatestBlockhash("confirmed");
+      const bid = new Transaction({ feePayer: bidder.publicKey, recentBlockhash: blockhash }).add(
+        ComputeBudgetProgram.setComputeUnitPrice({ microLamports: 50_000 }),
+        SystemProgram.transfer({
+          fromPubkey: bidder.publicKey,
+          toPubkey: h.treasury.publicKey,
+          lamports: 1_000_000 + i,
+        }),
+      );
+      bid.sign(bidder);
+      await c.sendRawTransaction(bid.serialize());
+      h.chain.advanceSlots(1);
+      const fees = await c.getRecentPrioritizationFees({
+        lockedWritableAccounts: [h.treasury.publicKey],
+      });
+      if (priorityPrice(fees, 1_000_000) === 50_000n) break;
+    }
+
+    // A lamport more than everything but the priority fee (and short of the reserve).
+    const poor = Keypair.generate();
+    const fixed = 19_933_334n + 1_461_600n + 2_039_280n + 5_616_720n + 10_000_000n + 5_000n;
+    h.chain.airdrop(poor.publicKey.toBase58(), fixed + 1n);
+    const body = {
+      payer: poor.publicKey.toBase58(),
+      name: "Bid Cat",
+      symbol: "BID",
+      metadataUri: URI,
+      supply: "1",
+    };
+    const refused = await build(h, apiKey, body);
+    assertEquals(refused.body.error.code, "insufficient_funds");
+    const needed = BigInt(refused.body.error.fields.needed);
+    const priorityFee = BigInt(refused.body.error.fields.breakdown.priorityFee);
+    assert(priorityFee > 0n, JSON.stringify(refused.body));
+    assertEquals(needed, fixed + priorityFee + 890_880n);
+
+    // Top up to exactly what was named: it builds, and the transaction lands.
+    h.chain.airdrop(poor.publicKey.toBase58(), needed - fixed - 1n);
+    const built = await build(h, apiKey, body);
+    assertEquals(built.res.status, 201, JSON.stringify(built.body));
+    await signAndSend(h, built.body.transaction, poor);
+    // Sized again at the second build (its own simulation and fee market), never above the first.
+    assert(BigInt(await c.getBalance(poor.publicKey, "confirmed")) >= 890_880n);
   } finally {
     await h.close();
   }
