@@ -4,13 +4,17 @@
  * commit then throws "database is locked" having written nothing. Answered here as a failed check,
  * so the caller's loop re-reads and retries as it does for any other concurrent writer.
  */
+/** SQLite's answer when another process holds the KV file's write lock. */
+export const isKvBusy = (e: unknown): boolean =>
+  e instanceof Error && /database is (locked|busy)/i.test(e.message);
+
 export async function commitOrConflict(
   atomic: Deno.AtomicOperation,
 ): Promise<Deno.KvCommitResult | Deno.KvCommitError> {
   try {
     return await atomic.commit();
   } catch (e) {
-    if (e instanceof Error && /database is (locked|busy)/i.test(e.message)) return { ok: false };
+    if (isKvBusy(e)) return { ok: false };
     throw e;
   }
 }

@@ -3,6 +3,7 @@
  * (the file `deno task start` uses). A KV Connect URL (Deno Deploy's database) works too, with
  * DENO_KV_ACCESS_TOKEN in the environment.
  */
+import { isKvBusy } from "../../events/commit.ts";
 
 export class CliError extends Error {}
 
@@ -23,7 +24,15 @@ export async function openExistingKv(path: string): Promise<Deno.Kv> {
       throw e;
     }
   }
-  return await Deno.openKv(path);
+  // The service may be writing the same file: opening can meet its write lock for a moment.
+  for (let attempt = 0;; attempt++) {
+    try {
+      return await Deno.openKv(path);
+    } catch (e) {
+      if (!isKvBusy(e) || attempt >= 50) throw e;
+      await new Promise((r) => setTimeout(r, 20 + Math.random() * 40));
+    }
+  }
 }
 
 /** Opens a KV that must not exist yet (a target for events:import). */

@@ -15,6 +15,7 @@ Deno.test("two processes appending to one KV file: every append lands, the chain
   const dir = await Deno.makeTempDir({ prefix: "tcb-two-writers-" });
   const path = `${dir}/kv.sqlite3`;
   try {
+    (await Deno.openKv(path)).close(); // the store exists before either writer opens it
     const writer = (prefix: string) =>
       new Deno.Command(Deno.execPath(), {
         args: ["run", "-A", "--unstable-kv", "--config", CONFIG, WRITER, path, prefix, "400"],

@@ -3,10 +3,12 @@
  * Prints how many appends went through and the first error, as one JSON line.
  */
 import { EventStore } from "../../../events/store.ts";
+import { openExistingKv } from "../../../src/cli/kv.ts";
 import { allProjections } from "../../../projections/index.ts";
 
 const [path, prefix, count] = Deno.args;
-const kv = await Deno.openKv(path);
+// As `deno task admin --kv` opens the service's file.
+const kv = await openExistingKv(path);
 const store = new EventStore(kv, { projections: allProjections });
 let ok = 0;
 let firstError: string | null = null;
