@@ -34,7 +34,9 @@ export function createApp(s: Services, groups: RouteGroup[] = []): Hono<AppEnv> 
     await next();
     c.header("Cache-Control", "no-store");
   });
-  app.use("/v1/*", async function bodyLimits(c, next) {
+  // Every endpoint that takes a body, the portal's included (design.md: 64 KiB but metadata), is
+  // cut off with 413 before parsing, so a huge body is never read into memory.
+  app.use("*", async function bodyLimits(c, next) {
     const max = c.req.path === "/v1/metadata" ? METADATA_BODY_LIMIT : DEFAULT_BODY_LIMIT;
     return await bodyLimit({
       maxSize: max,

@@ -14,7 +14,6 @@
  *   DELETE /admin/well-known-names                        back to the configured list
  */
 import { Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { z } from "zod";
 import { adminAuth } from "../admin/auth.ts";
 import { isKeyId } from "../keys/api-key.ts";
@@ -65,15 +64,7 @@ export function adminRoutes(s: Services) {
     c.header("Cache-Control", "no-store");
   });
   app.use("/admin/*", adminAuth(token));
-  app.use(
-    "/admin/*",
-    bodyLimit({
-      maxSize: 64 * 1024,
-      onError: () => {
-        throw new ApiError("payload_too_large", "Request body is larger than 65536 bytes");
-      },
-    }),
-  );
+  // Bodies over 64 KiB are refused app-wide (src/app.ts) before they reach here.
 
   const query = (c: { req: { query(): Record<string, string> } }): ListOptions => {
     const r = ListQuery.safeParse(c.req.query());

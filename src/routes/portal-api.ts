@@ -60,8 +60,17 @@ export function portalApiRoutes(s: Services) {
       if (o !== undefined && o !== origin && o !== own) {
         throw new ApiError("forbidden", "Cross-origin request refused");
       }
-      if (c.req.header("sec-fetch-site") === "cross-site") {
+      // A browser says where a request comes from: only the page itself (or the user typing)
+      // may change state. A same-site sibling origin is refused too.
+      const site = c.req.header("sec-fetch-site");
+      if (site !== undefined && site !== "same-origin" && site !== "none") {
         throw new ApiError("forbidden", "Cross-site request refused");
+      }
+      // A JSON body is what no plain HTML form can send cross-site; the page always sends one.
+      if (!/^application\/json\b/i.test(c.req.header("content-type") ?? "")) {
+        throw new ApiError("invalid_request", "Portal calls take a JSON body", {
+          "content-type": "must be application/json",
+        });
       }
     }
     await next();

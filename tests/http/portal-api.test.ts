@@ -219,3 +219,40 @@ Deno.test("sign-in refuses small-order public keys, whose 'signatures' anyone ca
     await h.close();
   }
 });
+
+Deno.test("portal calls: a body over 64 KiB is 413 unread; state changes need JSON from the page's own origin", async () => {
+  const h = await startHarness();
+  try {
+    // No sign-in needed to reach these: the limit must hold before anything is read.
+    const big = await h.request("/portal/api/challenge", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ wallet: "x", pad: "a".repeat(70_000) }),
+    });
+    assertEquals([big.status, (await big.json()).error.code], [413, "payload_too_large"]);
+
+    const { cookie, keyId } = await h.newApiKey();
+    const rotate = (headers: Record<string, string>) =>
+      h.request(`/portal/api/keys/${keyId}/rotate`, {
+        method: "POST",
+        headers: { cookie, ...headers },
+        body: "{}",
+      });
+    const plain = await rotate({ "content-type": "text/plain" });
+    assertEquals([plain.status, (await plain.json()).error.code], [400, "invalid_request"]);
+    const sibling = await rotate({
+      "content-type": "application/json",
+      "sec-fetch-site": "same-site",
+    });
+    assertEquals([sibling.status, (await sibling.json()).error.code], [403, "forbidden"]);
+    // Nothing rotated so far; the page's own call does.
+    const own = await rotate({
+      "content-type": "application/json",
+      "sec-fetch-site": "same-origin",
+    });
+    assertEquals(own.status, 200);
+    await own.body?.cancel();
+  } finally {
+    await h.close();
+  }
+});
