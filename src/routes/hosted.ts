@@ -110,5 +110,17 @@ export function hostedRoutes(s: Services) {
     return respond(c, `"${imageId}"`, doc.mime, doc.bytes, () => readImage(s.kv, doc));
   });
 
+  // A browser's CORS preflight (a client that adds a header) gets the same open answer.
+  app.options("/:dir{[mi]}/*", (c) =>
+    c.body(null, 204, {
+      "Access-Control-Allow-Origin": "*",
+      "Access-Control-Allow-Methods": "GET, HEAD",
+      "Access-Control-Allow-Headers": c.req.header("access-control-request-headers") ?? "*",
+      "Access-Control-Max-Age": "86400",
+    }));
+  // Anything else under /m/ and /i/ (another method, a deeper path) is a hosted-file 404 with
+  // the same headers, not the app-wide one.
+  app.all("/:dir{[mi]}/*", (c) => notFound(c));
+
   return app;
 }

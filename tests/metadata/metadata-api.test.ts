@@ -388,6 +388,31 @@ Deno.test("POST /v1/metadata and the hosted files", async (t) => {
             } else await res.body?.cancel();
           }
         }
+        // Deeper paths and other methods get the hosted 404 too, with its headers.
+        for (
+          const [method, p] of [
+            ["GET", `/m/${r.body.id}.json/`],
+            ["GET", "/m/a/b"],
+            ["GET", "/i/"],
+            ["POST", `/m/${r.body.id}.json`],
+            ["DELETE", `/i/${imageId}.png`],
+          ]
+        ) {
+          const res = await h.request(p, { method });
+          assertEquals(res.status, 404, `${method} ${p}`);
+          assertEquals(res.headers.get("cache-control"), "no-store", `${method} ${p}`);
+          assertEquals(res.headers.get("x-content-type-options"), "nosniff");
+          assertEquals(res.headers.get("access-control-allow-origin"), "*");
+          assertEquals((await res.json()).error.code, "not_found");
+        }
+        // A CORS preflight from a browser client that adds a header.
+        const pre = await h.request(`/i/${imageId}.png`, {
+          method: "OPTIONS",
+          headers: { origin: "https://wallet.example", "access-control-request-method": "GET" },
+        });
+        assertEquals(pre.status, 204);
+        assertEquals(pre.headers.get("access-control-allow-origin"), "*");
+        assertMatch(pre.headers.get("access-control-allow-methods") ?? "", /GET/);
         const ok = await h.request(`/i/${imageId}.png`);
         assertEquals(ok.status, 200);
         await ok.body?.cancel();
