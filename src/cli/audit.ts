@@ -10,7 +10,7 @@ import { runAudit } from "../audit/audit.ts";
 import { rpcTxReader } from "../audit/chain-check.ts";
 import { AUDIT_TABLES } from "../audit/audit.ts";
 import { FileSink } from "../audit/sink.ts";
-import { CliError, defaultKvPath, openExistingKv, runCli } from "./kv.ts";
+import { CliError, defaultKvPath, defaultRpcUrl, openExistingKv, runCli } from "./kv.ts";
 
 const USAGE = "usage: deno task audit [--kv PATH|URL] [--out DIR] [--verify-chain]";
 
@@ -37,9 +37,10 @@ await runCli(async () => {
   const out = args.out ?? `audit-${new Date().toISOString().replaceAll(":", "").slice(0, 17)}Z`;
   let connection: Connection | null = null;
   if (args["verify-chain"]) {
-    const rpc = Deno.env.get("SOLANA_RPC_URL");
-    if (!rpc) throw new CliError("--verify-chain needs SOLANA_RPC_URL");
-    connection = new Connection(rpc, { commitment: "confirmed", disableRetryOnRateLimit: false });
+    connection = new Connection(defaultRpcUrl(), {
+      commitment: "confirmed",
+      disableRetryOnRateLimit: false,
+    });
   }
 
   const kv = await openExistingKv(kvPath);

@@ -8,11 +8,11 @@ import { Connection, Keypair, LAMPORTS_PER_SOL, Transaction } from "@solana/web3
 import bs58 from "bs58";
 import { saveKeypair } from "../local/data-dir.ts";
 import { signWithKeypair } from "../portal/sign-with-keypair.ts";
+import { defaultRpcUrl } from "./kv.ts";
 
 const service = (Deno.env.get("SERVICE_URL") ?? `http://127.0.0.1:${Deno.env.get("PORT") ?? 8000}`)
   .replace(/\/+$/, "");
-const rpcUrl = Deno.env.get("SOLANA_RPC_URL") ??
-  `http://127.0.0.1:${Deno.env.get("CHAIN_PORT") ?? 8899}`;
+const rpcUrl = defaultRpcUrl();
 const dataDir = Deno.env.get("DATA_DIR") ?? ".data";
 
 const connection = new Connection(rpcUrl, "confirmed");

@@ -7,6 +7,14 @@ import { isKvBusy } from "../../events/commit.ts";
 
 export class CliError extends Error {}
 
+/**
+ * The RPC the operator tools talk to: SOLANA_RPC_URL, else the embedded chain `deno task start`
+ * runs on CHAIN_PORT (8899).
+ */
+export function defaultRpcUrl(env: Record<string, string | undefined> = Deno.env.toObject()) {
+  return env.SOLANA_RPC_URL || `http://127.0.0.1:${env.CHAIN_PORT || 8899}`;
+}
+
 export function defaultKvPath(env: Record<string, string | undefined> = Deno.env.toObject()) {
   return `${(env.DATA_DIR || ".data").replace(/\/+$/, "")}/kv.sqlite3`;
 }
