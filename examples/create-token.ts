@@ -145,6 +145,14 @@ const b64 = (bytes: Uint8Array) => {
   return btoa(s);
 };
 const fromB64 = (s: string) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
+/**
+ * What the ATA and Token Metadata programs take from the payer without it showing in the
+ * instruction data: rent for a 165-byte token account (2,039,280) and a 679-byte metadata account
+ * (5,616,720), and the metadata program's creation fee (0.01 SOL). Rent parameters are the same on
+ * every cluster.
+ */
+const PROGRAM_CHARGED_LAMPORTS = 2_039_280n + 5_616_720n + 10_000_000n;
+
 const sol = (lamports: bigint) => `${(Number(lamports) / LAMPORTS_PER_SOL).toFixed(9)} SOL`;
 
 export async function createToken(o: CreateTokenOptions): Promise<CreateTokenResult> {
@@ -228,7 +236,11 @@ export async function createToken(o: CreateTokenOptions): Promise<CreateTokenRes
   for (const line of review.lines) log(`   ${line}`);
   log(`   fee to treasury ${review.treasury}: ${sol(review.feeLamports)} ($${build.fee.usd})`);
   log(
-    `   rent and metadata costs from your wallet: about ${sol(review.rentLamports)} + network fee`,
+    `   rent and metadata costs from your wallet: about ${
+      sol(review.rentLamports + PROGRAM_CHARGED_LAMPORTS)
+    } (the mint's rent ${sol(review.rentLamports)} shows in the transaction; the token ` +
+      `account's and metadata account's rent and the metadata program's 0.01 SOL fee are taken ` +
+      `by those programs) + network fee`,
   );
   if (review.problems.length) {
     throw new Error(`refusing to sign:\n  - ${review.problems.join("\n  - ")}`);

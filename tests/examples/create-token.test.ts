@@ -5,7 +5,7 @@
 import { assert, assertEquals, assertMatch, assertRejects } from "../support/assert.ts";
 import { bearer, startHarness } from "../support/harness.ts";
 import { makePng } from "../metadata/image/fixtures.ts";
-import { Keypair, SystemProgram, Transaction } from "@solana/web3.js";
+import { Keypair, LAMPORTS_PER_SOL, SystemProgram, Transaction } from "@solana/web3.js";
 import { createToken, loadKeypair, reviewTransaction } from "../../examples/create-token.ts";
 
 const NEEDED = [
@@ -48,6 +48,7 @@ Deno.test("examples/create-token.ts creates a token end to end and refuses a doc
 
     const lines: string[] = [];
     let reviewed = false;
+    const before = BigInt(await h.services.connection.getBalance(wallet.publicKey, "confirmed"));
     const result = await createToken({
       baseUrl: `http://127.0.0.1:${server.addr.port}`,
       apiKey,
@@ -87,6 +88,14 @@ Deno.test("examples/create-token.ts creates a token end to end and refuses a doc
         new RegExp(`fee to treasury ${h.treasury.publicKey.toBase58()}: 0\\.019933334 SOL`),
       ]
     ) assertMatch(out, re);
+    // What the review announces is what the payer's balance lost besides the fee and the one
+    // signature (no priority fee on this chain).
+    const after = BigInt(await h.services.connection.getBalance(wallet.publicKey, "confirmed"));
+    const announced = /rent and metadata costs from your wallet: about ([0-9.]+) SOL/.exec(out)!;
+    assertEquals(
+      BigInt(Math.round(Number(announced[1]) * LAMPORTS_PER_SOL)),
+      before - after - 19_933_334n - 5_000n,
+    );
 
     const record = await (await h.request(`/v1/tokens/${result.mint}`, { headers: bearer(apiKey) }))
       .json();
