@@ -100,6 +100,7 @@ const EnvSchema = z.object({
   ACCESS_FEE_USD: z.coerce.number().positive().default(10),
   TOKEN_FEE_USD: z.coerce.number().positive().default(2.99),
   REQUESTS_PER_HOUR: int(600),
+  PORTAL_REQUESTS_PER_HOUR: int(600),
   TOKENS_PER_DAY: int(25),
   METADATA_PER_DAY: int(100),
   HOSTED_ITEMS_PER_KEY: int(5000),
@@ -114,6 +115,8 @@ const EnvSchema = z.object({
 
 export interface Limits {
   requestsPerHour: number;
+  /** Portal calls that change state, per client address and UTC hour. */
+  portalRequestsPerHour: number;
   tokensPerDay: number;
   metadataPerDay: number;
   imageBytes: number;
@@ -207,6 +210,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     fees: { accessUsd: e.ACCESS_FEE_USD, tokenUsd: e.TOKEN_FEE_USD },
     limits: {
       requestsPerHour: e.REQUESTS_PER_HOUR,
+      portalRequestsPerHour: e.PORTAL_REQUESTS_PER_HOUR,
       tokensPerDay: e.TOKENS_PER_DAY,
       metadataPerDay: e.METADATA_PER_DAY,
       imageBytes: 1_048_576,

@@ -5,7 +5,7 @@
  * the current IETF draft (RateLimit-Policy / RateLimit).
  */
 import { commitOrConflict } from "../../events/commit.ts";
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import type { Clock } from "../clock.ts";
 import { utcDay } from "../../projections/usage.ts";
 import type { AppEnv } from "./env.ts";
@@ -25,19 +25,30 @@ export interface RateLimitOptions {
   kv: Deno.Kv;
   limit: number;
   clock: Clock;
+  /**
+   * Who is counted, and under which counter: by default the API key (its id, with the daily
+   * count `/v1/me` shows). The portal counts its callers by network address instead.
+   */
+  subject?: (c: Context<AppEnv>) => { id: string; counter: (window: number) => Deno.KvKey };
 }
 
+const byApiKey = (c: Context<AppEnv>) => {
+  const keyId = c.get("key").keyId;
+  return { id: keyId, counter: (window: number) => requestCounterKey(keyId, window) };
+};
+
 export function rateLimit(opts: RateLimitOptions): MiddlewareHandler<AppEnv> {
-  // Requests of one key in this process count one at a time instead of colliding on the counter.
+  // Requests of one subject in this process count one at a time instead of colliding.
   const turns = new Turns();
+  const subjectOf = opts.subject ?? byApiKey;
   return async function rateLimit(c, next) {
-    const key = c.get("key");
+    const subject = subjectOf(c);
     const now = opts.clock();
     const window = hourWindow(now);
     const resetS = Math.max(1, Math.ceil(((window + 1) * HOUR - now) / 1000));
-    const counterKey = requestCounterKey(key.keyId, window);
-    const dayKey = dailyRequestKey(key.keyId, utcDay(now));
-    const { used, counted } = await turns.run(key.keyId, () => count(opts, counterKey, dayKey));
+    const counterKey = subject.counter(window);
+    const dayKey = opts.subject ? null : dailyRequestKey(subject.id, utcDay(now));
+    const { used, counted } = await turns.run(subject.id, () => count(opts, counterKey, dayKey));
     const remaining = Math.max(0, opts.limit - used);
     const headers: Record<string, string> = {
       "RateLimit-Limit": String(opts.limit),
@@ -61,19 +72,21 @@ export function rateLimit(opts: RateLimitOptions): MiddlewareHandler<AppEnv> {
 async function count(
   opts: RateLimitOptions,
   counterKey: Deno.KvKey,
-  dayKey: Deno.KvKey,
+  dayKey: Deno.KvKey | null,
 ): Promise<{ used: number; counted: boolean }> {
   for (let attempt = 0;; attempt++) {
-    const [counter, day] = await opts.kv.getMany<[number, number]>([counterKey, dayKey]);
+    // Without a daily key the counter is read twice: one shape for both kinds of subject.
+    const [counter, day] = await opts.kv.getMany<[number, number | null]>(
+      [counterKey, dayKey ?? counterKey],
+    );
     const used = counter.value ?? 0;
     if (used >= opts.limit) return { used, counted: false };
-    const ok = await commitOrConflict(
-      opts.kv.atomic()
-        .check(counter)
-        .check(day)
-        .set(counterKey, used + 1, { expireIn: 2 * HOUR })
-        .set(dayKey, (day.value ?? 0) + 1, { expireIn: 2 * 24 * HOUR }),
-    );
+    const atomic = opts.kv.atomic().check(counter)
+      .set(counterKey, used + 1, { expireIn: 2 * HOUR });
+    if (dayKey) {
+      atomic.check(day).set(dayKey, (day.value ?? 0) + 1, { expireIn: 2 * 24 * HOUR });
+    }
+    const ok = await commitOrConflict(atomic);
     if (ok.ok) return { used: used + 1, counted: true };
     if (attempt > 500) throw new ApiError("server_error", "rate limiter is overloaded; retry");
     await new Promise((r) => setTimeout(r, Math.random() * 3));

@@ -6,7 +6,7 @@
  */
 import { Hono } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { PublicKey } from "@solana/web3.js";
 import { z } from "zod";
 import { deleteKey, issueKey, rotateKey } from "../domain/access/key-life.ts";
@@ -15,6 +15,7 @@ import { checkPurchase, quotePurchase } from "../domain/access/purchase.ts";
 import { readBody } from "../http/body.ts";
 import type { AppEnv } from "../http/env.ts";
 import { ApiError } from "../http/errors.ts";
+import { rateLimit } from "../http/rate-limit.ts";
 import {
   completeSignIn,
   createChallenge,
@@ -76,6 +77,22 @@ export function portalApiRoutes(s: Services) {
     await next();
   };
   app.use("/portal/api/*", sameOrigin);
+
+  // Sign-in and quotes need no key, and each quote is a permanent event and an RPC call: calls
+  // that change state are limited per client address and hour, like API keys are.
+  const limited = rateLimit({
+    kv: s.kv,
+    limit: s.config.limits.portalRequestsPerHour,
+    clock: s.clock,
+    subject: (c) => {
+      const address = clientAddress(c);
+      return { id: `portal ${address}`, counter: (w) => ["rl_portal", address, w] };
+    },
+  });
+  app.use("/portal/api/*", async function portalRateLimit(c, next) {
+    if (c.req.method === "GET" || c.req.method === "HEAD") return await next();
+    return await limited(c, next);
+  });
 
   const session: MiddlewareHandler<AppEnv> = async function session(c, next) {
     const sess = await readSession(s.kv, s.clock, getCookie(c, SESSION_COOKIE));
@@ -154,4 +171,13 @@ export function portalApiRoutes(s: Services) {
 function keyIdParam(raw: string): string {
   if (!isKeyId(raw)) throw new ApiError("not_found", "key not found");
   return raw;
+}
+
+/**
+ * The caller's network address as the server saw it (Deno.serve's `remoteAddr`; on Deno Deploy,
+ * the client's). In-process requests (tests) have none and share one bucket.
+ */
+function clientAddress(c: Context<AppEnv>): string {
+  const info = c.env as { remoteAddr?: { hostname?: string } } | undefined;
+  return info?.remoteAddr?.hostname ?? "local";
 }

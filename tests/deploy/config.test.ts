@@ -109,6 +109,7 @@ Deno.test("defaults: an empty environment is a working local configuration", () 
   assertEquals(c.keyPrefix, "tcb");
   assertEquals(c.limits, {
     requestsPerHour: 600,
+    portalRequestsPerHour: 600,
     tokensPerDay: 25,
     metadataPerDay: 100,
     imageBytes: 1048576,

@@ -256,3 +256,26 @@ Deno.test("portal calls: a body over 64 KiB is 413 unread; state changes need JS
     await h.close();
   }
 });
+
+Deno.test("portal calls that change state are limited per client address and hour; reads are not", async () => {
+  const h = await startHarness({ env: { PORTAL_REQUESTS_PER_HOUR: "5" } });
+  try {
+    const wallet = h.fundedWallet().publicKey.toBase58();
+    const challenge = () =>
+      h.request("/portal/api/challenge", { method: "POST", json: { wallet } });
+    for (let i = 0; i < 5; i++) {
+      const res = await challenge();
+      assertEquals(res.status, 200, `challenge ${i}`);
+      await res.body?.cancel();
+    }
+    const refused = await challenge();
+    assertEquals([refused.status, (await refused.json()).error.code], [429, "rate_limited"]);
+    assert(Number(refused.headers.get("retry-after")) > 0);
+    // Reading the page's state is not a change: still answered (401 without a session).
+    const state = await h.request("/portal/api/state");
+    assertEquals(state.status, 401);
+    await state.body?.cancel();
+  } finally {
+    await h.close();
+  }
+});
