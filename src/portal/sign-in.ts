@@ -25,19 +25,20 @@ export interface Session {
 const challengeKey = (nonce: string): Deno.KvKey => ["signin", nonce];
 const sessionKey = (id: string): Deno.KvKey => ["session", id];
 
+/** `origin`: the portal's, as PUBLIC_BASE_URL gives it (scheme, host and port). */
 export function signInMessage(
-  domain: string,
+  origin: string,
   wallet: string,
   nonce: string,
   issued: number,
 ): string {
   return [
-    `${domain} wants you to sign in with your Solana account:`,
+    `${new URL(origin).host} wants you to sign in with your Solana account:`,
     wallet,
     "",
     "Sign in to manage your token-creation API key. This costs nothing and moves no funds.",
     "",
-    `URI: https://${domain}`,
+    `URI: ${origin}`,
     "Version: 1",
     `Nonce: ${nonce}`,
     `Issued At: ${new Date(issued).toISOString()}`,
@@ -45,10 +46,10 @@ export function signInMessage(
   ].join("\n");
 }
 
-export async function createChallenge(kv: Deno.Kv, clock: Clock, domain: string, wallet: string) {
+export async function createChallenge(kv: Deno.Kv, clock: Clock, origin: string, wallet: string) {
   const nonce = toHex(crypto.getRandomValues(new Uint8Array(16)));
   const now = clock();
-  const message = signInMessage(domain, wallet, nonce, now);
+  const message = signInMessage(origin, wallet, nonce, now);
   const value: Challenge = { wallet, message, expiresAt: now + CHALLENGE_TTL_MS };
   await kv.set(challengeKey(nonce), value, { expireIn: CHALLENGE_TTL_MS });
   return { nonce, message, expiresAt: value.expiresAt };

@@ -103,8 +103,7 @@ export function portalApiRoutes(s: Services) {
 
   app.post("/portal/api/challenge", async (c) => {
     const { wallet } = await readBody(c, ChallengeBody);
-    const host = new URL(s.config.publicBaseUrl).host;
-    return c.json(await createChallenge(s.kv, s.clock, host, wallet));
+    return c.json(await createChallenge(s.kv, s.clock, origin, wallet));
   });
 
   app.post("/portal/api/session", async (c) => {

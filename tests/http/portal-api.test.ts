@@ -279,3 +279,23 @@ Deno.test("portal calls that change state are limited per client address and hou
     await h.close();
   }
 });
+
+Deno.test("the sign-in message names the portal's own origin, scheme included", async () => {
+  for (const base of ["http://127.0.0.1:8000", "https://tokens.example.test"]) {
+    const h = await startHarness({ env: { PUBLIC_BASE_URL: base } });
+    try {
+      const wallet = h.fundedWallet().publicKey.toBase58();
+      const ch =
+        await (await h.request("/portal/api/challenge", { method: "POST", json: { wallet } }))
+          .json();
+      const lines = ch.message.split("\n");
+      assertEquals(
+        lines[0],
+        `${new URL(base).host} wants you to sign in with your Solana account:`,
+      );
+      assert(lines.includes(`URI: ${base}`), ch.message);
+    } finally {
+      await h.close();
+    }
+  }
+});
