@@ -53,14 +53,29 @@ export async function openFreshKv(path: string): Promise<Deno.Kv> {
     if (!(e instanceof Deno.errors.NotFound)) throw e;
   }
   const dir = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : "";
-  if (dir) await Deno.mkdir(dir, { recursive: true });
+  if (dir) {
+    try {
+      await Deno.stat(dir);
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound)) throw e;
+      await Deno.mkdir(dir, { recursive: true });
+      createdDirs.add(path);
+    }
+  }
   return await Deno.openKv(path);
 }
+
+/** KV paths whose directory `openFreshKv` made: `removeKvFile` takes the directory away too. */
+const createdDirs = new Set<string>();
 
 /** Removes a SQLite KV file and its journal companions. */
 export async function removeKvFile(path: string): Promise<void> {
   for (const p of [path, `${path}-wal`, `${path}-shm`, `${path}-journal`]) {
     await Deno.remove(p).catch(() => {});
+  }
+  if (createdDirs.delete(path)) {
+    // Only if empty: anything else in it is not ours to remove.
+    await Deno.remove(path.slice(0, path.lastIndexOf("/"))).catch(() => {});
   }
 }
 

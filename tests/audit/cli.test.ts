@@ -109,14 +109,15 @@ Deno.test("deno task audit / events:export / events:import on KV files", async (
     const refused = await task(
       "events:import",
       "--kv",
-      `${dir}/t.sqlite3`,
+      `${dir}/new/t.sqlite3`,
       "--in",
       `${dir}/tampered.ndjson`,
     );
     assertEquals(refused.code, 1);
     assertMatch(refused.stderr, /import refused: line 9: hash does not match/);
-    await Deno.stat(`${dir}/t.sqlite3`).then(
-      () => assert(false, "a refused import leaves no KV file"),
+    // Neither the file nor the directory the import made for it.
+    await Deno.stat(`${dir}/new`).then(
+      () => assert(false, "a refused import leaves no KV file or directory"),
       (e) => assert(e instanceof Deno.errors.NotFound),
     );
   } finally {
