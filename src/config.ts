@@ -93,7 +93,9 @@ const EnvSchema = z.object({
   ),
   KEY_PEPPER: z.string().min(32, "at least 32 characters").optional(),
   PRICE_SOL_USD: z.coerce.number().positive().optional(),
-  PYTH_SOL_USD_ACCOUNT: address.default("H6ARHf6YXhGYeQfUzQNGk6rDNnLBQKrenN712K4AQJEG"),
+  // The pull oracle's sponsored SOL/USD price feed account (same on mainnet and devnet); a legacy
+  // push price account is still read if configured.
+  PYTH_SOL_USD_ACCOUNT: address.default("7UVimffxr9ow1uXYxsr4LHAcV58mLzhmwaeKvJ1pjLiE"),
   PRICE_MAX_AGE_S: int(120),
   STABLECOIN_MINT: address.optional(),
   STABLECOIN_DECIMALS: z.coerce.number().int().min(0).max(9).default(6),

@@ -3,7 +3,7 @@
  * an ordinary @solana/web3.js Connection can talk to it. See docs/chain.md.
  */
 import { PublicKey } from "@solana/web3.js";
-import { PYTH_SOL_USD_PRICE_ACCOUNT } from "../solana/pyth.ts";
+import { PYTH_SOL_USD_PRICE_FEED_ACCOUNT } from "../solana/pyth-receiver.ts";
 import { ChainNode } from "./node.ts";
 import { PubSub } from "./pubsub.ts";
 import { Rpc } from "./rpc.ts";
@@ -36,7 +36,10 @@ export interface EmbeddedChain {
   url: string;
   /** ws://127.0.0.1:<port + 1> */
   wsUrl: string;
-  /** Base58 address of the hosted Pyth SOL/USD price account. */
+  /**
+   * Base58 address of the hosted Pyth SOL/USD price feed account (pull oracle). The legacy push
+   * price account (`PYTH_SOL_USD_PRICE_ACCOUNT`) is hosted too, with the same price.
+   */
   pythSolUsdAccount: string;
   advanceSlots(n: number): void;
   slot(): number;
@@ -116,7 +119,7 @@ function start(opts: ChainOptions): EmbeddedChain {
       blockHeight: node.blocks.blockHeight,
       faults: server.faults,
       price: node.priceState,
-      pythSolUsdAccount: PYTH_SOL_USD_PRICE_ACCOUNT,
+      pythSolUsdAccount: PYTH_SOL_USD_PRICE_FEED_ACCOUNT,
       slotMs,
     }),
     setFaults,
@@ -153,7 +156,7 @@ function start(opts: ChainOptions): EmbeddedChain {
   const chain: EmbeddedChain = {
     url,
     wsUrl: `ws://${hostname}:${server.wsPort}`,
-    pythSolUsdAccount: PYTH_SOL_USD_PRICE_ACCOUNT,
+    pythSolUsdAccount: PYTH_SOL_USD_PRICE_FEED_ACCOUNT,
     advanceSlots: (n) => node.advanceSlots(n),
     slot: () => node.blocks.slot,
     blockHeight: () => node.blocks.blockHeight,

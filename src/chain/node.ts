@@ -13,6 +13,12 @@ import {
   PYTH_PRICE_ACCOUNT_SIZE,
   PYTH_SOL_USD_PRICE_ACCOUNT,
 } from "../solana/pyth.ts";
+import {
+  encodePriceUpdateV2,
+  PRICE_UPDATE_V2_SIZE,
+  PYTH_RECEIVER_PROGRAM_ID,
+  PYTH_SOL_USD_PRICE_FEED_ACCOUNT,
+} from "../solana/pyth-receiver.ts";
 import { AccountSnap, RENT_EXEMPT_EPOCH } from "./accounts.ts";
 import { Blocks, FINALIZATION_DEPTH, SLOTS_PER_EPOCH } from "./blocks.ts";
 import { base58Decode, base58Encode, sha256 } from "./codec.ts";
@@ -82,6 +88,8 @@ export class ChainNode {
   #writeListeners: ((key: string) => void)[] = [];
   #pythKey = base58Decode(PYTH_SOL_USD_PRICE_ACCOUNT);
   #pythLamports: bigint;
+  #feedKey = base58Decode(PYTH_SOL_USD_PRICE_FEED_ACCOUNT);
+  #feedLamports: bigint;
 
   constructor(opts: NodeOptions) {
     this.svm = new LiteSvm();
@@ -99,6 +107,7 @@ export class ChainNode {
       this.#placeholderProgram(TOKEN_METADATA_PROGRAM);
     }
     this.#placeholderProgram(PYTH_ORACLE_PROGRAM_ID);
+    this.#placeholderProgram(PYTH_RECEIVER_PROGRAM_ID);
     this.executor = new Executor(this.svm, { emulateTokenMetadata: !this.realTokenMetadata });
     this.history = new History(opts.historyLimit);
     const now = Date.now();
@@ -106,6 +115,7 @@ export class ChainNode {
     this.blocks = new Blocks(sha256(crypto.getRandomValues(new Uint8Array(32))), () => now);
     this.#solUsd = opts.solUsdPrice;
     this.#pythLamports = this.svm.minimumBalanceForRentExemption(BigInt(PYTH_PRICE_ACCOUNT_SIZE));
+    this.#feedLamports = this.svm.minimumBalanceForRentExemption(BigInt(PRICE_UPDATE_V2_SIZE));
     this.executor.db.set(
       this.faucet.publicKey.toBytes(),
       new AccountSnap(
@@ -199,7 +209,26 @@ export class ChainNode {
         RENT_EXEMPT_EPOCH,
       ),
     );
-    for (const fn of this.#writeListeners) fn(PYTH_SOL_USD_PRICE_ACCOUNT);
+    // The same price in the pull oracle's SOL/USD price feed account, which real clusters use now.
+    this.svm.setAccount(
+      this.#feedKey,
+      new Account(
+        this.#feedLamports,
+        encodePriceUpdateV2({
+          priceUsd: this.#solUsd,
+          publishTime: Math.floor(Date.now() / 1000),
+          postedSlot: this.blocks.slot,
+          writeAuthority: this.faucet.publicKey.toBytes(),
+        }),
+        base58Decode(PYTH_RECEIVER_PROGRAM_ID),
+        false,
+        RENT_EXEMPT_EPOCH,
+      ),
+    );
+    for (const fn of this.#writeListeners) {
+      fn(PYTH_SOL_USD_PRICE_ACCOUNT);
+      fn(PYTH_SOL_USD_PRICE_FEED_ACCOUNT);
+    }
   }
 
   // --- Transaction pipeline -----------------------------------------------------------------

@@ -1,7 +1,13 @@
 /** Where the SOL/USD price comes from. A missing or stale price is an error the API maps to 503. */
 import { Connection, PublicKey } from "@solana/web3.js";
 import type { Clock } from "../clock.ts";
-import { decodePythPriceAccount } from "../solana/pyth.ts";
+import { decodePythPriceAccount, PYTH_ORACLE_PROGRAM_ID, type PythPrice } from "../solana/pyth.ts";
+import {
+  decodePriceUpdateV2,
+  isPriceUpdateV2,
+  PYTH_RECEIVER_PROGRAM_ID,
+  PYTH_SOL_USD_FEED_ID,
+} from "../solana/pyth-receiver.ts";
 
 export interface SolPrice {
   usd: number;
@@ -10,7 +16,20 @@ export interface SolPrice {
   source: "pyth" | "fixed";
 }
 
-export class PriceUnavailable extends Error {}
+/**
+ * No price to quote. The message is what a caller is told (public, short); `detail` is for the
+ * operator's log only, since it can hold what the RPC provider said.
+ */
+export class PriceUnavailable extends Error {
+  constructor(message: string, readonly detail?: string) {
+    super(message);
+  }
+}
+
+/** A price whose confidence interval is wider than this share of it is not quoted. */
+export const MAX_CONF_RATIO = 0.02;
+/** Publication times this far ahead of our clock are refused (clock skew allowed for). */
+const MAX_FUTURE_S = 10;
 
 export interface PriceSource {
   /** A price read now (or the fixed one). */
@@ -76,19 +95,41 @@ export class PythPriceSource implements PriceSource {
     try {
       info = await this.connection.getAccountInfo(this.#account, "confirmed");
     } catch (e) {
-      throw new PriceUnavailable(`price account unreadable: ${(e as Error).message}`);
+      throw new PriceUnavailable("price account unreadable", (e as Error).message);
     }
     if (!info) throw new PriceUnavailable("price account not found");
-    let p;
-    try {
-      p = decodePythPriceAccount(info.data);
-    } catch (e) {
-      throw new PriceUnavailable(`price account malformed: ${(e as Error).message}`);
-    }
-    const age = Math.floor(this.clock() / 1000) - p.publishTime;
+    const p = decodePrice(info.data, info.owner.toBase58());
+    const now = Math.floor(this.clock() / 1000);
+    const age = now - p.publishTime;
     if (!(p.price > 0) || p.status !== "trading") throw new PriceUnavailable("price not trading");
     if (age > this.maxAgeS) throw new PriceUnavailable(`price is ${age} s old`);
+    if (-age > MAX_FUTURE_S) throw new PriceUnavailable("price is published in the future");
+    if (p.conf / p.price > MAX_CONF_RATIO) {
+      throw new PriceUnavailable(
+        `price too uncertain (confidence ±${(100 * p.conf / p.price).toFixed(2)}%)`,
+      );
+    }
     return { usd: p.price, publishTime: p.publishTime, source: "pyth" };
+  }
+}
+
+/**
+ * A Pyth SOL/USD price from either account kind: a pull-oracle price feed account (owned by the
+ * receiver program, fully verified, of the SOL/USD feed) or a legacy push price account.
+ */
+function decodePrice(data: Uint8Array, owner: string): PythPrice {
+  try {
+    if (isPriceUpdateV2(data)) {
+      if (owner !== PYTH_RECEIVER_PROGRAM_ID) throw new Error(`owner ${owner}`);
+      const u = decodePriceUpdateV2(data);
+      if (u.feedId !== PYTH_SOL_USD_FEED_ID) throw new Error(`feed ${u.feedId}, not SOL/USD`);
+      if (u.verification.kind !== "full") throw new Error("price update only partly verified");
+      return u;
+    }
+    if (owner !== PYTH_ORACLE_PROGRAM_ID) throw new Error(`owner ${owner}`);
+    return decodePythPriceAccount(data);
+  } catch (e) {
+    throw new PriceUnavailable("price account malformed", (e as Error).message);
   }
 }
 

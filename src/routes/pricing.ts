@@ -6,7 +6,7 @@ import type { Services } from "../services.ts";
 
 export function pricingRoutes(s: Services) {
   return new Hono<AppEnv>().get("/v1/pricing", async (c) => {
-    const price = await solPriceOr503(s.price);
+    const price = await solPriceOr503(s.price, (d) => s.logger.log("warn", "price unavailable", d));
     const { limits, fees } = s.config;
     return c.json({
       network: s.config.network,

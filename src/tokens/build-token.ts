@@ -159,7 +159,7 @@ async function build(
     [rent, price] = await timed("rpc", () =>
       Promise.all([
         rent ?? readRent(s),
-        price ?? solPriceOr503(s.price),
+        price ?? solPriceOr503(s.price, (d) => s.logger.log("warn", "price unavailable", d)),
       ]));
     rentCache.set(connection, rent);
   }

@@ -1,6 +1,6 @@
 import { assert, assertEquals } from "../support/assert.ts";
 import { Keypair, LAMPORTS_PER_SOL, type Logs, PublicKey, SystemProgram } from "@solana/web3.js";
-import { decodePythPriceAccount } from "../../src/solana/pyth.ts";
+import { decodePriceUpdateV2 } from "../../src/solana/pyth-receiver.ts";
 import { connect, fund, settleWebSocket, signed, start, waitFor } from "./helpers.ts";
 
 Deno.test("PubSub: account, logs and slot notifications through web3.js", async () => {
@@ -16,7 +16,7 @@ Deno.test("PubSub: account, logs and slot notifications through web3.js", async 
     const slotSub = conn.onSlotChange((s) => slots.push(s.slot));
     const pythSub = conn.onAccountChange(
       new PublicKey(chain.pythSolUsdAccount),
-      (acc, ctx) => prices.push({ slot: ctx.slot, price: decodePythPriceAccount(acc.data).price }),
+      (acc, ctx) => prices.push({ slot: ctx.slot, price: decodePriceUpdateV2(acc.data).price }),
       "processed",
     );
     const logsSub = conn.onLogs(to, (l) => logs.push(l), "confirmed");

@@ -48,7 +48,8 @@ export async function quotePurchase(
   let amount: bigint;
   let solUsd: number | null = null;
   if (currency === "SOL") {
-    solUsd = (await solPriceOr503(s.price)).usd;
+    solUsd = (await solPriceOr503(s.price, (d) =>
+      s.logger.log("warn", "price unavailable", d))).usd;
     amount = usdToLamports(usd, solUsd);
   } else {
     if (!s.config.stablecoin.mint) {
