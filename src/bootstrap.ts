@@ -18,7 +18,7 @@ import { localSecrets } from "./local/data-dir.ts";
 import { FixedPriceSource, type PriceSource, PythPriceSource } from "./pricing/price-source.ts";
 import { routeGroups } from "./routes/index.ts";
 import { QueueDispatcher } from "./queue.ts";
-import { startWatcher, sweepOpenBuilds } from "./creation/watcher.ts";
+import { startWatcher } from "./creation/watcher.ts";
 import type { Services } from "./services.ts";
 import { boundedRpcFetch } from "./solana/rpc-fetch.ts";
 
@@ -95,13 +95,8 @@ export async function bootstrap(config: Config, opts: BootOptions = {}): Promise
       kv,
       (e, kind) => logger.log("error", "queue job failed", { kind, error: String(e) }),
     );
+    // On Deploy, src/main.ts also sweeps from a top-level Deno.cron (it must be registered there).
     await startWatcher(services, queue);
-    if (config.deployMode) {
-      // A safety net on Deploy, where isolates come and go: a sweep at least every minute.
-      Deno.cron("sweep open builds", "* * * * *", async () => {
-        await sweepOpenBuilds(services);
-      });
-    }
   }
   let closing: Promise<void> | null = null;
   return {

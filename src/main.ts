@@ -1,6 +1,15 @@
 /** `deno task start`: the service on the embedded defaults, or on whatever the env configures. */
 import { bootstrap } from "./bootstrap.ts";
 import { ConfigError, loadConfig } from "./config.ts";
+import { sweepOpenBuilds } from "./creation/watcher.ts";
+
+// Deno Deploy picks up only crons registered at the module's top level, before anything is
+// awaited: a safety net there, where isolates come and go and queue loops with them, so open
+// builds are swept at least once a minute. It does nothing until deploy mode hands it a sweep.
+let sweepOnCron: (() => Promise<unknown>) | null = null;
+Deno.cron("sweep open builds", "* * * * *", async () => {
+  await sweepOnCron?.();
+});
 
 let config;
 try {
@@ -15,6 +24,7 @@ try {
 
 const booted = await bootstrap(config, { watch: true });
 const { services } = booted;
+if (config.deployMode) sweepOnCron = () => sweepOpenBuilds(services);
 const server = Deno.serve({
   port: config.port,
   hostname: config.hostname,

@@ -197,3 +197,21 @@ Deno.test("deploy mode refuses to start without its secrets and names each one",
     await Deno.remove(cwd, { recursive: true });
   }
 });
+
+Deno.test("Deno.cron is registered at the entry point's top level, before anything is awaited (Deploy's rule)", async () => {
+  const src = await Deno.readTextFile(`${ROOT}src/main.ts`);
+  const lines = src.split("\n");
+  const cron = lines.findIndex((l) => l.startsWith("Deno.cron("));
+  const firstAwait = lines.findIndex((l) => /\bawait\b/.test(l) && !l.startsWith(" "));
+  assert(cron >= 0, "Deno.cron( at column 0 in src/main.ts");
+  assert(
+    firstAwait < 0 || cron < firstAwait,
+    `cron on line ${cron + 1}, first await ${firstAwait + 1}`,
+  );
+  // And nowhere else, where Deploy would not find it.
+  for await (const f of Deno.readDir(`${ROOT}src`)) {
+    if (f.isFile && f.name.endsWith(".ts") && f.name !== "main.ts") {
+      assert(!(await Deno.readTextFile(`${ROOT}src/${f.name}`)).includes("Deno.cron("), f.name);
+    }
+  }
+});
