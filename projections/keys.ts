@@ -18,6 +18,16 @@ export interface KeyDoc {
 export const keyUsable = (k: KeyDoc | null): k is KeyDoc =>
   !!k && !k.deleted && k.banned === null && k.suspended === null;
 
+/**
+ * The key a request authenticated with is still the one in force: usable, and not rotated since.
+ * Checked again in a command's own commit, so a ban, deletion or rotation that lands while the
+ * request is under way wins over its write (a rotation ends the old secret at once).
+ */
+export const stillInForce = (
+  now: KeyDoc | null,
+  authenticated: Pick<KeyDoc, "secretMac">,
+): now is KeyDoc => keyUsable(now) && now.secretMac === authenticated.secretMac;
+
 export const keyStatus = (k: KeyDoc) =>
   k.deleted ? "deleted" : k.banned ? "banned" : k.suspended ? "suspended" : "active";
 

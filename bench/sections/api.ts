@@ -21,6 +21,8 @@ import { RpcMeter } from "../lib/rpc-meter.ts";
 import { closedLoop, round, summarize } from "../lib/stats.ts";
 import { profile, renderHotSpots } from "../lib/profiler.ts";
 import { type BuildTimings, buildToken } from "../../src/tokens/build-token.ts";
+import { projectionKey } from "../../events/keys.ts";
+import type { KeyDoc } from "../../projections/keys.ts";
 import { parseBuildRequest } from "../../src/tokens/request-schema.ts";
 import { wellKnownMatcher } from "../../src/tokens/well-known-names.ts";
 import {
@@ -176,7 +178,7 @@ export async function api(opts: ApiOptions): Promise<SectionResult> {
     opts.log("build: the command alone (buildToken), sequential");
     const wellKnown = wellKnownMatcher(h.services.config.wellKnownNames);
     const timings: BuildTimings[] = [];
-    const keyDoc = { keyId: k0.keyId, purchaseId: k0.purchaseId };
+    const keyDoc = (await h.services.kv.get<KeyDoc>(projectionKey("key", [k0.keyId]))).value!;
     for (let i = 0; i < opts.samples; i++) {
       await buildToken(h.services, keyDoc, parseBuildRequest(buildBody(k0.wallet, i), wellKnown), {
         onTimings: (t) => timings.push(t),

@@ -133,7 +133,8 @@ export function idempotency(opts: { kv: Deno.Kv; clock: Clock }): MiddlewareHand
 /**
  * Client errors are final and replayed like successes. A server fault or a 429 releases the key:
  * both tell the client to retry later, and that retry must actually run (a daily limit that has
- * reset must not keep answering 429 from the record).
+ * reset must not keep answering 429 from the record). So does a 401 from a key revoked mid-request:
+ * the key id's new secret (after a rotation, or a lifted ban) must be able to run it.
  */
 async function storeOrRelease(
   kv: Deno.Kv,
@@ -145,7 +146,7 @@ async function storeOrRelease(
   // error on the way out): that record is the truth, so it is never released or overwritten.
   const current = await kv.get<Record_>(scope.kvKey);
   if (current.value?.state === "done") return;
-  if (failed || res.status >= 500 || res.status === 429) {
+  if (failed || res.status >= 500 || res.status === 429 || res.status === 401) {
     await commitOrConflict(kv.atomic().check(current).delete(scope.kvKey));
     return;
   }

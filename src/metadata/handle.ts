@@ -7,7 +7,7 @@ import { sha256Hex, toHex } from "../../events/hash.ts";
 import { projectionKey } from "../../events/keys.ts";
 import type { MetadataHosted } from "../../events/types.ts";
 import type { HostedImageDoc } from "../../projections/hosted.ts";
-import type { KeyDoc } from "../../projections/keys.ts";
+import { type KeyDoc, stillInForce } from "../../projections/keys.ts";
 import { type UsageDoc, utcDay } from "../../projections/usage.ts";
 import type { Config } from "../config.ts";
 import { isRejection } from "../domain/rejection.ts";
@@ -110,12 +110,15 @@ export async function hostMetadata(
     limits,
   };
 
-  const { result } = await s.store.transact<MetadataHosted | LimitRejection>(async (tx) => {
-    const [usage, hostedCount, manifest] = await tx.getMany<unknown>([
+  const { result } = await s.store.transact<MetadataHosted | LimitRejection | null>(async (tx) => {
+    const [usage, hostedCount, manifest, keyNow] = await tx.getMany<unknown>([
       usageKey(key.purchaseId, day),
       hostedCountKey(key.purchaseId),
       imageManifestKey(imageId),
+      keyDocKey(key.keyId),
     ]);
+    // A ban, deletion or rotation that landed while the image was fetched wins over this item.
+    if (!stillInForce(keyNow as KeyDoc | null, key)) return { result: null };
     const decided = decideHostMetadata(cmd, {
       usage: usage as UsageDoc | null,
       hostedCount: hostedCount as number | null,
@@ -128,6 +131,7 @@ export async function hostMetadata(
       result: decided,
     };
   });
+  if (result === null) throw keyNoLongerValid();
   if (isRejection(result)) throw limitError(result);
   // The commit above holds the idempotency record; a refusal leaves it to the middleware.
   if (idempotency) idempotency.stored = true;
@@ -206,8 +210,12 @@ async function recordUnfetchable(
   const { key, idempotency } = input;
   const cmd = { ...call, keyId: key.keyId, purchaseId: key.purchaseId };
   const { events } = await s.store.transact(async (tx) => {
-    const [usage] = await tx.getMany<UsageDoc>([usageKey(key.purchaseId, call.day)]);
-    const decided = decideUnfetchableImage(cmd, { usage }, reason);
+    const [usage, keyNow] = await tx.getMany<unknown>([
+      usageKey(key.purchaseId, call.day),
+      keyDocKey(key.keyId),
+    ]);
+    if (!stillInForce(keyNow as KeyDoc | null, key)) return { result: null };
+    const decided = decideUnfetchableImage(cmd, { usage: usage as UsageDoc | null }, reason);
     if (decided.length === 0) return { result: null };
     return {
       append: [{ stream: `metadata-${call.id}`, expectedVersion: 0, events: decided }],
@@ -217,6 +225,10 @@ async function recordUnfetchable(
   });
   if (idempotency && events.length > 0) idempotency.stored = true;
 }
+
+const keyDocKey = (keyId: string) => projectionKey("key", [keyId]);
+
+const keyNoLongerValid = () => new ApiError("unauthorized", "The API key is no longer valid");
 
 function limitError(r: LimitRejection): ApiError {
   const headers: Record<string, string> = r.retryAfterS

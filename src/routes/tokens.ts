@@ -21,7 +21,7 @@ export function tokensRoutes(s: Services) {
       s.config.publicBaseUrl,
     );
     const key = c.get("key");
-    const body = await buildToken(s, { keyId: key.keyId, purchaseId: key.purchaseId }, req, {
+    const body = await buildToken(s, key, req, {
       idempotency: c.get("idempotency"),
     });
     return c.json(body, 201);

@@ -16,7 +16,7 @@ import { ACCOUNT_SIZE, MINT_SIZE } from "@solana/spl-token";
 import { sha256Hex } from "../../events/hash.ts";
 import { MAX_METADATA_LEN } from "../solana/token-metadata.ts";
 import { projectionKey } from "../../events/keys.ts";
-import { type KeyDoc, keyUsable } from "../../projections/keys.ts";
+import { type KeyDoc, stillInForce } from "../../projections/keys.ts";
 import { type UsageDoc, utcDay } from "../../projections/usage.ts";
 import { isRejection, reject, type Rejection } from "../domain/rejection.ts";
 import { ApiError } from "../http/errors.ts";
@@ -88,10 +88,8 @@ export interface BuildOptions {
   seed?: string;
 }
 
-export interface Caller {
-  keyId: string;
-  purchaseId: string;
-}
+/** The authenticated key (its secret's MAC too, so a rotation mid-request is seen). */
+export type Caller = Pick<KeyDoc, "keyId" | "purchaseId" | "secretMac">;
 
 /** Rent parameters never change on a cluster; one read per connection is enough. */
 const rentCache = new WeakMap<Connection, RentTable>();
@@ -315,8 +313,8 @@ async function build(
           projectionKey("key", [caller.keyId]),
           projectionKey("usage", [caller.purchaseId, utcDay(now)]),
         ]);
-        // A ban or deletion that landed while we were on the RPC wins over this build.
-        if (!keyUsable(key as KeyDoc | null)) {
+        // A ban, deletion or rotation that landed while we were on the RPC wins over this build.
+        if (!stillInForce(key as KeyDoc | null, caller)) {
           return { result: reject("unauthorized", "The API key is no longer valid") };
         }
         const decided = decideBuild(

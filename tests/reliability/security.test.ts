@@ -9,6 +9,7 @@ import { imageUrlProblem } from "../../src/metadata/image/fetch-image.ts";
 import { assert, assertEquals } from "../support/assert.ts";
 import { bearer, decodeTx, type Harness, startHarness } from "../support/harness.ts";
 import { assertErrorShape } from "./support.ts";
+import { makePng, toBase64 } from "../metadata/image/fixtures.ts";
 
 const build = (h: Harness, apiKey: string, payer: string, i = 0) =>
   h.request("/v1/tokens", {
@@ -246,6 +247,73 @@ Deno.test("security: every SSRF form of design.md is refused through POST /v1/me
   } finally {
     (Deno as { connect: unknown }).connect = connect;
     (Deno as { connectTls: unknown }).connectTls = connectTls;
+    await h.close();
+  }
+});
+
+Deno.test("security: a rotation that lands while a build or upload is under way wins over its write; the 401 is not recorded", async () => {
+  const h = await startHarness({ env: { TOKENS_PER_DAY: "100", METADATA_PER_DAY: "100" } });
+  try {
+    const k = await h.newApiKey();
+    const store = h.services.store;
+    const transact = store.transact.bind(store);
+    /** Runs `action` just before the request's own commit, as if it landed mid-request. */
+    const midRequest = (action: () => Promise<void>) => {
+      let armed = true;
+      store.transact = (async (fn: Parameters<typeof transact>[0]) => {
+        if (armed) {
+          armed = false;
+          await action();
+        }
+        return await transact(fn);
+      }) as typeof store.transact;
+    };
+    let apiKey = k.apiKey;
+    const rotate = async () => {
+      const res = await h.portal(k.cookie, `/portal/api/keys/${k.keyId}/rotate`, {});
+      apiKey = (await res.json()).apiKey;
+    };
+    const build = (key: string, idem: string) =>
+      h.request("/v1/tokens", {
+        method: "POST",
+        headers: { ...bearer(key), "idempotency-key": idem },
+        json: {
+          payer: k.wallet.publicKey.toBase58(),
+          name: "Mid",
+          symbol: "MID",
+          metadataUri: "https://example.com/m/mid.json",
+          supply: "1",
+        },
+      });
+    const upload = (key: string) =>
+      h.request("/v1/metadata", {
+        method: "POST",
+        headers: bearer(key),
+        json: { name: "Mid", symbol: "MID", imageBase64: toBase64(makePng(2, 2)) },
+      });
+    const count = async (type: string) => {
+      let n = 0;
+      for await (const e of store.readAll()) if (e.type === type) n++;
+      return n;
+    };
+
+    midRequest(rotate);
+    const old = apiKey;
+    const built = await build(old, "mid-1");
+    assertEquals([built.status, (await built.json()).error.code], [401, "unauthorized"]);
+    midRequest(rotate);
+    const hosted = await upload(apiKey);
+    assertEquals(hosted.status, 401);
+    await hosted.body?.cancel();
+    store.transact = transact;
+    assertEquals([await count("TokenBuilt"), await count("MetadataHosted")], [0, 0]);
+
+    // The same Idempotency-Key with the key id's new secret runs; the 401 was not recorded.
+    const retried = await build(apiKey, "mid-1");
+    assertEquals(retried.status, 201, JSON.stringify(await retried.clone().json()));
+    await retried.body?.cancel();
+    assertEquals(await count("TokenBuilt"), 1);
+  } finally {
     await h.close();
   }
 });

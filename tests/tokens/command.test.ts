@@ -12,6 +12,8 @@ import type { Services } from "../../src/services.ts";
 import { type BuildTimings, buildToken } from "../../src/tokens/build-token.ts";
 import type { BuildRequest } from "../../src/tokens/request-schema.ts";
 import { newSeed } from "../../src/tokens/transaction.ts";
+import { projectionKey } from "../../events/keys.ts";
+import type { KeyDoc } from "../../projections/keys.ts";
 
 /**
  * A Connection whose every JSON-RPC call is recorded. Calls that start while another is still in
@@ -74,7 +76,7 @@ const BUILD_WAVE = ["getMultipleAccounts", "getRecentPrioritizationFees", "simul
 step(
   "one RPC round trip per build; two when the rent or the Pyth price must be read first",
   async (h) => {
-    const { keyId, purchaseId, wallet } = await h.newApiKey();
+    const { keyId, wallet } = await h.newApiKey();
     const { connection, waves } = countingConnection(h.chain.url);
     let now = Date.now();
     const s: Services = {
@@ -83,8 +85,9 @@ step(
       price: new PythPriceSource(connection, h.chain.pythSolUsdAccount, 120, () => now),
     };
     const timings: BuildTimings[] = [];
+    const caller = await keyDoc(h, keyId);
     const built = (patch: Partial<BuildRequest> = {}) =>
-      buildToken(s, { keyId, purchaseId }, request(wallet.publicKey, patch), {
+      buildToken(s, caller, request(wallet.publicKey, patch), {
         onTimings: (t) => timings.push(t),
       });
     // A connection's first build: the Rent sysvar and the price account, then the build itself.
@@ -118,15 +121,15 @@ step(
 step(
   "a node that does not return the replacement blockhash costs one more round trip",
   async (h) => {
-    const { keyId, purchaseId, wallet } = await h.newApiKey();
+    const { keyId, wallet } = await h.newApiKey();
     // simulateTransaction answers lose `replacementBlockhash`, as from a node before Agave 2.0.
     const { connection, waves } = countingConnection(h.chain.url, (method, body) => {
       if (method === "simulateTransaction") delete body.result!.value!.replacementBlockhash;
     });
     const s: Services = { ...h.services, connection };
-    await buildToken(s, { keyId, purchaseId }, request(wallet.publicKey)); // reads the rent
+    await buildToken(s, await keyDoc(h, keyId), request(wallet.publicKey)); // reads the rent
     waves.length = 0;
-    const res = await buildToken(s, { keyId, purchaseId }, request(wallet.publicKey));
+    const res = await buildToken(s, await keyDoc(h, keyId), request(wallet.publicKey));
     assertEquals(waves.map((w) => w.sort()), [BUILD_WAVE, ["getLatestBlockhash"]]);
     assert(res.lastValidBlockHeight > await connection.getBlockHeight("confirmed"));
   },
@@ -155,12 +158,12 @@ step(
 );
 
 step("a build that stops early reports its timings too", async (h) => {
-  const { keyId, purchaseId } = await h.newApiKey();
+  const { keyId } = await h.newApiKey();
   const timings: BuildTimings[] = [];
   const poor = Keypair.generate().publicKey;
   for (let i = 0; i < 2; i++) {
     try {
-      await buildToken(h.services, { keyId, purchaseId }, request(poor), {
+      await buildToken(h.services, await keyDoc(h, keyId), request(poor), {
         onTimings: (t) => timings.push(t),
       });
       throw new Error("expected insufficient_funds");
@@ -181,7 +184,7 @@ step("simulation_failed carries the program logs: the mint address is already ta
   h.chain.airdrop(mint.toBase58(), 1_000_000n);
   let error: ApiError | null = null;
   try {
-    await buildToken(h.services, { keyId, purchaseId }, request(wallet.publicKey), { seed });
+    await buildToken(h.services, await keyDoc(h, keyId), request(wallet.publicKey), { seed });
   } catch (e) {
     error = e as ApiError;
   }
@@ -204,3 +207,8 @@ Deno.test("buildToken: round trips, timings, simulation failure", async (t) => {
     await h.close();
   }
 });
+
+/** The key as authentication hands it to a command. */
+async function keyDoc(h: Harness, keyId: string): Promise<KeyDoc> {
+  return (await h.kv.get<KeyDoc>(projectionKey("key", [keyId]))).value!;
+}
