@@ -92,15 +92,17 @@ const EnvSchema = z.object({
     "tcb",
   ),
   KEY_PEPPER: z.string().min(32, "at least 32 characters").optional(),
-  PRICE_SOL_USD: z.coerce.number().positive().optional(),
+  // Prices are used in nano-dollars and fees in micro-dollars (usdToLamports): below that they
+  // round to nothing (a division by zero, or a fee transfer of 0 lamports).
+  PRICE_SOL_USD: z.coerce.number().min(0.000000001, "at least 0.000000001").optional(),
   // The pull oracle's sponsored SOL/USD price feed account (same on mainnet and devnet); a legacy
   // push price account is still read if configured.
   PYTH_SOL_USD_ACCOUNT: address.default("7UVimffxr9ow1uXYxsr4LHAcV58mLzhmwaeKvJ1pjLiE"),
   PRICE_MAX_AGE_S: int(120),
   STABLECOIN_MINT: address.optional(),
   STABLECOIN_DECIMALS: z.coerce.number().int().min(0).max(9).default(6),
-  ACCESS_FEE_USD: z.coerce.number().positive().default(10),
-  TOKEN_FEE_USD: z.coerce.number().positive().default(2.99),
+  ACCESS_FEE_USD: z.coerce.number().min(0.000001, "at least 0.000001").default(10),
+  TOKEN_FEE_USD: z.coerce.number().min(0.000001, "at least 0.000001").default(2.99),
   REQUESTS_PER_HOUR: int(600),
   PORTAL_REQUESTS_PER_HOUR: int(600),
   TOKENS_PER_DAY: int(25),

@@ -11,6 +11,7 @@ import {
   paymentInstructions,
   type PaymentRequest,
 } from "../../src/domain/access/payment.ts";
+import { stablecoinUnits } from "../../src/domain/access/purchase.ts";
 
 const key = () => Keypair.generate().publicKey;
 const sol: PaymentRequest = {
@@ -77,4 +78,11 @@ Deno.test("two purchases paid by two transfers in one transaction: each gets its
     data: new Uint8Array(plain.data),
   }];
   assertEquals(paidTo(bare, sol), 0n);
+});
+
+Deno.test("a stablecoin amount is rounded up, never below the fee", () => {
+  assertEquals(stablecoinUnits(10, 6), 10_000_000n);
+  assertEquals(stablecoinUnits(9.995, 2), 1000n); // Math.round gave 999 for 9.995 * 100
+  assertEquals(stablecoinUnits(2.99, 0), 3n);
+  assertEquals(stablecoinUnits(0.000001, 6), 1n);
 });

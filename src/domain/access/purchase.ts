@@ -57,7 +57,7 @@ export async function quotePurchase(
         currency: "use SOL",
       });
     }
-    amount = BigInt(Math.round(usd * 10 ** s.config.stablecoin.decimals));
+    amount = stablecoinUnits(usd, s.config.stablecoin.decimals);
   }
   const purchaseId = toHex(crypto.getRandomValues(new Uint8Array(8)));
   const request = paymentRequest(s, {
@@ -128,4 +128,14 @@ function paymentRequest(
       ? { mint: new PublicKey(s.config.stablecoin.mint), decimals: s.config.stablecoin.decimals }
       : undefined,
   };
+}
+
+/**
+ * A USD amount in a stablecoin's base units, rounded up as the SOL amount is (the treasury never
+ * receives less than the fee), in exact micro-dollars like `usdToLamports`.
+ */
+export function stablecoinUnits(usd: number, decimals: number): bigint {
+  const micro = BigInt(Math.round(usd * 1_000_000));
+  const scale = 10n ** BigInt(decimals);
+  return (micro * scale + 999_999n) / 1_000_000n;
 }
