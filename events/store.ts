@@ -37,6 +37,19 @@ export interface ExtraSet {
   key: Deno.KvKey;
   value: unknown;
   expireIn?: number;
+  /**
+   * Set only while the key still has this versionstamp (null: absent). When it has changed, the
+   * commit is not retried: `GuardChangedError`. The idempotency record uses it, so a request whose
+   * in-flight marker was taken over by a retry writes nothing.
+   */
+  ifVersionstamp?: string | null;
+}
+
+/** An `ExtraSet` guard no longer holds: someone else owns that key now. */
+export class GuardChangedError extends Error {
+  constructor(readonly key: Deno.KvKey) {
+    super(`the guarded key ${JSON.stringify(key)} changed under this command`);
+  }
 }
 
 export interface Enqueue {
@@ -128,10 +141,20 @@ export class EventStore {
       if (!hasWrites) return { result: decision.result, events: [] };
       const committed = await this.#commit(headEntry.versionstamp, head, decision);
       if (committed) return { result: decision.result, events: committed };
+      await this.#assertGuards(decision);
       // Jittered backoff keeps a crowd of writers from colliding in lock-step.
       await new Promise((r) => setTimeout(r, Math.random() * Math.min(2 + attempt, 20)));
     }
     throw new ConflictError();
+  }
+
+  /** After a failed commit: a guard that changed is final, not a conflict to retry. */
+  async #assertGuards(decision: Decision<unknown>): Promise<void> {
+    for (const s of decision.sets ?? []) {
+      if (s.ifVersionstamp === undefined) continue;
+      const now = await this.kv.get(s.key);
+      if (now.versionstamp !== s.ifVersionstamp) throw new GuardChangedError(s.key);
+    }
   }
 
   /** Appends without a decision function, for callers that already hold all they need. */
@@ -219,6 +242,9 @@ export class EventStore {
       }
     }
     for (const s of decision.sets ?? []) {
+      if (s.ifVersionstamp !== undefined) {
+        atomic.check({ key: s.key, versionstamp: s.ifVersionstamp });
+      }
       atomic.set(s.key, s.value, s.expireIn ? { expireIn: s.expireIn } : undefined);
     }
     for (const key of decision.deletes ?? []) atomic.delete(key);

@@ -2,6 +2,7 @@
  * The HTTP application: middleware in the order a request meets it, then the routes. Handlers
  * only authenticate, parse, call one command and map its result.
  */
+import { GuardChangedError } from "../events/store.ts";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { AppEnv } from "./http/env.ts";
@@ -75,6 +76,16 @@ export function createApp(s: Services, groups: RouteGroup[] = []): Hono<AppEnv> 
 
   app.notFound((c) => c.json(new ApiError("not_found", "No such endpoint").body(), 404));
   app.onError((err, c) => {
+    if (err instanceof GuardChangedError) {
+      // This request's Idempotency-Key lease ran out and a retry owns the key now: nothing was
+      // written here, and the retry's answer is the one to get.
+      err = new ApiError(
+        "idempotency_key_in_flight",
+        "A retry with this Idempotency-Key took over this request; retry shortly for its answer",
+        { "Idempotency-Key": "taken over by a retry" },
+        { "Retry-After": "1" },
+      );
+    }
     if (err instanceof ApiError) {
       for (const [k, v] of Object.entries(err.headers)) c.header(k, v);
       return c.json(err.body(), err.status as 400);

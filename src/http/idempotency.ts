@@ -44,6 +44,11 @@ export interface IdempotencyScope {
    * retried into a refusal or threw must leave the record to the middleware.
    */
   stored: boolean;
+  /**
+   * The versionstamp of this request's in-flight marker. The final record is written only over
+   * it: a retry that took the key over after the lease ran out owns it from then on.
+   */
+  markerVersionstamp: string;
 }
 
 /** The write a command adds to its own atomic commit to make its response the replayed one. */
@@ -60,7 +65,7 @@ export function recordFor(
     body,
     expiresAt: scope.expiresAt,
   };
-  return [{ key: scope.kvKey, value, expireIn: DAY_MS }];
+  return [{ key: scope.kvKey, value, expireIn: DAY_MS, ifVersionstamp: scope.markerVersionstamp }];
 }
 
 export function idempotency(opts: { kv: Deno.Kv; clock: Clock }): MiddlewareHandler<AppEnv> {
@@ -82,6 +87,7 @@ export function idempotency(opts: { kv: Deno.Kv; clock: Clock }): MiddlewareHand
     const bodyHash = await sha256Hex(await c.req.text());
     const now = opts.clock();
 
+    let markerVersionstamp = "";
     for (;;) {
       const entry = await opts.kv.get<Record_>(kvKey);
       const rec = entry.value && entry.value.expiresAt > now ? entry.value : null;
@@ -113,10 +119,19 @@ export function idempotency(opts: { kv: Deno.Kv; clock: Clock }): MiddlewareHand
       const ok = await commitOrConflict(
         opts.kv.atomic().check(entry).set(kvKey, marker, { expireIn: DAY_MS }),
       );
-      if (ok.ok) break;
+      if (ok.ok) {
+        markerVersionstamp = ok.versionstamp;
+        break;
+      }
     }
 
-    const scope: IdempotencyScope = { kvKey, bodyHash, expiresAt: now + DAY_MS, stored: false };
+    const scope: IdempotencyScope = {
+      kvKey,
+      bodyHash,
+      expiresAt: now + DAY_MS,
+      stored: false,
+      markerVersionstamp,
+    };
     c.set("idempotency", scope);
     let failed = false;
     try {
@@ -146,6 +161,8 @@ async function storeOrRelease(
   // error on the way out): that record is the truth, so it is never released or overwritten.
   const current = await kv.get<Record_>(scope.kvKey);
   if (current.value?.state === "done") return;
+  // The lease ran out and a retry took the key over: it is that request's to store or release.
+  if (current.versionstamp !== scope.markerVersionstamp) return;
   if (failed || res.status >= 500 || res.status === 429 || res.status === 401) {
     await commitOrConflict(kv.atomic().check(current).delete(scope.kvKey));
     return;

@@ -617,3 +617,51 @@ Deno.test("a landing the node lists but cannot serve yet is not expired by the w
     await h.close();
   }
 });
+
+Deno.test("a request whose Idempotency-Key lease ran out and was taken over by a retry writes nothing; the retry's answer stands", async () => {
+  let now = Date.UTC(2026, 10, 22, 12, 0, 0);
+  const h = await startHarness({ env: LIMITS, clock: () => now });
+  try {
+    const k = await h.newApiKey();
+    const store = h.services.store;
+    const transact = store.transact.bind(store);
+    // Request A stops just before its own commit, for longer than the 60 s lease.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let reached!: () => void;
+    const atCommit = new Promise<void>((r) => (reached = r));
+    let first = true;
+    store.transact = (async (fn: Parameters<typeof transact>[0]) => {
+      if (first) {
+        first = false;
+        reached();
+        await held;
+      }
+      return await transact(fn);
+    }) as typeof store.transact;
+
+    const send = () =>
+      call(h, "/v1/metadata", {
+        method: "POST",
+        headers: { ...bearer(k.apiKey), "idempotency-key": "slow-one" },
+        json: { name: "Slow", symbol: "SLW", imageBase64: toBase64(makePng(3, 3)) },
+      });
+    const a = send();
+    await atCommit;
+    now += 61_000;
+    const b = await send();
+    assertEquals(b.status, 201, JSON.stringify(b.body));
+    release();
+    const aDone = await a;
+    assertEquals([aDone.status, aDone.body.error.code], [409, "idempotency_key_in_flight"]);
+    store.transact = transact;
+
+    assertEquals(await count(h, "MetadataHosted"), 1);
+    const replay = await send();
+    assertEquals([replay.status, replay.body], [201, b.body]);
+    assertEquals(replay.res.headers.get("idempotent-replayed"), "true");
+    await replayEqual(h);
+  } finally {
+    await h.close();
+  }
+});
