@@ -184,12 +184,15 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   }
   // Hosted metadata URLs go on chain and wallets fetch them: off a local chain they must be https
   // (the build refuses any other metadataUri).
+  // Unset means the local http default, so off localnet it must be set.
   if (
-    (deployMode || e.NETWORK !== "localnet") && e.PUBLIC_BASE_URL &&
-    new URL(e.PUBLIC_BASE_URL).protocol !== "https:"
+    (deployMode || e.NETWORK !== "localnet") &&
+    (!e.PUBLIC_BASE_URL || new URL(e.PUBLIC_BASE_URL).protocol !== "https:")
   ) {
     throw new ConfigError([
-      `PUBLIC_BASE_URL: must be https ${deployMode ? "in deploy mode" : `on ${e.NETWORK}`}`,
+      `PUBLIC_BASE_URL: must be set to an https URL ${
+        deployMode ? "in deploy mode" : `on ${e.NETWORK}`
+      }`,
     ]);
   }
   return {

@@ -63,11 +63,11 @@ Deno.test("bad values: one ConfigError lists every bad variable by name with its
 
 Deno.test("PUBLIC_BASE_URL must be https in deploy mode and off localnet; http is for a local chain", () => {
   assertEquals(problems({ NETWORK: "devnet", PUBLIC_BASE_URL: "http://tokens.example.test" }), [
-    "PUBLIC_BASE_URL: must be https on devnet",
+    "PUBLIC_BASE_URL: must be set to an https URL on devnet",
   ]);
   assertEquals(
     problems({ NETWORK: "mainnet-beta", PUBLIC_BASE_URL: "http://tokens.example.test" }),
-    ["PUBLIC_BASE_URL: must be https on mainnet-beta"],
+    ["PUBLIC_BASE_URL: must be set to an https URL on mainnet-beta"],
   );
   const deploy = {
     DEPLOY_MODE: "1",
@@ -76,13 +76,17 @@ Deno.test("PUBLIC_BASE_URL must be https in deploy mode and off localnet; http i
     SOLANA_RPC_URL: "https://rpc.example.test",
   };
   assertEquals(problems({ ...deploy, PUBLIC_BASE_URL: "http://tokens.example.test" }), [
-    "PUBLIC_BASE_URL: must be https in deploy mode",
+    "PUBLIC_BASE_URL: must be set to an https URL in deploy mode",
   ]);
   assertEquals(
     loadConfig({ ...deploy, PUBLIC_BASE_URL: "https://tokens.example.test/" }).publicBaseUrl,
     "https://tokens.example.test",
   );
   assertEquals(loadConfig({ PUBLIC_BASE_URL: "http://localhost:8000" }).network, "localnet");
+  // Unset is the local http default: not off localnet.
+  assertEquals(problems({ NETWORK: "mainnet-beta" }), [
+    "PUBLIC_BASE_URL: must be set to an https URL on mainnet-beta",
+  ]);
 });
 
 Deno.test("deploy mode (DEPLOY_MODE=1 or DENO_DEPLOYMENT_ID) requires its secrets, named one by one", () => {

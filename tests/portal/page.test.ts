@@ -24,7 +24,11 @@ const PAGE_DIR = new URL("../../src/portal/page/", import.meta.url);
 
 /** Only what the page routes and the app's outer middleware touch; no chain needed. */
 async function pageApp(network = "devnet") {
-  const config = loadConfig({ NETWORK: network, LOG_LEVEL: "silent" });
+  const config = loadConfig({
+    NETWORK: network,
+    PUBLIC_BASE_URL: "https://tokens.example.test",
+    LOG_LEVEL: "silent",
+  });
   const kv = await Deno.openKv(":memory:");
   const s = { config, kv, clock: Date.now, logger: memoryLogger() } as unknown as Services;
   return { app: createApp(s, [portalPageRoutes]), close: () => kv.close() };
