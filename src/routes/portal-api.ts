@@ -178,5 +178,25 @@ function keyIdParam(raw: string): string {
  */
 function clientAddress(c: Context<AppEnv>): string {
   const info = c.env as { remoteAddr?: { hostname?: string } } | undefined;
-  return info?.remoteAddr?.hostname ?? "local";
+  const host = info?.remoteAddr?.hostname;
+  return host ? addressBucket(host) : "local";
+}
+
+/**
+ * One count per IPv4 address, per IPv6 /64 (one subscriber's network: counting single IPv6
+ * addresses would give each caller 2^64 counts).
+ */
+export function addressBucket(host: string): string {
+  const h = host.replace(/^\[|\]$/g, "").replace(/%.*$/, "");
+  if (!h.includes(":")) return h;
+  // An IPv4-mapped address (::ffff:1.2.3.4) is that IPv4 address.
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(h);
+  if (mapped) return mapped[1];
+  const [head, tail] = h.split("::");
+  const left = head ? head.split(":") : [];
+  const right = tail ? tail.split(":") : [];
+  const groups = tail === undefined
+    ? left
+    : [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill("0"), ...right];
+  return `${groups.slice(0, 4).map((g) => parseInt(g || "0", 16).toString(16)).join(":")}::/64`;
 }

@@ -1,5 +1,6 @@
 import { assert, assertEquals } from "../support/assert.ts";
 import { bearer, signMessage, startHarness } from "../support/harness.ts";
+import { addressBucket } from "../../src/routes/portal-api.ts";
 import bs58 from "bs58";
 import {
   PublicKey,
@@ -297,5 +298,40 @@ Deno.test("the sign-in message names the portal's own origin, scheme included", 
     } finally {
       await h.close();
     }
+  }
+});
+
+Deno.test("the portal limit counts an IPv4 address or an IPv6 /64 as one caller", async () => {
+  assertEquals(addressBucket("203.0.113.7"), "203.0.113.7");
+  assertEquals(addressBucket("2001:db8:1:2::5"), "2001:db8:1:2::/64");
+  assertEquals(addressBucket("2001:0db8:0001:0002:aaaa:bbbb:cccc:dddd"), "2001:db8:1:2::/64");
+  assertEquals(addressBucket("[2001:db8::1%eth0]"), "2001:db8:0:0::/64");
+  assertEquals(addressBucket("::ffff:203.0.113.7"), "203.0.113.7");
+
+  const h = await startHarness({ env: { PORTAL_REQUESTS_PER_HOUR: "2" } });
+  try {
+    const wallet = h.fundedWallet().publicKey.toBase58();
+    // As Deno.serve hands each request its peer's address.
+    const from = (hostname: string) =>
+      h.app.fetch(
+        new Request("http://127.0.0.1/portal/api/challenge", {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ wallet }),
+        }),
+        { remoteAddr: { hostname, port: 1, transport: "tcp" } },
+      );
+    const statuses = [];
+    for (
+      const host of ["2001:db8:1:2::5", "2001:db8:1:2::6", "2001:db8:1:2::7", "2001:db8:9:9::1"]
+    ) {
+      const res = await from(host);
+      statuses.push(res.status);
+      await res.body?.cancel();
+    }
+    // Three addresses of one /64 share two calls; another /64 has its own.
+    assertEquals(statuses, [200, 200, 429, 200]);
+  } finally {
+    await h.close();
   }
 });
