@@ -54,28 +54,47 @@ export async function openFreshKv(path: string): Promise<Deno.Kv> {
   }
   const dir = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : "";
   if (dir) {
-    try {
-      await Deno.stat(dir);
-    } catch (e) {
-      if (!(e instanceof Deno.errors.NotFound)) throw e;
-      await Deno.mkdir(dir, { recursive: true });
-      createdDirs.add(path);
-    }
+    const made = await topmostMissing(dir);
+    await Deno.mkdir(dir, { recursive: true });
+    if (made) createdDirs.set(path, made);
   }
   return await Deno.openKv(path);
 }
 
-/** KV paths whose directory `openFreshKv` made: `removeKvFile` takes the directory away too. */
-const createdDirs = new Set<string>();
+/** The outermost directory of `dir` that does not exist yet, or null when `dir` exists. */
+async function topmostMissing(dir: string): Promise<string | null> {
+  let missing: string | null = null;
+  for (let d = dir; d && d !== "/" && d !== "."; d = d.slice(0, Math.max(0, d.lastIndexOf("/")))) {
+    try {
+      await Deno.stat(d);
+      break;
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound)) throw e;
+      missing = d;
+    }
+  }
+  return missing;
+}
+
+/**
+ * KV paths for which `openFreshKv` made directories, with the outermost one: `removeKvFile` takes
+ * those away too.
+ */
+const createdDirs = new Map<string, string>();
 
 /** Removes a SQLite KV file and its journal companions. */
 export async function removeKvFile(path: string): Promise<void> {
   for (const p of [path, `${path}-wal`, `${path}-shm`, `${path}-journal`]) {
     await Deno.remove(p).catch(() => {});
   }
-  if (createdDirs.delete(path)) {
-    // Only if empty: anything else in it is not ours to remove.
-    await Deno.remove(path.slice(0, path.lastIndexOf("/"))).catch(() => {});
+  const made = createdDirs.get(path);
+  if (made) {
+    createdDirs.delete(path);
+    // Innermost first, each only if empty: anything else in them is not ours to remove.
+    for (let d = path.slice(0, path.lastIndexOf("/")); d.length >= made.length;) {
+      if (await Deno.remove(d).then(() => false, () => true)) break;
+      d = d.slice(0, d.lastIndexOf("/"));
+    }
   }
 }
 

@@ -109,7 +109,7 @@ Deno.test("deno task audit / events:export / events:import on KV files", async (
     const refused = await task(
       "events:import",
       "--kv",
-      `${dir}/new/t.sqlite3`,
+      `${dir}/new/deeper/t.sqlite3`,
       "--in",
       `${dir}/tampered.ndjson`,
     );
