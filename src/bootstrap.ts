@@ -21,6 +21,8 @@ import { QueueDispatcher } from "./queue.ts";
 import { startWatcher } from "./creation/watcher.ts";
 import type { Services } from "./services.ts";
 import { boundedRpcFetch } from "./solana/rpc-fetch.ts";
+import { RpcBudget, type RpcPriority } from "./solana/rpc-budget.ts";
+import { ThrottleLog } from "./solana/rpc-throttle-log.ts";
 
 export interface BootOptions {
   kv?: Deno.Kv;
@@ -57,7 +59,11 @@ export async function bootstrap(config: Config, opts: BootOptions = {}): Promise
   let rpcUrl = config.solanaRpcUrl;
   if (!rpcUrl) {
     const { startChain } = await import("./chain/mod.ts");
-    chain = await startChain({ port: config.chainPort, quiet: true });
+    chain = await startChain({
+      port: config.chainPort,
+      quiet: true,
+      rpcLimits: config.chainRpcLimits,
+    });
     rpcUrl = chain.url;
   }
 
@@ -67,11 +73,27 @@ export async function bootstrap(config: Config, opts: BootOptions = {}): Promise
     return Deno.openKv(`${config.dataDir}/kv.sqlite3`);
   })());
 
-  const connection = new Connection(rpcUrl, {
-    commitment: "confirmed",
-    disableRetryOnRateLimit: true,
-    fetch: boundedRpcFetch({ ...config.rpc, base: opts.rpcFetch }),
+  // One budget for both priorities: the RPC counts our requests together. Its windows follow real
+  // time (the RPC's), never the service's clock, which tests may stop.
+  const { total, perMethod, userWaitMs, backgroundShare } = config.rpcBudget;
+  const rpcBudget = new RpcBudget({ total, perMethod, windowMs: 10_000 }, {
+    userWaitMs,
+    backgroundShare,
   });
+  const throttleLog = new ThrottleLog(logger);
+  const connectionAt = (priority: RpcPriority) =>
+    new Connection(rpcUrl, {
+      commitment: "confirmed",
+      disableRetryOnRateLimit: true,
+      fetch: boundedRpcFetch({
+        ...config.rpc,
+        base: opts.rpcFetch,
+        budget: rpcBudget,
+        priority,
+        throttleLog,
+      }),
+    });
+  const connection = connectionAt("user");
   const price = opts.price ??
     (config.price.fixedSolUsd
       ? new FixedPriceSource(config.price.fixedSolUsd, clock)
@@ -83,6 +105,8 @@ export async function bootstrap(config: Config, opts: BootOptions = {}): Promise
     store: new EventStore(kv, { projections: allProjections, now: clock }),
     clock,
     connection,
+    backgroundConnection: connectionAt("background"),
+    rpcBudget,
     price,
     logger,
     pepper: await importPepper(pepper),
@@ -96,7 +120,8 @@ export async function bootstrap(config: Config, opts: BootOptions = {}): Promise
       (e, kind) => logger.log("error", "queue job failed", { kind, error: String(e) }),
     );
     // On Deploy, src/main.ts also sweeps from a top-level Deno.cron (it must be registered there).
-    await startWatcher(services, queue);
+    // Background work goes through the background connection (it yields to user requests).
+    await startWatcher({ ...services, connection: services.backgroundConnection }, queue);
   }
   let closing: Promise<void> | null = null;
   return {

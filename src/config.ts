@@ -77,6 +77,23 @@ const httpUrl = z.string().refine((s) => {
 
 const int = (d: number) => z.coerce.number().int().positive().default(d);
 
+/** Requests per 10 s: a positive whole number or "unlimited"; unset: decided by the RPC URL. */
+const perTenSeconds = z.union([
+  z.literal("unlimited"),
+  z.coerce.number().int().positive('a positive whole number or "unlimited"'),
+]).optional();
+
+/** The cluster's own endpoints, which enforce the public limits (100 and 40 per 10 s per IP). */
+export const PUBLIC_RPC_HOSTS = [
+  "api.mainnet-beta.solana.com",
+  "api.devnet.solana.com",
+  "api.testnet.solana.com",
+];
+
+function isPublicEndpoint(url: string | undefined): boolean {
+  return !!url && PUBLIC_RPC_HOSTS.includes(new URL(url).hostname.toLowerCase());
+}
+
 const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8000),
   HOSTNAME: z.string().default("127.0.0.1"),
@@ -85,6 +102,11 @@ const EnvSchema = z.object({
   SOLANA_RPC_URL: httpUrl.optional(),
   RPC_TIMEOUT_MS: int(10_000),
   RPC_RETRIES: z.coerce.number().int().min(0).max(5).default(2),
+  RPC_BUDGET_PER_10S: perTenSeconds,
+  RPC_BUDGET_PER_METHOD_PER_10S: perTenSeconds,
+  RPC_BUDGET_USER_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(2_000),
+  RPC_BUDGET_BACKGROUND_SHARE: z.coerce.number().gt(0).max(1).default(0.5),
+  CHAIN_RPC_LIMITS: z.enum(["none", "public"]).default("none"),
   CHAIN_PORT: z.coerce.number().int().min(0).max(65535).default(8899),
   NETWORK: z.enum(["localnet", "devnet", "mainnet-beta"]).default("localnet"),
   TREASURY_ADDRESS: address.optional(),
@@ -139,6 +161,18 @@ export interface Config {
   chainPort: number;
   /** Budget for one RPC call, retries included, and how many retries a safe call may take. */
   rpc: { timeoutMs: number; retries: number };
+  /**
+   * What the RPC lets us send per 10 s, in all and of any one method (null = unlimited); how long
+   * a user request may wait for room before it answers 503; the share background work may hold.
+   */
+  rpcBudget: {
+    total: number | null;
+    perMethod: number | null;
+    userWaitMs: number;
+    backgroundShare: number;
+  };
+  /** The embedded chain answers 429 past the public endpoints' limits ("public") or never. */
+  chainRpcLimits: "none" | "public";
   network: "localnet" | "devnet" | "mainnet-beta";
   /** Filled from the environment or, locally, from the generated file under DATA_DIR. */
   treasury: string | null;
@@ -204,6 +238,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     solanaRpcUrl: e.SOLANA_RPC_URL ?? null,
     chainPort: e.CHAIN_PORT,
     rpc: { timeoutMs: e.RPC_TIMEOUT_MS, retries: e.RPC_RETRIES },
+    rpcBudget: rpcBudget(e),
+    chainRpcLimits: e.CHAIN_RPC_LIMITS,
     network: e.NETWORK,
     treasury: e.TREASURY_ADDRESS ?? null,
     keyPrefix: e.KEY_PREFIX,
@@ -231,5 +267,24 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     adminToken: e.ADMIN_TOKEN ?? null,
     logLevel: e.LOG_LEVEL,
     allowLoopbackImageFetchForTests: false,
+  };
+}
+
+/**
+ * Unset limits follow the RPC: the public limits on a cluster's public endpoint (or on the
+ * embedded chain when it enforces them), unlimited on any other (a paid RPC bills per call but
+ * does not refuse at these rates; set the plan's limits explicitly).
+ */
+function rpcBudget(e: z.infer<typeof EnvSchema>): Config["rpcBudget"] {
+  const isPublic = e.SOLANA_RPC_URL
+    ? isPublicEndpoint(e.SOLANA_RPC_URL)
+    : e.CHAIN_RPC_LIMITS === "public";
+  const pick = (v: number | "unlimited" | undefined, publicLimit: number) =>
+    v === "unlimited" ? null : v ?? (isPublic ? publicLimit : null);
+  return {
+    total: pick(e.RPC_BUDGET_PER_10S, 100),
+    perMethod: pick(e.RPC_BUDGET_PER_METHOD_PER_10S, 40),
+    userWaitMs: e.RPC_BUDGET_USER_WAIT_MS,
+    backgroundShare: e.RPC_BUDGET_BACKGROUND_SHARE,
   };
 }

@@ -24,7 +24,9 @@ try {
 
 const booted = await bootstrap(config, { watch: true });
 const { services } = booted;
-if (config.deployMode) sweepOnCron = () => sweepOpenBuilds(services);
+if (config.deployMode) {
+  sweepOnCron = () => sweepOpenBuilds({ ...services, connection: services.backgroundConnection });
+}
 const server = Deno.serve({
   port: config.port,
   hostname: config.hostname,

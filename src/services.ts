@@ -5,13 +5,21 @@ import type { Clock } from "./clock.ts";
 import type { Config } from "./config.ts";
 import type { Logger } from "./http/logger.ts";
 import type { PriceSource } from "./pricing/price-source.ts";
+import type { RpcBudget } from "./solana/rpc-budget.ts";
 
 export interface Services {
   config: Config;
   kv: Deno.Kv;
   store: EventStore;
   clock: Clock;
+  /** For work a caller waits on: may use the whole RPC budget, refused (503) when it can't. */
   connection: Connection;
+  /**
+   * The same RPC and budget at background priority (watcher, rebroadcast): waits for room, holds
+   * at most its share of the budget, and never goes before a waiting user request.
+   */
+  backgroundConnection: Connection;
+  rpcBudget: RpcBudget;
   price: PriceSource;
   logger: Logger;
   pepper: CryptoKey;

@@ -8,6 +8,7 @@ import { ChainNode } from "./node.ts";
 import { PubSub } from "./pubsub.ts";
 import { Rpc } from "./rpc.ts";
 import { type ChainFaults, ChainServer } from "./server.ts";
+import { ChainRateLimiter, type ChainRpcLimitsMode } from "./rate-limits.ts";
 
 export type { ChainFaults } from "./server.ts";
 
@@ -29,6 +30,11 @@ export interface ChainOptions {
   /** Landed transactions kept for getTransaction & co (default env CHAIN_HISTORY_LIMIT or 50000). */
   historyLimit?: number;
   quiet?: boolean;
+  /**
+   * "public": answer 429 past the public endpoints' limits (100 requests per 10 s per client, 40
+   * of one method), as they do. Default env CHAIN_RPC_LIMITS, else "none".
+   */
+  rpcLimits?: ChainRpcLimitsMode;
 }
 
 export interface EmbeddedChain {
@@ -118,6 +124,7 @@ function start(opts: ChainOptions): EmbeddedChain {
       slot: node.blocks.slot,
       blockHeight: node.blocks.blockHeight,
       faults: server.faults,
+      rpcLimits: limits,
       price: node.priceState,
       pythSolUsdAccount: PYTH_SOL_USD_PRICE_FEED_ACCOUNT,
       slotMs,
@@ -135,6 +142,11 @@ function start(opts: ChainOptions): EmbeddedChain {
     failureRate: opts.faults?.failureRate ?? envNumber("CHAIN_FAILURE_RATE") ?? 0,
     down: false,
   };
+  const limits = opts.rpcLimits ?? env("CHAIN_RPC_LIMITS") ?? "none";
+  if (limits !== "none" && limits !== "public") {
+    throw new Error(`CHAIN_RPC_LIMITS must be "none" or "public", got ${JSON.stringify(limits)}`);
+  }
+  if (limits === "public") server.rateLimits = new ChainRateLimiter();
   server.listen({ hostname, port: opts.port ?? 8899, wsPort: opts.wsPort });
   if (opts.faults?.down) setFaults({ down: true });
 

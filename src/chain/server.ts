@@ -5,6 +5,7 @@
  */
 import { errorBody, handleJsonRpc, requestIds, RpcError } from "./jsonrpc.ts";
 import type { PubSub } from "./pubsub.ts";
+import type { ChainRateLimiter } from "./rate-limits.ts";
 
 export interface ChainFaults {
   latencyMs: number;
@@ -35,6 +36,8 @@ export class ChainServer {
   #port = 0;
   #wsPort = 0;
   faults: ChainFaults = { latencyMs: 0, failureRate: 0, down: false };
+  /** The public endpoints' request limits (CHAIN_RPC_LIMITS=public); null: none. */
+  rateLimits: ChainRateLimiter | null = null;
   /** Aborted when the listeners close, so a request held by injected latency does not hold them. */
   #closing = new AbortController();
 
@@ -79,7 +82,7 @@ export class ChainServer {
     const quiet = () => {};
     this.#rpc = Deno.serve(
       { hostname: this.hostname, port, onListen: quiet },
-      (req) => this.#handleRpcPort(req),
+      (req, info) => this.#handleRpcPort(req, clientOf(info)),
     );
     this.#port = port;
     try {
@@ -137,9 +140,9 @@ export class ChainServer {
     return new Response("WebSocket only", { status: 426 });
   }
 
-  async #handleRpcPort(req: Request): Promise<Response> {
+  async #handleRpcPort(req: Request, client: string): Promise<Response> {
     try {
-      return await this.#rpcPort(req);
+      return await this.#rpcPort(req, client);
     } catch (e) {
       // Whatever went wrong, answer in JSON-RPC terms rather than with a bare 500.
       const err = new RpcError(-32603, `Internal error: ${e instanceof Error ? e.message : e}`);
@@ -147,7 +150,7 @@ export class ChainServer {
     }
   }
 
-  async #rpcPort(req: Request): Promise<Response> {
+  async #rpcPort(req: Request, client: string): Promise<Response> {
     const url = new URL(req.url);
     if (url.pathname.startsWith("/admin/") || url.pathname === "/admin") {
       return await this.#handleAdmin(req, url.pathname);
@@ -167,6 +170,8 @@ export class ChainServer {
       });
     }
     const body = await req.text();
+    const limited = this.rateLimits?.check(client, body);
+    if (limited) return limited;
     if (failureRate > 0 && Math.random() < failureRate) {
       const err = new RpcError(-32005, "Node is unhealthy", { numSlotsBehind: null });
       return new Response(errorBody(requestIds(body), err), { status: 503, headers: JSON_HEADERS });
@@ -226,6 +231,12 @@ export class ChainServer {
       return reply(400, { error: e instanceof Error ? e.message : String(e) });
     }
   }
+}
+
+/** Limits are per client address, as on the public endpoints. */
+function clientOf(info: Deno.ServeHandlerInfo): string {
+  const addr = info.remoteAddr as Deno.Addr;
+  return "hostname" in addr ? addr.hostname : "local";
 }
 
 function num(v: unknown, name: string, min: number, max = Infinity): number {

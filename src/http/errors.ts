@@ -11,6 +11,7 @@ export type ErrorCode =
   | "idempotency_key_reused"
   | "idempotency_key_in_flight"
   | "price_unavailable"
+  | "rpc_busy"
   | "server_error"
   | "forbidden";
 
@@ -28,6 +29,7 @@ const STATUS: Record<ErrorCode, number> = {
   daily_limit: 429,
   server_error: 500,
   price_unavailable: 503,
+  rpc_busy: 503,
 };
 
 export type ErrorFields = Record<string, unknown>;

@@ -229,8 +229,23 @@ const responses: Record<string, Json> = {
       examples: { server_error: err("server_error", "Something went wrong on our side; retry") },
     }),
   },
+  RpcBusy: {
+    description: "rpc_busy: the Solana RPC's request budget can't serve this request now (or the " +
+      "RPC is rate limiting us); retry after Retry-After seconds",
+    headers: {
+      "X-Request-Id": ref("headers", "X-Request-Id"),
+      "Retry-After": ref("headers", "Retry-After"),
+    },
+    content: json("Error", {
+      examples: {
+        rpc_busy: err("rpc_busy", "The Solana RPC is at its request budget; retry in 3 s"),
+      },
+    }),
+  },
   PriceUnavailable: {
-    description: "price_unavailable: the SOL price feed is temporarily unavailable; retry",
+    description: "price_unavailable: the SOL price feed is temporarily unavailable; retry. " +
+      "rpc_busy: the Solana RPC's request budget can't serve this request now; retry after " +
+      "Retry-After seconds",
     headers: {
       "X-Request-Id": ref("headers", "X-Request-Id"),
       "Retry-After": ref("headers", "Retry-After"),
@@ -238,6 +253,7 @@ const responses: Record<string, Json> = {
     content: json("Error", {
       examples: {
         price_unavailable: err("price_unavailable", "The SOL price is temporarily unavailable"),
+        rpc_busy: err("rpc_busy", "The Solana RPC is at its request budget; retry in 3 s"),
       },
     }),
   },
@@ -382,7 +398,7 @@ const paths: Record<string, Json> = {
         "re-sent until confirmed or expired. 400 simulation_failed: the network refused it.",
       parameters: [ref("parameters", "IdempotencyKey")],
       requestBody: body("RelayRequest", "The signed transaction"),
-      responses: { "202": ok("Submitted", "RelayAccepted"), ...postErrors },
+      responses: { "202": ok("Submitted", "RelayAccepted"), ...postErrors, "503": r("RpcBusy") },
     },
   },
   "/v1/transactions/{signature}": {
@@ -402,6 +418,7 @@ const paths: Record<string, Json> = {
         "400": r("BadRequest"),
         "404": r("NotFound"),
         ...keyedErrors,
+        "503": r("RpcBusy"),
       },
     },
   },

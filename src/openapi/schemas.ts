@@ -22,6 +22,7 @@ export const ERROR_CODES = [
   "rate_limited",
   "daily_limit",
   "price_unavailable",
+  "rpc_busy",
   "server_error",
 ] as const;
 
