@@ -12,7 +12,7 @@ import { idempotency } from "./http/idempotency.ts";
 import { rateLimit } from "./http/rate-limit.ts";
 import { requestLog } from "./http/request-log.ts";
 import { routeExists } from "./http/route-exists.ts";
-import { rpcBusyAnswer, rpcBusyScope } from "./http/rpc-busy.ts";
+import { rpcBusyAnswer } from "./http/rpc-busy.ts";
 import { meRoutes } from "./routes/me.ts";
 import { pricingRoutes } from "./routes/pricing.ts";
 import type { Services } from "./services.ts";
@@ -31,7 +31,6 @@ const IDEMPOTENT_POSTS = new Set(["/v1/tokens", "/v1/metadata", "/v1/transaction
 export function createApp(s: Services, groups: RouteGroup[] = []): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use("*", requestLog(s.logger));
-  app.use("*", rpcBusyScope());
 
   app.use("/v1/*", async function apiHeaders(c, next) {
     await next();

@@ -1,17 +1,10 @@
 /**
  * A request the Solana RPC budget cannot serve in time answers 503 `rpc_busy` with Retry-After,
- * never 500: `rpcBusyScope` marks each request so a refusal deep in an RPC call is found again
- * (rpc-refusals.ts), and `rpcBusyAnswer` turns the error it caused into that answer.
+ * never 500: the app's error handler turns the error such a refusal caused, in whatever shape
+ * web3.js passed it on (rpc-refusals.ts), into that answer.
  */
-import type { MiddlewareHandler } from "hono";
-import { refusalIn, withRefusalScope } from "../solana/rpc-refusals.ts";
+import { refusalIn } from "../solana/rpc-refusals.ts";
 import { ApiError } from "./errors.ts";
-
-export function rpcBusyScope(): MiddlewareHandler {
-  return async function rpcBusy(_c, next) {
-    await withRefusalScope(next);
-  };
-}
 
 /** The 503 for an error caused by an RPC refusal; null for any other error. */
 export function rpcBusyAnswer(err: unknown): ApiError | null {

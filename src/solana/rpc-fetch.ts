@@ -15,7 +15,6 @@
  * at the HTTP layer), never with a generic error.
  */
 import { type RpcBudget, RpcBusyError, type RpcPriority } from "./rpc-budget.ts";
-import { noteRefusal } from "./rpc-refusals.ts";
 import type { ThrottleLog } from "./rpc-throttle-log.ts";
 
 export interface RpcFetchOptions {
@@ -41,15 +40,6 @@ export function boundedRpcFetch(opts: RpcFetchOptions): typeof fetch {
   const budget = opts.budget ?? null;
   const priority = opts.priority ?? "user";
   return async function rpcFetch(input, init) {
-    try {
-      return await attempts(input, init);
-    } catch (e) {
-      if (e instanceof RpcBusyError) noteRefusal(e);
-      throw e;
-    }
-  };
-
-  async function attempts(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
     let deadline = Date.now() + opts.timeoutMs;
     const methods = methodsOf(init?.body);
     const retries = methods.every((m) => m !== "" && !NOT_RETRIED.has(m)) ? opts.retries : 0;
@@ -98,7 +88,7 @@ export function boundedRpcFetch(opts: RpcFetchOptions): typeof fetch {
       }
       await new Promise((r) => setTimeout(r, pause));
     }
-  }
+  };
 }
 
 /** The JSON-RPC method of each call in the body ("" where unreadable). */

@@ -1,30 +1,21 @@
 /**
- * Which HTTP request an RPC refusal belongs to. web3.js rewraps some errors as plain ones with
- * the message glued on (getLatestBlockhash, getAccountInfo, ...), so an RpcBusyError thrown in
- * the fetch does not always reach the HTTP layer as itself: the refusal is also noted in the
- * request's async context, where the error handler finds it whatever shape the error took.
+ * Finds an RPC budget refusal in whatever error reaches the HTTP layer. web3.js rewraps some
+ * errors as plain ones with the original glued into the message (getLatestBlockhash,
+ * getAccountInfo: `failed to get recent blockhash: RpcBusyError: …`), so an RpcBusyError thrown
+ * in the fetch does not always arrive as itself: it is recognised by the message only it writes.
+ * (Marking each request's async context instead costs every request, and was measurably slower.)
  */
-import { AsyncLocalStorage } from "node:async_hooks";
 import { RpcBusyError } from "./rpc-budget.ts";
 
-interface Scope {
-  refusal: RpcBusyError | null;
-}
+const WRITTEN_BY_RPC_BUSY_ERROR = /RPC budget: (.+?); retry in (\d+) s/;
 
-const scopes = new AsyncLocalStorage<Scope>();
-
-/** Runs `fn` as one request: refusals noted inside it are found by `refusalIn`. */
-export function withRefusalScope<T>(fn: () => Promise<T>): Promise<T> {
-  return scopes.run({ refusal: null }, fn);
-}
-
-export function noteRefusal(e: RpcBusyError): void {
-  const scope = scopes.getStore();
-  if (scope) scope.refusal = e;
-}
-
-/** The refusal behind `err`: the error itself, or one noted in the current request. */
 export function refusalIn(err: unknown): RpcBusyError | null {
-  if (err instanceof RpcBusyError) return err;
-  return scopes.getStore()?.refusal ?? null;
+  let e = err;
+  for (let depth = 0; e && depth < 5; depth++) {
+    if (e instanceof RpcBusyError) return e;
+    const m = WRITTEN_BY_RPC_BUSY_ERROR.exec(e instanceof Error ? e.message : String(e));
+    if (m) return new RpcBusyError(Number(m[2]) * 1000, m[1]);
+    e = (e as { cause?: unknown }).cause;
+  }
+  return null;
 }

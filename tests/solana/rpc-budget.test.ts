@@ -13,6 +13,7 @@ import {
   RpcBusyError,
   type RpcTicket,
 } from "../../src/solana/rpc-budget.ts";
+import { refusalIn } from "../../src/solana/rpc-refusals.ts";
 
 /** A manual clock whose sleeps move it forward. */
 function manual(start = 1_000_000) {
@@ -229,4 +230,15 @@ Deno.test("budget property: whatever the latencies, no 10 s window at the server
     ),
     { numRuns: 60 },
   );
+});
+
+Deno.test("refusal: found as itself, glued into a message by web3.js, or as a cause; not in other errors", () => {
+  const busy = new RpcBusyError(2_500, "40 getLatestBlockhash limit reached per 10 s");
+  assertEquals(refusalIn(busy), busy);
+  const glued = refusalIn(new Error("failed to get recent blockhash: " + busy));
+  assertEquals(glued?.retryAfterMs, 3_000);
+  assert(glued?.message.includes("40 getLatestBlockhash limit reached"), glued?.message);
+  assertEquals(refusalIn(new Error("outer", { cause: busy })), busy);
+  assertEquals(refusalIn(new Error("failed to get recent blockhash: fetch failed")), null);
+  assertEquals(refusalIn(null), null);
 });
