@@ -1,6 +1,6 @@
 /**
  * `deno task bench [--quick] [--only=api,lifecycle,events]`
- *   [--profile=build,verify,hosted,replay] [--log-events=N] [--exact-events=N]`
+ *   [--profile=build,verify,hosted,replay] [--log-events=N] [--exact-events=N]
  *
  * One command: starts the embedded chain in a process of its own and the service in this one,
  * measures, prints one table and writes the results as JSON to bench/results/ (gitignored).
