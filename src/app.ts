@@ -24,7 +24,7 @@ export const DEFAULT_BODY_LIMIT = 64 * KIB;
 export type RouteGroup = (s: Services) => Hono<AppEnv>;
 
 /** Keyed /v1 endpoints; everything else under /v1 (pricing, openapi) is public. */
-const PUBLIC_V1 = new Set(["/v1/pricing", "/v1/openapi.json"]);
+const PUBLIC_V1 = new Set(["/v1/pricing", "/v1/openapi.json", "/v1/health"]);
 const IDEMPOTENT_POSTS = new Set(["/v1/tokens", "/v1/metadata", "/v1/transactions"]);
 
 export function createApp(s: Services, groups: RouteGroup[] = []): Hono<AppEnv> {

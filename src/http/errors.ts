@@ -12,7 +12,8 @@ export type ErrorCode =
   | "idempotency_key_in_flight"
   | "price_unavailable"
   | "server_error"
-  | "forbidden";
+  | "forbidden"
+  | "not_ready";
 
 const STATUS: Record<ErrorCode, number> = {
   invalid_request: 400,
@@ -28,6 +29,7 @@ const STATUS: Record<ErrorCode, number> = {
   daily_limit: 429,
   server_error: 500,
   price_unavailable: 503,
+  not_ready: 503,
 };
 
 export type ErrorFields = Record<string, unknown>;

@@ -7,6 +7,7 @@ import { z } from "zod";
 import { MetadataRequestSchema } from "../metadata/request.ts";
 import { BuildRequestSchema } from "../tokens/request-schema.ts";
 import * as S from "./schemas.ts";
+import { integratorPaths, integratorResponses, integratorSchemas } from "./integrator.ts";
 
 export const API_VERSION = "1.0.0";
 
@@ -96,6 +97,7 @@ const schemas: Record<string, Json> = {
   RelayAccepted: jsonSchema(S.RelayAccepted, "output"),
   Verification: jsonSchema(S.Verification, "output"),
   BuildRecord: jsonSchema(S.BuildRecord, "output"),
+  ...integratorSchemas((s) => jsonSchema(s, "output")),
 };
 
 const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
@@ -241,6 +243,7 @@ const responses: Record<string, Json> = {
       },
     }),
   },
+  ...integratorResponses(json, (name) => ref("headers", name)),
 };
 
 const r = (name: string) => ref("responses", name);
@@ -419,6 +422,7 @@ const paths: Record<string, Json> = {
       },
     },
   },
+  ...integratorPaths({ ok, r, keyedErrors, pathParam, body }),
 };
 
 export interface DocumentOptions {

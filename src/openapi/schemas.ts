@@ -23,6 +23,7 @@ export const ERROR_CODES = [
   "daily_limit",
   "price_unavailable",
   "server_error",
+  "not_ready",
 ] as const;
 
 export const ErrorBody = z.object({

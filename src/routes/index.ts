@@ -8,6 +8,7 @@ import { transactionRoutes } from "./transactions.ts";
 import { tokensRoutes } from "./tokens.ts";
 import { adminRoutes } from "./admin.ts";
 import { docsRoutes } from "./docs.ts";
+import { healthRoutes } from "./health.ts";
 
 export const routeGroups: RouteGroup[] = [
   portalApiRoutes,
@@ -18,4 +19,5 @@ export const routeGroups: RouteGroup[] = [
   tokensRoutes,
   adminRoutes,
   docsRoutes,
+  healthRoutes,
 ];
