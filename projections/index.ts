@@ -16,6 +16,7 @@ import {
   openBuildsProjection,
 } from "./builds.ts";
 import { hostedImageProjection, hostedMetadataProjection } from "./hosted.ts";
+import { buildsByKeyProjection } from "./build-list.ts";
 
 export const allProjections: Projection[] = [
   keysProjection,
@@ -32,4 +33,5 @@ export const allProjections: Projection[] = [
   openBuildsProjection,
   hostedMetadataProjection,
   hostedImageProjection,
+  buildsByKeyProjection,
 ] as Projection[];

@@ -422,8 +422,13 @@ const paths: Record<string, Json> = {
       },
     },
   },
-  ...integratorPaths({ ok, r, keyedErrors, pathParam, body }),
 };
+// Integrator operations may share a path with the ones above (GET beside POST /v1/tokens).
+for (
+  const [path, item] of Object.entries(integratorPaths({ ok, r, keyedErrors, pathParam, body }))
+) {
+  paths[path] = { ...paths[path], ...item };
+}
 
 export interface DocumentOptions {
   /** The service's public base URL; paths carry the /v1 prefix themselves. */

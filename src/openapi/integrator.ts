@@ -4,6 +4,8 @@
  * document's own helpers are handed in, so nothing here imports document.ts back.
  */
 import { z } from "zod";
+import { BUILD_STATUSES } from "../listing/list-builds.ts";
+import { BuildRecord } from "./schemas.ts";
 
 type Json = Record<string, unknown>;
 
@@ -30,12 +32,63 @@ export const Health = z.object({
   }),
 });
 
+export const BuildList = z.object({
+  items: z.array(BuildRecord.extend({ buildId: z.number().int().describe("the build's id") }))
+    .describe("newest first"),
+  nextCursor: z.string().nullable().describe(
+    "pass as cursor for the next page; null when there is nothing more",
+  ),
+});
+
 export const integratorSchemas = (jsonSchema: (s: z.ZodType) => Json): Record<string, Json> => ({
   Health: jsonSchema(Health),
+  BuildList: jsonSchema(BuildList),
 });
 
 export function integratorPaths(h: DocHelpers): Record<string, Json> {
   return {
+    "/v1/tokens": {
+      get: {
+        operationId: "listBuilds",
+        tags: ["Tokens"],
+        summary: "The calling key's builds, newest first",
+        description:
+          "Served from a per-key index, never from a scan of the log. Pages are cut by an opaque " +
+          "cursor that stays a stable position while new builds arrive: following nextCursor " +
+          "until it is null lists every build that existed when the first page was read exactly " +
+          "once (newer ones appear on a fresh first page). With a status filter a page looks at " +
+          "most 500 builds, so it may hold fewer than limit items while nextCursor is not null. " +
+          "400 invalid_request names each bad parameter (status, limit, cursor).",
+        parameters: [
+          {
+            name: "status",
+            in: "query",
+            required: false,
+            description: "only builds in this state",
+            schema: { type: "string", enum: [...BUILD_STATUSES] },
+          },
+          {
+            name: "limit",
+            in: "query",
+            required: false,
+            description: "items per page, 1 to 100",
+            schema: { type: "integer", minimum: 1, maximum: 100, default: 20 },
+          },
+          {
+            name: "cursor",
+            in: "query",
+            required: false,
+            description: "nextCursor of the previous page",
+            schema: { type: "string" },
+          },
+        ],
+        responses: {
+          "200": h.ok("A page of build records", "BuildList"),
+          "400": h.r("BadRequest"),
+          ...h.keyedErrors,
+        },
+      },
+    },
     "/v1/health": {
       get: {
         operationId: "getHealth",

@@ -9,6 +9,7 @@ import { tokensRoutes } from "./tokens.ts";
 import { adminRoutes } from "./admin.ts";
 import { docsRoutes } from "./docs.ts";
 import { healthRoutes } from "./health.ts";
+import { tokenListRoutes } from "./token-list.ts";
 
 export const routeGroups: RouteGroup[] = [
   portalApiRoutes,
@@ -20,4 +21,5 @@ export const routeGroups: RouteGroup[] = [
   adminRoutes,
   docsRoutes,
   healthRoutes,
+  tokenListRoutes,
 ];
