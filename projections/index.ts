@@ -17,6 +17,12 @@ import {
 } from "./builds.ts";
 import { hostedImageProjection, hostedMetadataProjection } from "./hosted.ts";
 import { buildsByKeyProjection } from "./build-list.ts";
+import {
+  webhookDeliveriesByEndpointProjection,
+  webhookDeliveryProjection,
+  webhookEndpointProjection,
+  webhooksByKeyProjection,
+} from "./webhooks.ts";
 
 export const allProjections: Projection[] = [
   keysProjection,
@@ -34,4 +40,8 @@ export const allProjections: Projection[] = [
   hostedMetadataProjection,
   hostedImageProjection,
   buildsByKeyProjection,
+  webhookEndpointProjection,
+  webhooksByKeyProjection,
+  webhookDeliveryProjection,
+  webhookDeliveriesByEndpointProjection,
 ] as Projection[];

@@ -21,6 +21,8 @@ import { QueueDispatcher } from "./queue.ts";
 import { startWatcher } from "./creation/watcher.ts";
 import type { Services } from "./services.ts";
 import { boundedRpcFetch } from "./solana/rpc-fetch.ts";
+import { deliverWebhook } from "./webhooks/deliver.ts";
+import { isDeliveryMessage, WEBHOOK_QUEUE_KIND } from "./webhooks/scheduler.ts";
 
 export interface BootOptions {
   kv?: Deno.Kv;
@@ -95,6 +97,9 @@ export async function bootstrap(config: Config, opts: BootOptions = {}): Promise
       kv,
       (e, kind) => logger.log("error", "queue job failed", { kind, error: String(e) }),
     );
+    queue.on(WEBHOOK_QUEUE_KIND, async (m) => {
+      if (isDeliveryMessage(m)) await deliverWebhook(services, m);
+    });
     // On Deploy, src/main.ts also sweeps from a top-level Deno.cron (it must be registered there).
     await startWatcher(services, queue);
   }

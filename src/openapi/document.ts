@@ -97,7 +97,7 @@ const schemas: Record<string, Json> = {
   RelayAccepted: jsonSchema(S.RelayAccepted, "output"),
   Verification: jsonSchema(S.Verification, "output"),
   BuildRecord: jsonSchema(S.BuildRecord, "output"),
-  ...integratorSchemas((s) => jsonSchema(s, "output")),
+  ...integratorSchemas((s) => jsonSchema(s, "output"), (s) => jsonSchema(s, "input")),
 };
 
 const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
@@ -456,6 +456,7 @@ export function openApiDocument(opts: DocumentOptions) {
       { name: "Metadata" },
       { name: "Tokens" },
       { name: "Transactions" },
+      { name: "Webhooks" },
       { name: "Meta" },
     ],
     paths,

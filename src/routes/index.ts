@@ -10,6 +10,7 @@ import { adminRoutes } from "./admin.ts";
 import { docsRoutes } from "./docs.ts";
 import { healthRoutes } from "./health.ts";
 import { tokenListRoutes } from "./token-list.ts";
+import { webhookRoutes } from "./webhooks.ts";
 
 export const routeGroups: RouteGroup[] = [
   portalApiRoutes,
@@ -22,4 +23,5 @@ export const routeGroups: RouteGroup[] = [
   docsRoutes,
   healthRoutes,
   tokenListRoutes,
+  webhookRoutes,
 ];
