@@ -15,6 +15,7 @@ import { routeExists } from "./http/route-exists.ts";
 import { meRoutes } from "./routes/me.ts";
 import { pricingRoutes } from "./routes/pricing.ts";
 import type { Services } from "./services.ts";
+import { traceRequests } from "./telemetry/tracing.ts";
 
 export const KIB = 1024;
 export const METADATA_BODY_LIMIT = 2 * KIB * KIB;
@@ -30,6 +31,7 @@ const IDEMPOTENT_POSTS = new Set(["/v1/tokens", "/v1/metadata", "/v1/transaction
 export function createApp(s: Services, groups: RouteGroup[] = []): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use("*", requestLog(s.logger));
+  app.use("*", traceRequests());
 
   app.use("/v1/*", async function apiHeaders(c, next) {
     await next();

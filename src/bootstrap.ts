@@ -22,6 +22,7 @@ import { startWatcher } from "./creation/watcher.ts";
 import type { Services } from "./services.ts";
 import { boundedRpcFetch } from "./solana/rpc-fetch.ts";
 import { deliverWebhook } from "./webhooks/deliver.ts";
+import { traceKvCommit } from "./telemetry/tracing.ts";
 import { isDeliveryMessage, WEBHOOK_QUEUE_KIND } from "./webhooks/scheduler.ts";
 
 export interface BootOptions {
@@ -82,7 +83,11 @@ export async function bootstrap(config: Config, opts: BootOptions = {}): Promise
   const services: Services = {
     config: { ...config, treasury, keyPepper: pepper, solanaRpcUrl: rpcUrl },
     kv,
-    store: new EventStore(kv, { projections: allProjections, now: clock }),
+    store: new EventStore(kv, {
+      projections: allProjections,
+      now: clock,
+      aroundCommit: traceKvCommit,
+    }),
     clock,
     connection,
     price,

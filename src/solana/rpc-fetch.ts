@@ -8,6 +8,8 @@
  * "already processed" preflight error, which would turn a success into a failure. The relay
  * re-broadcasts on its own schedule instead.
  */
+import { inSpan } from "../telemetry/tracing.ts";
+
 export interface RpcFetchOptions {
   /** The whole call, retries included. */
   timeoutMs: number;
@@ -19,10 +21,32 @@ export interface RpcFetchOptions {
 
 const NOT_RETRIED = new Set(["sendTransaction", "requestAirdrop"]);
 
+/** One `rpc <method>` span per call, retries inside it (Deno's own fetch spans nest below). */
+function traced(call: typeof fetch): typeof fetch {
+  return function tracedRpcFetch(input, init) {
+    const method = methodOf(init?.body);
+    return inSpan(
+      `rpc ${method}`,
+      { "rpc.system": "jsonrpc", "rpc.method": method },
+      () => call(input, init),
+    );
+  };
+}
+
+function methodOf(body: BodyInit | null | undefined): string {
+  if (typeof body !== "string") return "unknown";
+  try {
+    const msg = JSON.parse(body);
+    return Array.isArray(msg) ? `batch(${msg.length})` : String(msg.method);
+  } catch {
+    return "unknown";
+  }
+}
+
 export function boundedRpcFetch(opts: RpcFetchOptions): typeof fetch {
   const base = opts.base ?? fetch;
   const backoff = opts.backoffMs ?? 100;
-  return async function rpcFetch(input, init) {
+  return traced(async function rpcFetch(input, init) {
     const deadline = Date.now() + opts.timeoutMs;
     const retries = retriable(init?.body) ? opts.retries : 0;
     for (let attempt = 0;; attempt++) {
@@ -43,7 +67,7 @@ export function boundedRpcFetch(opts: RpcFetchOptions): typeof fetch {
       if (pause <= 0) throw new Error(`RPC call timed out after ${opts.timeoutMs} ms`);
       await new Promise((r) => setTimeout(r, pause));
     }
-  };
+  });
 }
 
 function retriable(body: BodyInit | null | undefined): boolean {
