@@ -6,6 +6,7 @@
  */
 import { projectionKey } from "../../events/keys.ts";
 import type { DomainEvent } from "../../events/types.ts";
+import type { KeyDoc } from "../../projections/keys.ts";
 import type { WebhookDeliveryDoc, WebhookEndpointDoc } from "../../projections/webhooks.ts";
 import type { Services } from "../services.ts";
 import { type AttemptResult, decideAttempt } from "./decide.ts";
@@ -27,14 +28,20 @@ export async function deliverWebhook(
   const endpoint = (await s.kv.get<WebhookEndpointDoc>(
     projectionKey("webhook", [delivery.endpointId]),
   )).value;
-  if (!endpoint || endpoint.status !== "enabled") {
+  const key = endpoint &&
+    (await s.kv.get<KeyDoc>(projectionKey("key", [endpoint.keyId]))).value;
+  if (!endpoint || endpoint.status !== "enabled" || !key || key.deleted) {
     await record(s, msg, () => [{
       type: "WebhookDeliveryAbandoned",
       v: 1,
       data: {
         deliveryId: delivery.deliveryId,
         endpointId: delivery.endpointId,
-        reason: endpoint ? "endpoint disabled" : "endpoint deleted",
+        reason: !endpoint
+          ? "endpoint deleted"
+          : endpoint.status !== "enabled"
+          ? "endpoint disabled"
+          : "API key deleted",
       },
     }]);
     return;

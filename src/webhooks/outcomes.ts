@@ -8,6 +8,7 @@ import { projectionKey } from "../../events/keys.ts";
 import type { Enqueue, StreamAppend, Tx } from "../../events/store.ts";
 import type { DomainEvent } from "../../events/types.ts";
 import type { BuildDoc } from "../../projections/builds.ts";
+import type { KeyDoc } from "../../projections/keys.ts";
 import type { WebhookEndpointDoc } from "../../projections/webhooks.ts";
 import type { Services } from "../services.ts";
 import { scheduleOutcomeDeliveries, webhookTypeOf } from "./decide.ts";
@@ -20,6 +21,9 @@ export async function outcomeDeliveries(
   events: DomainEvent[],
 ): Promise<{ append: StreamAppend[]; enqueue: Enqueue[] }> {
   if (!events.some((e) => webhookTypeOf(e) !== null)) return { append: [], enqueue: [] };
+  // A deleted key's owner can no longer see or remove its endpoints: they get nothing more.
+  const key = await tx.projection<KeyDoc>("key", [build.keyId]);
+  if (!key || key.deleted) return { append: [], enqueue: [] };
   const ids: string[] = [];
   for await (
     const e of tx.kv.list<string>({

@@ -32,7 +32,8 @@ function assertThrows(f: () => unknown) {
   }
   assert(threw, "expected a throw");
 }
-import { bearer, type Harness, startHarness } from "../support/harness.ts";
+import { bearer, decodeTx, type Harness, startHarness } from "../support/harness.ts";
+import { sweepOpenBuilds } from "../../src/creation/watcher.ts";
 import { startReceiver } from "./receiver.ts";
 import { build, land } from "./support.ts";
 
@@ -348,5 +349,50 @@ Deno.test("registering: https and public addresses only (loopback only when allo
     assertEquals((await h.request("/v1/webhooks")).status, 401);
   } finally {
     await h.close();
+  }
+});
+
+Deno.test("once its key is deleted, an endpoint gets nothing more: pending deliveries are given up, new outcomes schedule none", async () => {
+  const receiver = startReceiver();
+  receiver.downFor(Number.MAX_SAFE_INTEGER);
+  const h = await startHarness({ config: loopback });
+  const q = manualQueue(() => {});
+  h.services.webhookScheduler = q.scheduler;
+  try {
+    const { apiKey, keyId, cookie } = await h.newApiKey();
+    await register(h, apiKey, receiver.url);
+    const payer = h.fundedWallet(20);
+    await land(h, apiKey, payer, await build(h, apiKey, payer, "Before"));
+    const first = q.queued.shift()!.msg;
+    await deliverWebhook(h.services, first);
+    assertEquals(receiver.hits, 1);
+    const second = q.queued.shift()!.msg;
+    const built = await build(h, apiKey, payer, "After");
+
+    const del = await h.request(`/portal/api/keys/${keyId}/delete`, {
+      method: "POST",
+      headers: { cookie },
+      json: {},
+    });
+    assertEquals(del.status, 200, await del.text());
+    await deliverWebhook(h.services, second);
+    assertEquals(receiver.hits, 1);
+    const delivery = (await allEvents(h.kv)).filter((e) => e.type === "WebhookDeliveryAbandoned");
+    assertEquals(delivery.map((e) => (e.data as { reason: string }).reason), ["API key deleted"]);
+
+    // The build made before the deletion lands now: no delivery is scheduled for it.
+    const tx = decodeTx(built.transaction);
+    tx.sign([payer]);
+    const sig = await h.services.connection.sendRawTransaction(tx.serialize());
+    await h.waitForConfirmation(sig);
+    await sweepOpenBuilds(h.services);
+    assertEquals(q.queued.length, 0);
+    assertEquals(
+      (await allEvents(h.kv)).filter((e) => e.type === "CreationConfirmed").length,
+      2,
+    );
+  } finally {
+    await h.close();
+    await receiver.close();
   }
 });
