@@ -50,8 +50,10 @@ async function register(h: Harness, apiKey: string, url: string, extra: object =
   return WebhookEndpointCreated.strict().parse(body);
 }
 
-async function deliveries(h: Harness, apiKey: string, id: string) {
-  const res = await h.request(`/v1/webhooks/${id}/deliveries`, { headers: bearer(apiKey) });
+async function deliveries(h: Harness, apiKey: string, id: string, query = "") {
+  const res = await h.request(`/v1/webhooks/${id}/deliveries${query}`, {
+    headers: bearer(apiKey),
+  });
   const body = await res.json();
   assertEquals(res.status, 200, JSON.stringify(body));
   return WebhookDeliveryList.strict().parse(body);
@@ -223,6 +225,16 @@ Deno.test("retries back off over more than 24 h (fake clock); an endpoint failin
     assertEquals(disabled.length, 1);
     log = await deliveries(h, apiKey, ep.id);
     assertEquals(log.items[0].failureReason, "endpoint disabled after failing for 3 days");
+    // The delivery log pages newest first.
+    const page1 = await deliveries(h, apiKey, ep.id, "?limit=1");
+    assertEquals(page1.items.map((i) => i.id), [log.items[0].id]);
+    const page2 = await deliveries(h, apiKey, ep.id, `?limit=1&cursor=${page1.nextCursor}`);
+    assertEquals([page2.items.map((i) => i.id), page2.nextCursor], [[log.items[1].id], null]);
+    const badPage = await h.request(`/v1/webhooks/${ep.id}/deliveries?limit=0&cursor=x`, {
+      headers: bearer(apiKey),
+    });
+    assertEquals(badPage.status, 400);
+    assertEquals(Object.keys((await badPage.json()).error.fields).sort(), ["cursor", "limit"]);
 
     // A disabled endpoint is not scheduled, and its deliveries cannot be replayed.
     const hits = receiver.hits;
