@@ -1171,7 +1171,7 @@ function webhooksBlock(k) {
     h("input", {
       id: inputId,
       type: "url",
-      placeholder: "https://example.com/hooks/tokens",
+      placeholder: "your https endpoint URL",
       value: S.webhookDraft[k.keyId] ?? "",
       oninput: (/** @type {Event} */ e) =>
         S.webhookDraft[k.keyId] = /** @type {HTMLInputElement} */ (e.target).value,
