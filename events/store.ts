@@ -99,6 +99,8 @@ export interface EventStoreOptions {
   projections: Projection[];
   now?: () => number;
   maxAttempts?: number;
+  /** Wraps each KV commit with the events it writes (tracing); injected so the log imports nothing. */
+  aroundCommit?: <T>(events: StoredEvent[], commit: () => Promise<T>) => Promise<T>;
 }
 
 export interface TransactResult<R> {
@@ -111,9 +113,11 @@ export class EventStore {
   readonly #now: () => number;
   readonly #maxAttempts: number;
   readonly #turns = new Turns();
+  readonly #aroundCommit: NonNullable<EventStoreOptions["aroundCommit"]>;
 
   constructor(readonly kv: Deno.Kv, opts: EventStoreOptions) {
     this.projections = opts.projections;
+    this.#aroundCommit = opts.aroundCommit ?? ((_events, commit) => commit());
     this.#now = opts.now ?? Date.now;
     this.#maxAttempts = opts.maxAttempts ?? 200;
   }
@@ -251,7 +255,7 @@ export class EventStore {
     for (const q of decision.enqueue ?? []) {
       atomic.enqueue(q.value, { delay: q.delay, keysIfUndelivered: q.keysIfUndelivered });
     }
-    const res = await commitOrConflict(atomic);
+    const res = await this.#aroundCommit(stored, () => commitOrConflict(atomic));
     return res.ok ? stored : null;
   }
 

@@ -194,6 +194,92 @@ export interface BuildExpired {
   data: { buildId: number; mint: string; blockHeight: number };
 }
 
+// Webhooks (issue 20): endpoints a key registers, and every delivery attempt to them.
+
+/** The Standard Webhooks event types sent per build, one per final outcome. */
+export type WebhookEventType =
+  | "token.confirmed"
+  | "token.unverified"
+  | "token.failed"
+  | "token.expired";
+
+export interface WebhookEndpointRegistered {
+  type: "WebhookEndpointRegistered";
+  v: 1;
+  data: {
+    endpointId: string;
+    keyId: string;
+    url: string;
+    eventTypes: WebhookEventType[];
+    description: string | null;
+    /** The whsec_ signing secret, AES-GCM sealed with a key derived from KEY_PEPPER. */
+    secretSealed: string;
+  };
+}
+
+export interface WebhookEndpointDeleted {
+  type: "WebhookEndpointDeleted";
+  v: 1;
+  data: { endpointId: string; keyId: string };
+}
+
+/** Every attempt failed since `failingSince` (ms), for longer than the disable threshold. */
+export interface WebhookEndpointDisabled {
+  type: "WebhookEndpointDisabled";
+  v: 1;
+  data: { endpointId: string; keyId: string; failingSince: number; reason: string };
+}
+
+export interface WebhookDeliveryScheduled {
+  type: "WebhookDeliveryScheduled";
+  v: 1;
+  data: {
+    deliveryId: string;
+    endpointId: string;
+    keyId: string;
+    /** The Standard Webhooks message id (webhook-id): one per build outcome, kept by replays. */
+    messageId: string;
+    eventType: WebhookEventType;
+    buildId: number;
+    /** The exact JSON body signed and sent. */
+    payload: string;
+    /** The delivery this one replays, if any. */
+    replayOf: string | null;
+  };
+}
+
+export interface WebhookDeliveryAttempted {
+  type: "WebhookDeliveryAttempted";
+  v: 1;
+  data: {
+    deliveryId: string;
+    endpointId: string;
+    attempt: number;
+    ok: boolean;
+    /** The receiver's HTTP status, null when none came back. */
+    httpStatus: number | null;
+    /** Why it failed, safe to show to the key's owner; null when ok. */
+    error: string | null;
+    durationMs: number;
+    /** When the next attempt is due (ms), null when none will follow. */
+    nextAttemptAt: number | null;
+  };
+}
+
+export interface WebhookDeliveryAbandoned {
+  type: "WebhookDeliveryAbandoned";
+  v: 1;
+  data: { deliveryId: string; endpointId: string; reason: string };
+}
+
+export type WebhookEvent =
+  | WebhookEndpointRegistered
+  | WebhookEndpointDeleted
+  | WebhookEndpointDisabled
+  | WebhookDeliveryScheduled
+  | WebhookDeliveryAttempted
+  | WebhookDeliveryAbandoned;
+
 export type DomainEvent =
   | AccessPaymentQuoted
   | AccessPurchased
@@ -210,7 +296,8 @@ export type DomainEvent =
   | CreationConfirmed
   | CreationFailed
   | CreationUnverified
-  | BuildExpired;
+  | BuildExpired
+  | WebhookEvent;
 
 export type EventType = DomainEvent["type"];
 export type EventOf<T extends EventType> = Extract<DomainEvent, { type: T }>;

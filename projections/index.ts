@@ -16,6 +16,13 @@ import {
   openBuildsProjection,
 } from "./builds.ts";
 import { hostedImageProjection, hostedMetadataProjection } from "./hosted.ts";
+import { buildsByKeyProjection } from "./build-list.ts";
+import {
+  webhookDeliveriesByEndpointProjection,
+  webhookDeliveryProjection,
+  webhookEndpointProjection,
+  webhooksByKeyProjection,
+} from "./webhooks.ts";
 
 export const allProjections: Projection[] = [
   keysProjection,
@@ -32,4 +39,9 @@ export const allProjections: Projection[] = [
   openBuildsProjection,
   hostedMetadataProjection,
   hostedImageProjection,
+  buildsByKeyProjection,
+  webhookEndpointProjection,
+  webhooksByKeyProjection,
+  webhookDeliveryProjection,
+  webhookDeliveriesByEndpointProjection,
 ] as Projection[];

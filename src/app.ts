@@ -16,6 +16,7 @@ import { rpcBusyAnswer } from "./http/rpc-busy.ts";
 import { meRoutes } from "./routes/me.ts";
 import { pricingRoutes } from "./routes/pricing.ts";
 import type { Services } from "./services.ts";
+import { traceRequests } from "./telemetry/tracing.ts";
 
 export const KIB = 1024;
 export const METADATA_BODY_LIMIT = 2 * KIB * KIB;
@@ -25,12 +26,13 @@ export const DEFAULT_BODY_LIMIT = 64 * KIB;
 export type RouteGroup = (s: Services) => Hono<AppEnv>;
 
 /** Keyed /v1 endpoints; everything else under /v1 (pricing, openapi) is public. */
-const PUBLIC_V1 = new Set(["/v1/pricing", "/v1/openapi.json"]);
+const PUBLIC_V1 = new Set(["/v1/pricing", "/v1/openapi.json", "/v1/health"]);
 const IDEMPOTENT_POSTS = new Set(["/v1/tokens", "/v1/metadata", "/v1/transactions"]);
 
 export function createApp(s: Services, groups: RouteGroup[] = []): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use("*", requestLog(s.logger));
+  app.use("*", traceRequests());
 
   app.use("/v1/*", async function apiHeaders(c, next) {
     await next();

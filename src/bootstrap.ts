@@ -23,6 +23,9 @@ import type { Services } from "./services.ts";
 import { boundedRpcFetch } from "./solana/rpc-fetch.ts";
 import { RpcBudget, type RpcPriority } from "./solana/rpc-budget.ts";
 import { ThrottleLog } from "./solana/rpc-throttle-log.ts";
+import { deliverWebhook } from "./webhooks/deliver.ts";
+import { traceKvCommit } from "./telemetry/tracing.ts";
+import { isDeliveryMessage, WEBHOOK_QUEUE_KIND } from "./webhooks/scheduler.ts";
 
 export interface BootOptions {
   kv?: Deno.Kv;
@@ -102,7 +105,11 @@ export async function bootstrap(config: Config, opts: BootOptions = {}): Promise
   const services: Services = {
     config: { ...config, treasury, keyPepper: pepper, solanaRpcUrl: rpcUrl },
     kv,
-    store: new EventStore(kv, { projections: allProjections, now: clock }),
+    store: new EventStore(kv, {
+      projections: allProjections,
+      now: clock,
+      aroundCommit: traceKvCommit,
+    }),
     clock,
     connection,
     backgroundConnection: connectionAt("background"),
@@ -119,6 +126,9 @@ export async function bootstrap(config: Config, opts: BootOptions = {}): Promise
       kv,
       (e, kind) => logger.log("error", "queue job failed", { kind, error: String(e) }),
     );
+    queue.on(WEBHOOK_QUEUE_KIND, async (m) => {
+      if (isDeliveryMessage(m)) await deliverWebhook(services, m);
+    });
     // On Deploy, src/main.ts also sweeps from a top-level Deno.cron (it must be registered there).
     // Background work goes through the background connection (it yields to user requests).
     await startWatcher({ ...services, connection: services.backgroundConnection }, queue);

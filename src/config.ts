@@ -137,6 +137,7 @@ const EnvSchema = z.object({
   DEPLOY_MODE: z.enum(["0", "1"]).optional(),
   DENO_DEPLOYMENT_ID: z.string().optional(),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
+  WEBHOOK_ALLOW_LOOPBACK: z.enum(["true", "false"]).default("false"),
 });
 
 export interface Limits {
@@ -189,6 +190,11 @@ export interface Config {
   logLevel: "debug" | "info" | "warn" | "error" | "silent";
   /** Test-only: lets the image fetcher reach a plain-http loopback server. Never from the env. */
   allowLoopbackImageFetchForTests: boolean;
+  /**
+   * allowLoopback: webhook endpoints on 127.0.0.1 / ::1 (plain http) may register and receive,
+   * for local development and tests; refused in deploy mode.
+   */
+  webhooks: { allowLoopback: boolean };
 }
 
 export class ConfigError extends Error {
@@ -215,6 +221,12 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     if (missing.length) {
       throw new ConfigError(missing.map((k) => `${k}: required in deploy mode (no local files)`));
     }
+  }
+  if (deployMode && e.WEBHOOK_ALLOW_LOOPBACK === "true") {
+    throw new ConfigError([
+      "WEBHOOK_ALLOW_LOOPBACK: must not be true in deploy mode (webhooks to loopback are for " +
+      "local development and tests)",
+    ]);
   }
   // Hosted metadata URLs go on chain and wallets fetch them: off a local chain they must be https
   // (the build refuses any other metadataUri).
@@ -267,6 +279,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     adminToken: e.ADMIN_TOKEN ?? null,
     logLevel: e.LOG_LEVEL,
     allowLoopbackImageFetchForTests: false,
+    webhooks: { allowLoopback: e.WEBHOOK_ALLOW_LOOPBACK === "true" },
   };
 }
 

@@ -6,6 +6,7 @@ import type { Config } from "./config.ts";
 import type { Logger } from "./http/logger.ts";
 import type { PriceSource } from "./pricing/price-source.ts";
 import type { RpcBudget } from "./solana/rpc-budget.ts";
+import type { DeliveryScheduler } from "./webhooks/scheduler.ts";
 
 export interface Services {
   config: Config;
@@ -24,4 +25,6 @@ export interface Services {
   logger: Logger;
   pepper: CryptoKey;
   treasury: PublicKey;
+  /** How webhook attempts are queued; the Deno KV queue unless a test drives them itself. */
+  webhookScheduler?: DeliveryScheduler;
 }

@@ -1,6 +1,7 @@
 /** Reads of the build projection and its indexes (by message hash, mint, reference, signature). */
 import { projectionKey } from "../../events/keys.ts";
 import type { BuildDoc } from "../../projections/builds.ts";
+import { tagBuild } from "../telemetry/tracing.ts";
 
 export type BuildIndex =
   | "build_by_message"
@@ -9,7 +10,10 @@ export type BuildIndex =
   | "build_by_signature";
 
 export async function buildById(kv: Deno.Kv, id: number | null): Promise<BuildDoc | null> {
-  return id === null ? null : (await kv.get<BuildDoc>(projectionKey("build", [id]))).value;
+  if (id === null) return null;
+  // The request concerns this build from here on: its later spans carry the id.
+  tagBuild(id);
+  return (await kv.get<BuildDoc>(projectionKey("build", [id]))).value;
 }
 
 export async function buildBy(kv: Deno.Kv, index: BuildIndex, k: string): Promise<BuildDoc | null> {

@@ -8,6 +8,7 @@ import type { Enqueue, ExtraSet, Tx } from "../../events/store.ts";
 import type { PurchaseDoc } from "../../projections/purchases.ts";
 import type { Services } from "../services.ts";
 import { decideLifecycle, type LifecycleCommand } from "./decide.ts";
+import { outcomeDeliveries } from "../webhooks/outcomes.ts";
 
 export async function recordLifecycle(
   s: Services,
@@ -30,6 +31,8 @@ export async function recordLifecycle(
     const onKey = decided.filter((e) => e.type === "KeySuspended");
     const onBuild = decided.filter((e) => e.type !== "KeySuspended");
     const buildStream = `build-${buildId}`;
+    // Outcomes schedule their webhook deliveries in this same commit.
+    const hooks = await outcomeDeliveries(s, tx, build, onBuild);
     return {
       append: [
         {
@@ -38,8 +41,9 @@ export async function recordLifecycle(
           events: onBuild,
         },
         { stream: `purchase-${build.purchaseId}`, expectedVersion: "any", events: onKey },
+        ...hooks.append,
       ],
-      enqueue: extra.enqueue,
+      enqueue: [...(extra.enqueue ?? []), ...hooks.enqueue],
       sets: extra.sets,
       result: null,
     };

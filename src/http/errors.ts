@@ -13,7 +13,8 @@ export type ErrorCode =
   | "price_unavailable"
   | "rpc_busy"
   | "server_error"
-  | "forbidden";
+  | "forbidden"
+  | "not_ready";
 
 const STATUS: Record<ErrorCode, number> = {
   invalid_request: 400,
@@ -30,6 +31,7 @@ const STATUS: Record<ErrorCode, number> = {
   server_error: 500,
   price_unavailable: 503,
   rpc_busy: 503,
+  not_ready: 503,
 };
 
 export type ErrorFields = Record<string, unknown>;

@@ -7,6 +7,7 @@ import { z } from "zod";
 import { MetadataRequestSchema } from "../metadata/request.ts";
 import { BuildRequestSchema } from "../tokens/request-schema.ts";
 import * as S from "./schemas.ts";
+import { integratorPaths, integratorResponses, integratorSchemas } from "./integrator.ts";
 
 export const API_VERSION = "1.0.0";
 
@@ -96,6 +97,7 @@ const schemas: Record<string, Json> = {
   RelayAccepted: jsonSchema(S.RelayAccepted, "output"),
   Verification: jsonSchema(S.Verification, "output"),
   BuildRecord: jsonSchema(S.BuildRecord, "output"),
+  ...integratorSchemas((s) => jsonSchema(s, "output"), (s) => jsonSchema(s, "input")),
 };
 
 const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
@@ -257,6 +259,7 @@ const responses: Record<string, Json> = {
       },
     }),
   },
+  ...integratorResponses(json, (name) => ref("headers", name)),
 };
 
 const r = (name: string) => ref("responses", name);
@@ -437,6 +440,12 @@ const paths: Record<string, Json> = {
     },
   },
 };
+// Integrator operations may share a path with the ones above (GET beside POST /v1/tokens).
+for (
+  const [path, item] of Object.entries(integratorPaths({ ok, r, keyedErrors, pathParam, body }))
+) {
+  paths[path] = { ...paths[path], ...item };
+}
 
 export interface DocumentOptions {
   /** The service's public base URL; paths carry the /v1 prefix themselves. */
@@ -464,6 +473,7 @@ export function openApiDocument(opts: DocumentOptions) {
       { name: "Metadata" },
       { name: "Tokens" },
       { name: "Transactions" },
+      { name: "Webhooks" },
       { name: "Meta" },
     ],
     paths,

@@ -24,6 +24,7 @@ export const ERROR_CODES = [
   "price_unavailable",
   "rpc_busy",
   "server_error",
+  "not_ready",
 ] as const;
 
 export const ErrorBody = z.object({

@@ -8,6 +8,9 @@ import { transactionRoutes } from "./transactions.ts";
 import { tokensRoutes } from "./tokens.ts";
 import { adminRoutes } from "./admin.ts";
 import { docsRoutes } from "./docs.ts";
+import { healthRoutes } from "./health.ts";
+import { tokenListRoutes } from "./token-list.ts";
+import { webhookRoutes } from "./webhooks.ts";
 
 export const routeGroups: RouteGroup[] = [
   portalApiRoutes,
@@ -18,4 +21,7 @@ export const routeGroups: RouteGroup[] = [
   tokensRoutes,
   adminRoutes,
   docsRoutes,
+  healthRoutes,
+  tokenListRoutes,
+  webhookRoutes,
 ];

@@ -24,6 +24,12 @@ import {
   SESSION_TTL_MS,
 } from "../portal/sign-in.ts";
 import { walletPurchases } from "../portal/state.ts";
+import {
+  portalDeleteWebhook,
+  portalListWebhooks,
+  portalRegisterWebhook,
+} from "../portal/webhooks.ts";
+import { RegisterRequest } from "../webhooks/endpoints.ts";
 import type { Services } from "../services.ts";
 
 export const SESSION_COOKIE = "tcb_session";
@@ -161,6 +167,24 @@ export function portalApiRoutes(s: Services) {
 
   app.post("/portal/api/keys/:keyId/delete", session, async (c) => {
     return c.json(await deleteKey(s, keyIdParam(c.req.param("keyId")), c.get("portalWallet")));
+  });
+
+  // The key's webhook endpoints (docs/integrators.md); the secret is in the POST answer only.
+  app.get("/portal/api/keys/:keyId/webhooks", session, async (c) => {
+    return c.json(
+      await portalListWebhooks(s, keyIdParam(c.req.param("keyId")), c.get("portalWallet")),
+    );
+  });
+
+  app.post("/portal/api/keys/:keyId/webhooks", session, async (c) => {
+    const body = await readBody(c, RegisterRequest);
+    const keyId = keyIdParam(c.req.param("keyId"));
+    return c.json(await portalRegisterWebhook(s, keyId, c.get("portalWallet"), body), 201);
+  });
+
+  app.post("/portal/api/keys/:keyId/webhooks/:id/delete", session, async (c) => {
+    const keyId = keyIdParam(c.req.param("keyId"));
+    return c.json(await portalDeleteWebhook(s, keyId, c.get("portalWallet"), c.req.param("id")));
   });
 
   return app;

@@ -16,6 +16,7 @@
  */
 import { type RpcBudget, RpcBusyError, type RpcPriority } from "./rpc-budget.ts";
 import type { ThrottleLog } from "./rpc-throttle-log.ts";
+import { inSpan } from "../telemetry/tracing.ts";
 
 export interface RpcFetchOptions {
   /** The whole call, retries included. */
@@ -33,13 +34,35 @@ export interface RpcFetchOptions {
 
 const NOT_RETRIED = new Set(["sendTransaction", "requestAirdrop"]);
 
+/** One `rpc <method>` span per call, retries inside it (Deno's own fetch spans nest below). */
+function traced(call: typeof fetch): typeof fetch {
+  return function tracedRpcFetch(input, init) {
+    const method = methodOf(init?.body);
+    return inSpan(
+      `rpc ${method}`,
+      { "rpc.system": "jsonrpc", "rpc.method": method },
+      () => call(input, init),
+    );
+  };
+}
+
+function methodOf(body: BodyInit | null | undefined): string {
+  if (typeof body !== "string") return "unknown";
+  try {
+    const msg = JSON.parse(body);
+    return Array.isArray(msg) ? `batch(${msg.length})` : String(msg.method);
+  } catch {
+    return "unknown";
+  }
+}
+
 export function boundedRpcFetch(opts: RpcFetchOptions): typeof fetch {
   const base = opts.base ?? fetch;
   const backoff = opts.backoffMs ?? 100;
   // Even an unlimited budget is kept: a 429's Retry-After holds back every call, not just one.
   const budget = opts.budget ?? null;
   const priority = opts.priority ?? "user";
-  return async function rpcFetch(input, init) {
+  return traced(async function rpcFetch(input, init) {
     let deadline = Date.now() + opts.timeoutMs;
     const methods = methodsOf(init?.body);
     const retries = methods.every((m) => m !== "" && !NOT_RETRIED.has(m)) ? opts.retries : 0;
@@ -88,7 +111,7 @@ export function boundedRpcFetch(opts: RpcFetchOptions): typeof fetch {
       }
       await new Promise((r) => setTimeout(r, pause));
     }
-  };
+  });
 }
 
 /** The JSON-RPC method of each call in the body ("" where unreadable). */

@@ -354,6 +354,21 @@ Deno.test({
       assertEquals(await page.locator("#api-key").count(), 0);
       assert(!(await page.content()).includes(key1), "the key is gone from the page");
 
+      // Webhooks: an endpoint added on the page shows its secret once and is the key's.
+      await page.getByLabel("Endpoint URL").fill("https://hooks.example.com/tokens");
+      await page.getByRole("button", { name: "Add endpoint" }).click();
+      const hookSecret = await page.locator("#webhook-secret").inputValue();
+      assertMatch(hookSecret, /^whsec_/);
+      const hooks = await (await s.h.request("/v1/webhooks", { headers: bearer(key1) })).json();
+      assertEquals(hooks.items.map((i: { url: string }) => i.url), [
+        "https://hooks.example.com/tokens",
+      ]);
+      await shot(page, "webhook-added");
+      await page.getByRole("button", { name: "Secret stored" }).click();
+      assert(!(await page.content()).includes(hookSecret), "the secret is gone from the page");
+      await page.getByRole("button", { name: "Remove" }).click();
+      await page.getByText("No endpoints yet.").waitFor();
+
       // Keyboard: Enter opens the confirmation, Escape cancels it and focus returns.
       const rotateBtn = page.getByRole("button", { name: "Rotate key…" });
       await rotateBtn.focus();

@@ -748,3 +748,89 @@ function describe(error: unknown): string {
   if (error instanceof Error) return `${error.name}: ${error.message}`.slice(0, 300);
   return String(error).slice(0, 300);
 }
+
+// ---------------------------------------------------------------------------
+// POST through the same defences (webhook deliveries)
+
+export interface PinnedPostOptions
+  extends Pick<FetchImageOptions, "resolve" | "allowLoopbackHttpForTests" | "caCerts" | "connect"> {
+  /** Budget for the whole request: DNS, connect, TLS, sending, the response head. */
+  timeoutMs?: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export type PinnedPostResult =
+  | { ok: true; status: number }
+  | { ok: false; status: number | null; reason: string; detail?: string };
+
+/**
+ * POSTs `body` to `url` with the image fetcher's address policy: every resolved address checked,
+ * the connection pinned to a checked address, and no redirect followed (a 3xx is an answer, not a
+ * hop). Only the status line is read; the receiver's body is ignored. Never throws for anything
+ * the URL or the remote side does.
+ */
+export async function postPinned(
+  url: string,
+  options: PinnedPostOptions,
+): Promise<PinnedPostResult> {
+  const settings = readSettings({ ...options, maxRedirects: 0, maxBytes: 0 });
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, settings.timeoutMs);
+  const guard = new ConnectionGuard(controller.signal);
+  try {
+    const target = parseTarget(url, settings);
+    const addresses = await resolveTarget(target, settings, controller.signal);
+    const conn = await connect(target, addresses, settings, guard, controller.signal);
+    await writeAll(conn, buildPost(target, options.headers, options.body));
+    const head = await readFinalHead(new Reader(conn));
+    if (head.status >= 200 && head.status <= 299) return { ok: true, status: head.status };
+    const reason = REDIRECT_STATUSES.has(head.status)
+      ? `answered HTTP ${head.status}; redirects are not followed`
+      : `answered HTTP ${head.status}`;
+    return { ok: false, status: head.status, reason };
+  } catch (error) {
+    if (timedOut) {
+      return {
+        ok: false,
+        status: null,
+        reason: `timed out after ${formatDuration(settings.timeoutMs)}`,
+      };
+    }
+    if (error instanceof Refusal) {
+      return error.detail === undefined
+        ? { ok: false, status: null, reason: error.message }
+        : { ok: false, status: null, reason: error.message, detail: error.detail };
+    }
+    return { ok: false, status: null, reason: "request failed", detail: describe(error) };
+  } finally {
+    clearTimeout(timer);
+    guard.dispose();
+  }
+}
+
+function buildPost(target: Target, headers: Record<string, string>, body: string): Uint8Array {
+  const path = target.url.pathname + target.url.search;
+  if (!/^[\x21-\x7e]+$/.test(path)) throw new Refusal("URL path cannot be sent");
+  const bytes = new TextEncoder().encode(body);
+  const lines = [
+    `POST ${path} HTTP/1.1`,
+    `Host: ${target.url.host}`,
+    `Content-Length: ${bytes.length}`,
+    "Connection: close",
+  ];
+  for (const [name, value] of Object.entries(headers)) {
+    // Our own header values only; a CR or LF would still be a smuggled line, so refuse it.
+    if (!TOKEN.test(name) || hasControlCharacter(value)) throw new Refusal(`bad header ${name}`);
+    lines.push(`${name}: ${value}`);
+  }
+  const head = new TextEncoder().encode(lines.join("\r\n") + "\r\n\r\n");
+  const out = new Uint8Array(head.length + bytes.length);
+  out.set(head);
+  out.set(bytes, head.length);
+  return out;
+}

@@ -50,6 +50,14 @@ const S = {
   /** @type {null | {kind: "rotate" | "delete", keyId: string}} */
   confirm: null,
   currency: "SOL",
+  /** Each active key's webhook endpoints, by key id. */
+  webhooks: /** @type {Record<string, any[]>} */ ({}),
+  /** The URL being typed per key, kept across re-renders. */
+  webhookDraft: /** @type {Record<string, string>} */ ({}),
+  /** A just-registered endpoint's secret, shown once. */
+  webhookSecret: /** @type {null | {keyId: string, id: string, url: string, secret: string}} */ (
+    null
+  ),
 };
 
 const $ = (/** @type {string} */ id) => /** @type {HTMLElement} */ (document.getElementById(id));
@@ -221,6 +229,7 @@ async function loadState() {
     const st = await api("/portal/api/state");
     S.signedIn = st.wallet;
     S.purchases = st.purchases;
+    await loadWebhooks();
   } catch (e) {
     if (!(e instanceof ApiFailure && e.status === 401)) throw e;
     dropSession();
@@ -926,6 +935,7 @@ function keyBlock(p, k) {
           : null,
       ),
     ),
+    active ? webhooksBlock(k) : null,
     h(
       "div",
       { class: "actions" },
@@ -1059,6 +1069,120 @@ function revealPanel() {
       "p",
       { class: "muted small" },
       "Use it server-side only, as Authorization: Bearer <key>. Never put it in a web page or a public repository.",
+    ),
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Webhooks: a key's endpoints (docs/integrators.md), managed with the wallet's session
+
+async function loadWebhooks() {
+  /** @type {Record<string, any[]>} */
+  const next = {};
+  for (const p of S.purchases) {
+    const k = p.key;
+    if (!k || k.status !== "active") continue;
+    next[k.keyId] = (await api(`/portal/api/keys/${k.keyId}/webhooks`)).items;
+  }
+  S.webhooks = next;
+}
+
+function addWebhook(keyId) {
+  const url = (S.webhookDraft[keyId] ?? "").trim();
+  return run("Adding the webhook endpoint…", "Adding the endpoint", async () => {
+    const r = await api(`/portal/api/keys/${keyId}/webhooks`, { json: { url } });
+    S.webhookSecret = { keyId, id: r.id, url: r.url, secret: r.secret };
+    S.webhookDraft[keyId] = "";
+    await loadWebhooks();
+    announce("Endpoint added. Copy its signing secret now: it is shown only once.");
+    focusNext = "webhook-secret";
+  });
+}
+
+function removeWebhook(keyId, id) {
+  return run("Removing the webhook endpoint…", "Removing the endpoint", async () => {
+    await api(`/portal/api/keys/${keyId}/webhooks/${id}/delete`, { json: {} });
+    if (S.webhookSecret?.id === id) S.webhookSecret = null;
+    await loadWebhooks();
+    announce("Endpoint removed; it gets no more events.");
+    focusNext = `webhook-url-${keyId}`;
+  });
+}
+
+function webhooksBlock(k) {
+  const items = S.webhooks[k.keyId] ?? [];
+  const secret = S.webhookSecret?.keyId === k.keyId ? S.webhookSecret : null;
+  const inputId = `webhook-url-${k.keyId}`;
+  return h(
+    "div",
+    { class: "webhooks", "data-webhooks": k.keyId },
+    h("h4", null, "Webhooks"),
+    h(
+      "p",
+      { class: "muted small" },
+      "Each build's outcome (token.confirmed, token.unverified, token.failed, token.expired) is " +
+        "POSTed to these https URLs, signed the Standard Webhooks way.",
+    ),
+    items.length === 0 ? h("p", { class: "muted small" }, "No endpoints yet.") : h(
+      "ul",
+      { class: "webhook-list" },
+      items.map((w) =>
+        h(
+          "li",
+          { "data-webhook": w.id },
+          h("code", null, w.url),
+          " ",
+          h(
+            "span",
+            { class: `badge badge-${w.status === "enabled" ? "active" : "banned"}` },
+            w.status,
+          ),
+          " ",
+          button("Remove", () => removeWebhook(k.keyId, w.id), {
+            class: "btn btn-small btn-secondary",
+            fid: `webhook-remove-${w.id}`,
+          }),
+        )
+      ),
+    ),
+    secret
+      ? h(
+        "div",
+        { class: "reveal" },
+        h("p", { class: "warning" }, h("strong", null, "Signing secret for "), secret.url),
+        h("textarea", {
+          id: "webhook-secret",
+          rows: 2,
+          readonly: true,
+          value: secret.secret,
+          autocomplete: "off",
+          spellcheck: "false",
+          onfocus: (/** @type {FocusEvent} */ e) =>
+            /** @type {HTMLTextAreaElement} */ (e.target).select(),
+        }),
+        button("Secret stored", () => {
+          S.webhookSecret = null;
+          focusNext = inputId;
+          render();
+        }, { class: "btn btn-secondary btn-small", fid: "webhook-secret-done", always: true }),
+      )
+      : null,
+    h("label", { for: inputId }, "Endpoint URL"),
+    h("input", {
+      id: inputId,
+      type: "url",
+      placeholder: "your https endpoint URL",
+      value: S.webhookDraft[k.keyId] ?? "",
+      oninput: (/** @type {Event} */ e) =>
+        S.webhookDraft[k.keyId] = /** @type {HTMLInputElement} */ (e.target).value,
+    }),
+    h(
+      "div",
+      { class: "actions" },
+      button("Add endpoint", () => addWebhook(k.keyId), {
+        class: "btn btn-secondary",
+        fid: `webhook-add-${k.keyId}`,
+      }),
     ),
   );
 }

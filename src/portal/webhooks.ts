@@ -1,0 +1,42 @@
+/**
+ * The portal's view of a key's webhook endpoints: the same commands as /v1/webhooks, reached with
+ * the wallet's session instead of the API key. Only the wallet that bought the key sees it.
+ */
+import { projectionKey } from "../../events/keys.ts";
+import { type KeyDoc, keyUsable } from "../../projections/keys.ts";
+import { ApiError } from "../http/errors.ts";
+import type { Services } from "../services.ts";
+import {
+  deleteEndpoint,
+  listEndpoints,
+  registerEndpoint,
+  type RegisterRequest,
+} from "../webhooks/endpoints.ts";
+import type { z } from "zod";
+
+async function walletKey(s: Services, keyId: string, wallet: string): Promise<KeyDoc> {
+  const key = (await s.kv.get<KeyDoc>(projectionKey("key", [keyId]))).value;
+  // Another wallet's key reads as unknown; a key that can't be used has no webhooks to manage.
+  if (!key || key.wallet !== wallet || !keyUsable(key)) {
+    throw new ApiError("not_found", "key not found");
+  }
+  return key;
+}
+
+export async function portalListWebhooks(s: Services, keyId: string, wallet: string) {
+  return { items: await listEndpoints(s, await walletKey(s, keyId, wallet)) };
+}
+
+export async function portalRegisterWebhook(
+  s: Services,
+  keyId: string,
+  wallet: string,
+  body: z.infer<typeof RegisterRequest>,
+) {
+  return await registerEndpoint(s, await walletKey(s, keyId, wallet), body);
+}
+
+export async function portalDeleteWebhook(s: Services, keyId: string, wallet: string, id: string) {
+  await deleteEndpoint(s, await walletKey(s, keyId, wallet), id);
+  return { deleted: id };
+}
