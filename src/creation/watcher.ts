@@ -11,7 +11,7 @@ import type { OpenBuildDoc } from "../../projections/builds.ts";
 import type { Services } from "../services.ts";
 import type { QueueDispatcher } from "../queue.ts";
 import { assessCreation } from "./assess.ts";
-import { findByReference, readLanded } from "./chain-reader.ts";
+import { findPayerTransaction } from "./chain-reader.ts";
 import { recordLifecycle } from "./handle.ts";
 
 export const REBROADCAST_MS = 2_000;
@@ -19,25 +19,28 @@ const SWEEP_MS = 2_000;
 
 /** Looks at one open build once; returns its status afterwards. */
 export async function checkOpenBuild(s: Services, open: OpenBuildDoc, blockHeight: number) {
-  const found = await findByReference(s.connection, open.reference);
+  const build = await buildById(s.kv, open.buildId);
+  if (!build) return null;
+  const { found, uncertain } = await findPayerTransaction(
+    s,
+    open.reference,
+    build.payer,
+    { buildId: open.buildId },
+    { pageSize: 20, maxPages: 1 },
+  );
   if (found) {
-    const landed = await readLanded(s.connection, found.signature);
-    // Listed as landed but not readable yet (a node behind another, or still indexing): it
-    // landed, with or without an error, so it must not expire; the next sweep reads it.
-    if (!landed) return "open";
-    if (landed) {
-      const build = await buildById(s.kv, open.buildId);
-      if (!build) return null;
-      const { build: after } = await recordLifecycle(s, open.buildId, {
-        type: "RecordLanding",
-        signature: landed.signature,
-        slot: landed.slot,
-        blockTime: landed.blockTime,
-        assessment: assessCreation(build, landed),
-      });
-      return after?.status ?? null;
-    }
+    const { build: after } = await recordLifecycle(s, open.buildId, {
+      type: "RecordLanding",
+      signature: found.signature,
+      slot: found.slot,
+      blockTime: found.blockTime,
+      assessment: assessCreation(build, found),
+    });
+    return after?.status ?? null;
   }
+  // Listed but not readable yet (a node behind another, or still indexing): it may be the
+  // payer's landing, so the build must not expire; the next sweep reads it.
+  if (uncertain) return "open";
   if (blockHeight > open.lastValidBlockHeight) {
     const { build } = await recordLifecycle(s, open.buildId, { type: "RecordExpiry", blockHeight });
     return build?.status ?? null;

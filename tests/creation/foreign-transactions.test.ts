@@ -1,0 +1,255 @@
+/**
+ * Anyone can put a build's reference key or mint, read-only, into a transaction of their own.
+ * On the embedded chain, with nothing but a funded wallet: such transactions landing before,
+ * after, failing, or many at once never become a build's outcome, never count toward the key's
+ * suspension and never change a record; they are logged and counted. Only the payer's own
+ * transaction settles a build, and only the payer's own failure fails it.
+ */
+import {
+  Keypair,
+  PublicKey,
+  SystemProgram,
+  Transaction,
+  type VersionedTransaction,
+} from "@solana/web3.js";
+import bs58 from "bs58";
+import { buildBy } from "../../src/creation/build-records.ts";
+import { sweepOpenBuilds } from "../../src/creation/watcher.ts";
+import { foreignCount } from "../../src/solana/foreign-transactions.ts";
+import { runAudit } from "../../src/audit/audit.ts";
+import { rpcTxReader } from "../../src/audit/chain-check.ts";
+import { MemorySink } from "../../src/audit/sink.ts";
+import { assert, assertEquals } from "../support/assert.ts";
+import { bearer, decodeTx, type Harness, startHarness } from "../support/harness.ts";
+import { allEvents } from "../reliability/support.ts";
+
+const b64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));
+
+interface Built {
+  mint: string;
+  reference: string;
+  tx: VersionedTransaction;
+}
+
+async function build(h: Harness, apiKey: string, wallet: Keypair, name: string): Promise<Built> {
+  const res = await h.request("/v1/tokens", {
+    method: "POST",
+    headers: bearer(apiKey),
+    json: {
+      payer: wallet.publicKey.toBase58(),
+      name,
+      symbol: "VIC",
+      metadataUri: "https://example.com/m/victim.json",
+      supply: "1000",
+    },
+  });
+  const body = await res.json();
+  assertEquals(res.status, 201, JSON.stringify(body));
+  // Not in the response, but public on chain once the payment lands: read from our record here.
+  const { reference } = (await buildBy(h.kv, "build_by_mint", body.mint))!;
+  return { mint: body.mint, reference, tx: decodeTx(body.transaction) };
+}
+
+/** The payer signs and sends the built transaction; returns its signature once confirmed. */
+async function land(h: Harness, b: Built, wallet: Keypair): Promise<string> {
+  b.tx.sign([wallet]);
+  const sig = await h.services.connection.sendRawTransaction(b.tx.serialize());
+  await h.waitForConfirmation(sig);
+  return sig;
+}
+
+/**
+ * The attacker's own transaction: 1 lamport to our treasury in the fee transfer's exact shape
+ * [from, treasury, reference], with the build's mint read-only too. `fail` makes it land with an
+ * error (a second transfer of more than the attacker has) instead.
+ */
+async function attack(
+  h: Harness,
+  attacker: Keypair,
+  b: Pick<Built, "mint" | "reference">,
+  opts: { fail?: boolean; nonce?: number } = {},
+): Promise<string> {
+  const { blockhash } = await h.services.connection.getLatestBlockhash("confirmed");
+  const ix = SystemProgram.transfer({
+    fromPubkey: attacker.publicKey,
+    toPubkey: h.treasury.publicKey,
+    lamports: 1 + (opts.nonce ?? 0),
+  });
+  ix.keys.push({ pubkey: new PublicKey(b.reference), isSigner: false, isWritable: false });
+  const tx = new Transaction({ feePayer: attacker.publicKey, recentBlockhash: blockhash }).add(ix);
+  const mintIx = SystemProgram.transfer({
+    fromPubkey: attacker.publicKey,
+    toPubkey: attacker.publicKey,
+    lamports: opts.fail ? 1_000_000 * 1_000_000_000 : 1,
+  });
+  mintIx.keys.push({ pubkey: new PublicKey(b.mint), isSigner: false, isWritable: false });
+  tx.add(mintIx);
+  tx.sign(attacker);
+  const sig = await h.services.connection.sendRawTransaction(tx.serialize(), {
+    skipPreflight: true,
+  });
+  const status = await waitLanded(h, sig);
+  assertEquals(status.failed, opts.fail === true, `attacker transaction ${sig}`);
+  return sig;
+}
+
+async function waitLanded(h: Harness, sig: string): Promise<{ failed: boolean }> {
+  for (let i = 0; i < 400; i++) {
+    const s = (await h.services.connection.getSignatureStatuses([sig])).value[0];
+    if (s?.confirmationStatus === "confirmed" || s?.confirmationStatus === "finalized") {
+      return { failed: s.err !== null };
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`transaction ${sig} did not land`);
+}
+
+async function record(h: Harness, apiKey: string, mint: string) {
+  return await (await h.request(`/v1/tokens/${mint}`, { headers: bearer(apiKey) })).json();
+}
+
+async function verify(h: Harness, apiKey: string, sig: string) {
+  const res = await h.request(`/v1/transactions/${sig}`, { headers: bearer(apiKey) });
+  assertEquals(res.status, 200);
+  return await res.json();
+}
+
+const outcomeTypes = ["CreationConfirmed", "CreationUnverified", "CreationFailed", "KeySuspended"];
+async function outcomes(h: Harness) {
+  return (await allEvents(h.kv)).filter((e) => outcomeTypes.includes(e.type)).map((e) => e.type);
+}
+
+Deno.test("foreign transactions landing after the payer's, four builds in a row: confirmed with the payer's signature, the key not suspended, the audit clean", async () => {
+  const h = await startHarness({ env: { SUSPEND_AFTER_UNVERIFIED: "3" } });
+  const scratch = await Deno.openKv(":memory:");
+  try {
+    const { apiKey, wallet } = await h.newApiKey();
+    const attacker = h.fundedWallet(5);
+    const foreign: string[] = [];
+    const payers: string[] = [];
+    const mints: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const b = await build(h, apiKey, wallet, `Victim ${i}`);
+      payers.push(await land(h, b, wallet));
+      foreign.push(await attack(h, attacker, b, { nonce: i }));
+      mints.push(b.mint);
+      await sweepOpenBuilds(h.services);
+    }
+    for (let i = 0; i < 4; i++) {
+      const r = await record(h, apiKey, mints[i]);
+      assertEquals([r.status, r.signature, r.feeVerified], ["confirmed", payers[i], true]);
+      const v = await verify(h, apiKey, payers[i]);
+      assertEquals([v.status, v.feeVerified], ["confirmed", true]);
+      assert(BigInt(v.fee.amount) > 0n);
+      // Asking about the attacker's transaction changes nothing either.
+      const f = await verify(h, apiKey, foreign[i]);
+      assertEquals([f.status, f.feeVerified, f.mint], ["unverified", false, null]);
+    }
+    assertEquals(await outcomes(h), Array(4).fill("CreationConfirmed"));
+    assertEquals((await h.request("/v1/me", { headers: bearer(apiKey) })).status, 200);
+    assertEquals(await foreignCount(h.kv), 4, "each foreign transaction counted once");
+    assert(
+      h.logs.some((l) => l.includes("not signed by the payer") && l.includes(foreign[0])),
+      "the foreign transaction is logged",
+    );
+
+    const sink = new MemorySink();
+    const summary = await runAudit({
+      kv: h.kv,
+      scratch,
+      sink,
+      readTx: rpcTxReader(h.services.connection),
+    });
+    assertEquals(sink.rows("exceptions"), []);
+    assertEquals(summary.verifiedOnChain, 4);
+    assertEquals(sink.rows("builds").map((b) => b.signature).sort(), [...payers].sort());
+  } finally {
+    scratch.close();
+    await h.close();
+  }
+});
+
+Deno.test("a foreign transaction landing before the payer's, and a failing one, leave the build open; the payer's landing confirms it", async () => {
+  const h = await startHarness();
+  try {
+    const { apiKey, wallet } = await h.newApiKey();
+    const attacker = h.fundedWallet(5);
+    const b = await build(h, apiKey, wallet, "Early Bird");
+    const early = await attack(h, attacker, b);
+    const failing = await attack(h, attacker, b, { fail: true, nonce: 1 });
+    await sweepOpenBuilds(h.services);
+    const open = await record(h, apiKey, b.mint);
+    assertEquals([open.status, open.signature], ["built", null]);
+    assertEquals(await outcomes(h), []);
+    for (const sig of [early, failing]) {
+      const v = await verify(h, apiKey, sig);
+      assertEquals([v.status, v.mint], ["unverified", null]);
+    }
+    assertEquals((await record(h, apiKey, b.mint)).status, "built", "verify changed nothing");
+
+    const sig = await land(h, b, wallet);
+    await sweepOpenBuilds(h.services);
+    const r = await record(h, apiKey, b.mint);
+    assertEquals([r.status, r.signature, r.feeVerified], ["confirmed", sig, true]);
+    assertEquals(await foreignCount(h.kv), 2);
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("a relayed build keeps the relay's signature when a foreign transaction carrying its reference lands", async () => {
+  const h = await startHarness();
+  try {
+    const { apiKey, wallet } = await h.newApiKey();
+    const attacker = h.fundedWallet(5);
+    const b = await build(h, apiKey, wallet, "Relayed");
+    b.tx.sign([wallet]);
+    const res = await h.request("/v1/transactions", {
+      method: "POST",
+      headers: bearer(apiKey),
+      json: { transaction: b64(b.tx.serialize()) },
+    });
+    assertEquals(res.status, 202);
+    const relayed = (await res.json()).signature;
+    assertEquals(relayed, bs58.encode(b.tx.signatures[0]));
+    await h.waitForConfirmation(relayed);
+    await attack(h, attacker, b);
+    await sweepOpenBuilds(h.services);
+    const r = await record(h, apiKey, b.mint);
+    assertEquals([r.status, r.signature, r.feeVerified], ["confirmed", relayed, true]);
+    const submitted = (await allEvents(h.kv)).filter((e) => e.type === "TransactionSubmitted");
+    assertEquals(submitted.map((e) => (e.data as { signature: string }).signature), [relayed]);
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("the payer's own failed transaction fails the build", async () => {
+  const h = await startHarness();
+  try {
+    const { apiKey, wallet } = await h.newApiKey();
+    const b = await build(h, apiKey, wallet, "Broke");
+    // The payer keeps the network fee but not the rent the creation needs.
+    const c = h.services.connection;
+    const balance = await c.getBalance(wallet.publicKey, "confirmed");
+    const { blockhash } = await c.getLatestBlockhash("confirmed");
+    const drain = new Transaction({ feePayer: wallet.publicKey, recentBlockhash: blockhash }).add(
+      SystemProgram.transfer({
+        fromPubkey: wallet.publicKey,
+        toPubkey: Keypair.generate().publicKey,
+        lamports: balance - 1_000_000,
+      }),
+    );
+    drain.sign(wallet);
+    await h.waitForConfirmation(await c.sendRawTransaction(drain.serialize()));
+    b.tx.sign([wallet]);
+    const sig = await c.sendRawTransaction(b.tx.serialize(), { skipPreflight: true });
+    assertEquals((await waitLanded(h, sig)).failed, true);
+    await sweepOpenBuilds(h.services);
+    const r = await record(h, apiKey, b.mint);
+    assertEquals([r.status, r.signature], ["failed", sig]);
+    assertEquals(await foreignCount(h.kv), 0);
+  } finally {
+    await h.close();
+  }
+});
