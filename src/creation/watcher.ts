@@ -26,7 +26,6 @@ export async function checkOpenBuild(s: Services, open: OpenBuildDoc, blockHeigh
     open.reference,
     build.payer,
     { buildId: open.buildId },
-    { pageSize: 20, maxPages: 1 },
   );
   if (found) {
     const { build: after } = await recordLifecycle(s, open.buildId, {

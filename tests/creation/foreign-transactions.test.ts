@@ -14,6 +14,7 @@ import {
 } from "@solana/web3.js";
 import bs58 from "bs58";
 import { buildBy } from "../../src/creation/build-records.ts";
+import { findPayerTransaction } from "../../src/creation/chain-reader.ts";
 import { sweepOpenBuilds } from "../../src/creation/watcher.ts";
 import { foreignCount } from "../../src/solana/foreign-transactions.ts";
 import { runAudit } from "../../src/audit/audit.ts";
@@ -91,6 +92,35 @@ async function attack(
   const status = await waitLanded(h, sig);
   assertEquals(status.failed, opts.fail === true, `attacker transaction ${sig}`);
   return sig;
+}
+
+/** `n` foreign transactions sent at once, then waited for. */
+async function attackMany(
+  h: Harness,
+  attacker: Keypair,
+  b: Pick<Built, "mint" | "reference">,
+  n: number,
+  fail = false,
+): Promise<string[]> {
+  const { blockhash } = await h.services.connection.getLatestBlockhash("confirmed");
+  const sigs: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const ix = SystemProgram.transfer({
+      fromPubkey: attacker.publicKey,
+      toPubkey: h.treasury.publicKey,
+      lamports: fail ? 1_000_000 * 1_000_000_000 + i : 1 + i,
+    });
+    ix.keys.push({ pubkey: new PublicKey(b.reference), isSigner: false, isWritable: false });
+    const tx = new Transaction({ feePayer: attacker.publicKey, recentBlockhash: blockhash }).add(
+      ix,
+    );
+    tx.sign(attacker);
+    sigs.push(
+      await h.services.connection.sendRawTransaction(tx.serialize(), { skipPreflight: true }),
+    );
+  }
+  for (const sig of sigs) assertEquals((await waitLanded(h, sig)).failed, fail, sig);
+  return sigs;
 }
 
 async function waitLanded(h: Harness, sig: string): Promise<{ failed: boolean }> {
@@ -249,6 +279,90 @@ Deno.test("the payer's own failed transaction fails the build", async () => {
     const r = await record(h, apiKey, b.mint);
     assertEquals([r.status, r.signature], ["failed", sig]);
     assertEquals(await foreignCount(h.kv), 0);
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("25 foreign transactions after the payer's, and 25 failing ones, cannot push it out of sight: both builds confirm", async () => {
+  const h = await startHarness();
+  try {
+    const { apiKey, wallet } = await h.newApiKey();
+    const attacker = h.fundedWallet(5);
+    const plain = await build(h, apiKey, wallet, "Buried");
+    const failing = await build(h, apiKey, wallet, "Buried Failing");
+    const sigPlain = await land(h, plain, wallet);
+    const sigFailing = await land(h, failing, wallet);
+    await attackMany(h, attacker, plain, 25);
+    await attackMany(h, attacker, failing, 25, true);
+    await sweepOpenBuilds(h.services);
+    for (const [b, sig] of [[plain, sigPlain], [failing, sigFailing]] as const) {
+      const r = await record(h, apiKey, b.mint);
+      assertEquals([r.status, r.signature, r.feeVerified], ["confirmed", sig, true], b.mint);
+    }
+    assertEquals(await outcomes(h), ["CreationConfirmed", "CreationConfirmed"]);
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("a lookup that reaches its page bound says so, logs it, and gives no answer", async () => {
+  const h = await startHarness();
+  try {
+    const { apiKey, wallet } = await h.newApiKey();
+    const attacker = h.fundedWallet(5);
+    const b = await build(h, apiKey, wallet, "Bounded");
+    await land(h, b, wallet);
+    await attackMany(h, attacker, b, 12);
+    const { payer } = (await buildBy(h.kv, "build_by_mint", b.mint))!;
+    const bounded = await findPayerTransaction(h.services, b.reference, payer, { buildId: 1 }, {
+      pageSize: 5,
+      maxPages: 2,
+    });
+    assertEquals([bounded.found, bounded.uncertain], [null, true]);
+    assert(h.logs.some((l) => l.includes("stopped at its page bound")));
+    const full = await findPayerTransaction(h.services, b.reference, payer, {}, { pageSize: 5 });
+    assertEquals(full.found?.signature, bs58.encode(b.tx.signatures[0]));
+  } finally {
+    await h.close();
+  }
+});
+
+/** The portal's purchase flow up to a landed payment; the check comes after the attack. */
+async function payForAccess(h: Harness, wallet: Keypair) {
+  const cookie = await h.signIn(wallet);
+  const quote = await (await h.portal(cookie, "/portal/api/purchases", { currency: "SOL" })).json();
+  const tx = Transaction.from(Uint8Array.from(atob(quote.transaction), (c) => c.charCodeAt(0)));
+  tx.partialSign(wallet);
+  return { cookie, quote, tx };
+}
+
+async function check(h: Harness, cookie: string, purchaseId: string) {
+  return await (await h.portal(cookie, `/portal/api/purchases/${purchaseId}/check`, {})).json();
+}
+
+Deno.test("purchases: foreign transactions before, failing, and 25 after the payment: paid with the wallet's signature, and a key is issued", async () => {
+  const h = await startHarness();
+  try {
+    const attacker = h.fundedWallet(5);
+    const wallet = h.fundedWallet(5);
+    // A fresh treasury holds nothing yet, and a 1-lamport transfer may not create an account.
+    h.chain.airdrop(h.treasury.publicKey.toBase58(), 1_000_000_000n);
+    const { cookie, quote, tx } = await payForAccess(h, wallet);
+    const target = { reference: quote.reference, mint: quote.reference };
+    await attackMany(h, attacker, target, 2);
+    await attackMany(h, attacker, target, 2, true);
+    assertEquals((await check(h, cookie, quote.purchaseId)).status, "pending");
+    const paid = await h.services.connection.sendRawTransaction(tx.serialize());
+    await h.waitForConfirmation(paid);
+    await attackMany(h, attacker, target, 25);
+    const done = await check(h, cookie, quote.purchaseId);
+    assertEquals([done.status, done.signature], ["paid", paid]);
+    const key = await h.portal(cookie, `/portal/api/purchases/${quote.purchaseId}/key`, {});
+    assertEquals(key.status, 201);
+    // Read oldest first: the two that landed before were read (and counted) on the first check,
+    // skipped unread on the second; the failing ones and those after the payment never read.
+    assertEquals(await foreignCount(h.kv), 2);
   } finally {
     await h.close();
   }
