@@ -1,5 +1,5 @@
 /**
- * `deno task bench [--quick] [--only=api,events] [--profile=build,verify,hosted,replay]`
+ * `deno task bench [--quick] [--only=api,watcher,events] [--profile=build,verify,hosted,replay]`
  *   [--log-events=N] [--exact-events=N]
  *
  * One command: starts the embedded chain in a process of its own and the service in this one,
@@ -11,6 +11,7 @@ import { parseArgs } from "node:util";
 import { api } from "./sections/api.ts";
 import { bareHono } from "./sections/bare.ts";
 import { eventStore } from "./sections/events.ts";
+import { watcher } from "./sections/watcher.ts";
 import { renderTable, type Row } from "./lib/report.ts";
 
 const args = parseArgs({
@@ -24,7 +25,7 @@ const args = parseArgs({
   },
 }).values;
 const quick = args.quick!;
-const only = new Set((args.only ?? "bare,api,events").split(","));
+const only = new Set((args.only ?? "bare,api,watcher,events").split(","));
 const started = performance.now();
 const log = (m: string) =>
   console.error(`[bench ${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s] ${m}`);
@@ -83,6 +84,7 @@ await section("api", () =>
     log,
     profile: new Set((args.profile ?? "").split(",").filter(Boolean)),
   }));
+await section("watcher", () => watcher({ quick, log }));
 await section("events", () =>
   eventStore({
     quick,
