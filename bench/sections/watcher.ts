@@ -11,12 +11,11 @@
  * - landing-to-confirmed: a build sent through the caller's own RPC, from the client seeing it
  *   confirmed to the record saying `confirmed`, with 40 other builds open.
  */
-import { Keypair } from "@solana/web3.js";
-import type { DomainEvent } from "../../events/types.ts";
 import { rebroadcast, startWatcher, sweepOpenBuilds } from "../../src/creation/watcher.ts";
 import { buildBy } from "../../src/creation/build-records.ts";
 import { QueueDispatcher } from "../../src/queue.ts";
 import { bearer, decodeTx } from "../../tests/support/harness.ts";
+import { appendOpenBuilds } from "../../tests/support/synthetic-build.ts";
 import { startBenchHarness } from "../lib/harness.ts";
 import type { Row, SectionResult } from "../lib/report.ts";
 import { RpcMeter, type RpcWindow } from "../lib/rpc-meter.ts";
@@ -142,18 +141,13 @@ export async function watcher(opts: WatcherOptions): Promise<SectionResult> {
     const height = await c.getBlockHeight("confirmed");
     let nextId = 1_000_000;
     const openBuilds = async (n: number) => {
-      for (let i = 0; i < n; i += 50) {
-        const events: { stream: string; expectedVersion: number; events: DomainEvent[] }[] = [];
-        for (let j = i; j < Math.min(n, i + 50); j++) {
-          const id = nextId++;
-          events.push({
-            stream: `build-${id}`,
-            expectedVersion: 0,
-            events: [syntheticBuild(id, k, h.services.treasury.toBase58(), height + 1_000_000)],
-          });
-        }
-        await h.services.store.append(events);
-      }
+      await appendOpenBuilds(h.services.store, n, {
+        firstId: nextId,
+        key: k,
+        treasury: h.services.treasury.toBase58(),
+        lastValidBlockHeight: height + 1_000_000,
+      });
+      nextId += n;
     };
     const rates: Record<string, unknown> = {};
     for (const [open, add] of [[0, 0], [40, 40], [1000, 960]] as const) {
@@ -209,46 +203,4 @@ export async function watcher(opts: WatcherOptions): Promise<SectionResult> {
     await h.close();
   }
   return { rows, raw };
-}
-
-function syntheticBuild(
-  buildId: number,
-  k: { keyId: string; purchaseId: string },
-  treasury: string,
-  lastValidBlockHeight: number,
-): DomainEvent {
-  const addr = () => Keypair.generate().publicKey.toBase58();
-  const payer = addr();
-  return {
-    type: "TokenBuilt",
-    v: 1,
-    data: {
-      buildId,
-      keyId: k.keyId,
-      purchaseId: k.purchaseId,
-      day: new Date().toISOString().slice(0, 10),
-      mint: addr(),
-      seed: "bench",
-      reference: addr(),
-      payer,
-      recipient: payer,
-      recipientTokenAccount: addr(),
-      metadataAccount: addr(),
-      name: `Open ${buildId}`,
-      symbol: "OPEN",
-      uri: "https://example.com/m/open.json",
-      decimals: 9,
-      supplyRaw: "1000000000",
-      revokeMint: false,
-      revokeFreeze: true,
-      immutableMetadata: false,
-      feeLamports: "19933334",
-      feeUsd: 2.99,
-      solUsd: 150,
-      treasury,
-      blockhash: "11111111111111111111111111111111",
-      lastValidBlockHeight,
-      messageHash: `bench-${buildId}`,
-    },
-  };
 }

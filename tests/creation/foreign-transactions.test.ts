@@ -165,6 +165,8 @@ Deno.test("foreign transactions landing after the payer's, four builds in a row:
       mints.push(b.mint);
       await sweepOpenBuilds(h.services);
     }
+    // The watcher saw each (they pay the treasury 1 lamport) and counted each once.
+    assertEquals(await foreignCount(h.kv), 4);
     for (let i = 0; i < 4; i++) {
       const r = await record(h, apiKey, mints[i]);
       assertEquals([r.status, r.signature, r.feeVerified], ["confirmed", payers[i], true]);

@@ -1,0 +1,179 @@
+/**
+ * The watcher's RPC cost does not grow with the number of open builds, on the embedded chain
+ * through a counting fetch: a sweep lists the treasury once; a full sweep adds the block height
+ * and one getMultipleAccounts per 100 open mints; a landing is read once. A creation that does not
+ * pay us is still found, by its mint, on the full sweep. A relayed transaction is not re-sent
+ * once the cluster has seen it.
+ */
+import { SystemProgram, TransactionMessage, VersionedTransaction } from "@solana/web3.js";
+import bs58 from "bs58";
+import { buildBy } from "../../src/creation/build-records.ts";
+import { rebroadcast, sweepOpenBuilds } from "../../src/creation/watcher.ts";
+import { assertEquals } from "../support/assert.ts";
+import { bearer, decodeTx, type Harness, startHarness } from "../support/harness.ts";
+import { appendOpenBuilds } from "../support/synthetic-build.ts";
+
+function countingFetch() {
+  const calls: Record<string, number> = {};
+  const fetchFn: typeof fetch = async (input, init) => {
+    if (typeof init?.body === "string") {
+      const body = JSON.parse(init.body);
+      for (const r of Array.isArray(body) ? body : [body]) {
+        calls[r.method] = (calls[r.method] ?? 0) + 1;
+      }
+    }
+    return await fetch(input, init);
+  };
+  return {
+    fetchFn,
+    /** The calls since the last take, by method. */
+    take() {
+      const out = { ...calls };
+      for (const k of Object.keys(calls)) delete calls[k];
+      return out;
+    },
+  };
+}
+
+async function build(h: Harness, apiKey: string, payer: string, name: string) {
+  const res = await h.request("/v1/tokens", {
+    method: "POST",
+    headers: bearer(apiKey),
+    json: { payer, name, symbol: "CST", metadataUri: "https://example.com/m/c.json", supply: "7" },
+  });
+  const body = await res.json();
+  assertEquals(res.status, 201, JSON.stringify(body));
+  return { mint: body.mint as string, tx: decodeTx(body.transaction) };
+}
+
+const status = async (h: Harness, mint: string) =>
+  (await buildBy(h.kv, "build_by_mint", mint))!.status;
+
+Deno.test("sweep cost: none with no open build; one listing per sweep and one batch of mints per 100 on a full sweep, however many are open", async () => {
+  const rpc = countingFetch();
+  const h = await startHarness({ rpcFetch: rpc.fetchFn });
+  try {
+    const k = await h.newApiKey();
+    rpc.take();
+    await sweepOpenBuilds(h.services);
+    assertEquals(rpc.take(), {}, "no open build: no call");
+
+    const height = await h.services.connection.getBlockHeight("confirmed");
+    await appendOpenBuilds(h.services.store, 250, {
+      firstId: 10_000,
+      key: k,
+      treasury: h.services.treasury.toBase58(),
+      lastValidBlockHeight: height + 100_000,
+    });
+    rpc.take();
+    // The first listing goes back to the oldest open build, less a margin for clocks: it reads
+    // this test's access payment once. Later ones list only newer transactions: none here.
+    await sweepOpenBuilds(h.services, { full: false });
+    assertEquals(rpc.take(), { getSignaturesForAddress: 1, getTransaction: 1 });
+    await sweepOpenBuilds(h.services, { full: false });
+    assertEquals(rpc.take(), { getSignaturesForAddress: 1 });
+    await sweepOpenBuilds(h.services);
+    assertEquals(rpc.take(), {
+      getSignaturesForAddress: 1,
+      getBlockHeight: 1,
+      getMultipleAccounts: 3,
+    });
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("a landing that pays us is recorded by the next sweep, read once; one that does not is found by its mint on the full sweep", async () => {
+  const rpc = countingFetch();
+  const h = await startHarness({ rpcFetch: rpc.fetchFn });
+  try {
+    const { apiKey, wallet } = await h.newApiKey();
+    const payer = wallet.publicKey.toBase58();
+    const paying = await build(h, apiKey, payer, "Paying");
+    const feeless = await build(h, apiKey, payer, "Feeless");
+    // The fee-less one: its payer drops the fee transfer (the last instruction) before signing,
+    // so neither the treasury nor the reference is in it.
+    const decompiled = TransactionMessage.decompile(feeless.tx.message);
+    const fee = decompiled.instructions.pop()!;
+    assertEquals(fee.programId.equals(SystemProgram.programId), true);
+    feeless.tx = new VersionedTransaction(decompiled.compileToLegacyMessage());
+    for (const b of [paying, feeless]) b.tx.sign([wallet]);
+    // A first sweep reads what the treasury received before (the access payment) once.
+    await sweepOpenBuilds(h.services, { full: false });
+    const c = h.services.connection;
+    const sigs = [];
+    for (const b of [paying, feeless]) sigs.push(await c.sendRawTransaction(b.tx.serialize()));
+    for (const s of sigs) await h.waitForConfirmation(s);
+
+    rpc.take();
+    await sweepOpenBuilds(h.services, { full: false });
+    assertEquals(rpc.take(), { getSignaturesForAddress: 1, getTransaction: 1 });
+    assertEquals(await status(h, paying.mint), "confirmed");
+    assertEquals(await status(h, feeless.mint), "built", "it never touched the treasury");
+
+    await sweepOpenBuilds(h.services);
+    const calls = rpc.take();
+    assertEquals(calls.getMultipleAccounts, 1);
+    assertEquals(calls.getTransaction, 1, "only the candidate is read");
+    const r = await (await h.request(`/v1/tokens/${feeless.mint}`, { headers: bearer(apiKey) }))
+      .json();
+    assertEquals([r.status, r.signature, r.feeVerified], ["unverified", sigs[1], false]);
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("lamports sent to a mint's address by someone else do not make the build look landed", async () => {
+  const h = await startHarness({ chain: { slotMs: "manual" } });
+  try {
+    const { apiKey, wallet } = await h.newApiKey();
+    const b = await build(h, apiKey, wallet.publicKey.toBase58(), "Poked");
+    h.chain.airdrop(b.mint, 1_000_000_000n);
+    await sweepOpenBuilds(h.services);
+    assertEquals(await status(h, b.mint), "built");
+    // Past its blockhash it expires as any build nobody sent.
+    const { lastValidBlockHeight } = (await buildBy(h.kv, "build_by_mint", b.mint))!;
+    const height = await h.services.connection.getBlockHeight("confirmed");
+    h.chain.advanceSlots(lastValidBlockHeight - height + 2);
+    await sweepOpenBuilds(h.services);
+    assertEquals(await status(h, b.mint), "expired");
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("a relayed transaction is not re-sent once the cluster has seen it", async () => {
+  const rpc = countingFetch();
+  const h = await startHarness({ rpcFetch: rpc.fetchFn });
+  try {
+    const { apiKey, wallet } = await h.newApiKey();
+    const b = await build(h, apiKey, wallet.publicKey.toBase58(), "Relayed");
+    b.tx.sign([wallet]);
+    const transaction = btoa(String.fromCharCode(...b.tx.serialize()));
+    const res = await h.request("/v1/transactions", {
+      method: "POST",
+      headers: bearer(apiKey),
+      json: { transaction },
+    });
+    assertEquals(res.status, 202);
+    const signature = bs58.encode(b.tx.signatures[0]);
+    await h.waitForConfirmation(signature);
+    const { buildId } = (await buildBy(h.kv, "build_by_mint", b.mint))!;
+    const msg = { buildId, transaction, signature, attempt: 0 };
+    rpc.take();
+    assertEquals(await rebroadcast(h.services, msg), false, "seen: no next attempt");
+    assertEquals(rpc.take(), { getSignatureStatuses: 1 }, "and nothing sent");
+    await sweepOpenBuilds(h.services, { full: false });
+    assertEquals(await status(h, b.mint), "confirmed");
+    rpc.take();
+    assertEquals(await rebroadcast(h.services, msg), false);
+    assertEquals(rpc.take(), {}, "recorded: not even a status call");
+    // The reference is still the build's: a foreign one cannot have been recorded.
+    assertEquals(
+      (await buildBy(h.kv, "build_by_mint", b.mint))!.signature,
+      signature,
+    );
+  } finally {
+    await h.close();
+  }
+});
