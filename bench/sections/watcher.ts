@@ -12,7 +12,7 @@
  *   confirmed to the record saying `confirmed`, with 40 other builds open.
  */
 import { rebroadcast, startWatcher, sweepOpenBuilds } from "../../src/creation/watcher.ts";
-import { buildBy } from "../../src/creation/build-records.ts";
+import { buildBy, buildById } from "../../src/creation/build-records.ts";
 import { QueueDispatcher } from "../../src/queue.ts";
 import { bearer, decodeTx } from "../../tests/support/harness.ts";
 import { appendOpenBuilds } from "../../tests/support/synthetic-build.ts";
@@ -108,6 +108,18 @@ export async function watcher(opts: WatcherOptions): Promise<SectionResult> {
       );
       add("verify GET /v1/transactions/{sig}", verified.rpc);
     }
+    // A build nobody sends: the full sweep after its blockhash expired looks it up once.
+    const expiredAt = await c.getBlockHeight("confirmed");
+    await appendOpenBuilds(h.services.store, 1, {
+      firstId: 900_000,
+      key: k,
+      treasury: h.services.treasury.toBase58(),
+      lastValidBlockHeight: expiredAt - 1,
+    });
+    const expiry = await meter.measure(() => sweepOpenBuilds(h.services));
+    if ((await buildById(h.kv, 900_000))?.status !== "expired") {
+      throw new Error("the full sweep did not expire the build");
+    }
     let total = 0;
     for (const [step, ws] of Object.entries(steps)) {
       const calls = ws.reduce((n, w) => n + w.calls, 0) / ws.length;
@@ -126,6 +138,14 @@ export async function watcher(opts: WatcherOptions): Promise<SectionResult> {
             : ""),
       });
     }
+    rows.push({
+      area: "watcher",
+      figure: "RPC calls per build lifecycle: the full sweep that expires one never sent",
+      value: expiry.rpc.calls,
+      note: `${perMethod(expiry.rpc.methods)}; alone, so the sweep's own calls are in it: ` +
+        "the build's own part is its one reference lookup",
+    });
+    raw.expiry = expiry.rpc;
     rows.push({
       area: "watcher",
       figure: "RPC calls per build lifecycle: total (relayed)",
