@@ -61,6 +61,12 @@ interface TreasuryCursor {
   stuck?: { signature: string; sweeps: number };
 }
 
+/** The block height the last full sweep read, and when (ms). */
+interface HeightReading {
+  height: number;
+  at: number;
+}
+
 export interface SweepResult {
   open: number;
   /** Treasury transactions read and matched. */
@@ -184,7 +190,7 @@ async function checkOpenBuilds(s: Services): Promise<number> {
   const open = await openBuilds(s);
   if (open.length === 0) return 0;
   const height = await s.connection.getBlockHeight("confirmed");
-  await s.kv.set(HEIGHT, height);
+  await s.kv.set(HEIGHT, { height, at: s.clock() } satisfies HeightReading);
   let settled = 0;
   for (let i = 0; i < open.length; i += ACCOUNTS_PER_CALL) {
     const chunk = open.slice(i, i + ACCOUNTS_PER_CALL);
@@ -261,9 +267,11 @@ export async function rebroadcast(
   if (!build || build.status !== "submitted" || build.signature !== msg.signature) return false;
   if ((msg.attempt ?? 0) >= MAX_REBROADCASTS) return false;
   if (await clusterHasSeen(s.connection, msg.signature)) return false;
-  // The full sweep's reading: up to one full sweep behind, so at worst a few sends too many.
-  const height = (await s.kv.get<number>(HEIGHT)).value ??
-    await s.connection.getBlockHeight("confirmed");
+  // The full sweep's reading when it is recent (at worst a few sends too many); else ask.
+  const reading = (await s.kv.get<HeightReading>(HEIGHT)).value;
+  const height = reading && s.clock() - reading.at <= 2 * FULL_SWEEP_MS
+    ? reading.height
+    : await s.connection.getBlockHeight("confirmed");
   if (height > build.lastValidBlockHeight) return false;
   const bytes = Uint8Array.from(atob(msg.transaction), (c) => c.charCodeAt(0));
   try {

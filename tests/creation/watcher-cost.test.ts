@@ -177,3 +177,49 @@ Deno.test("a relayed transaction is not re-sent once the cluster has seen it", a
     await h.close();
   }
 });
+
+Deno.test("a relayed transaction the network lost is sent again until the cluster has seen it, then not", async () => {
+  // A node that loses what it is sent while `losing` is set (answers as if it took it).
+  let losing = false;
+  const sends: string[] = [];
+  const lossy: typeof fetch = async (input, init) => {
+    const body = typeof init?.body === "string" ? JSON.parse(init.body) : null;
+    if (body?.method === "sendTransaction") {
+      const tx = VersionedTransaction.deserialize(
+        Uint8Array.from(atob(body.params[0]), (c) => c.charCodeAt(0)),
+      );
+      const sig = bs58.encode(tx.signatures[0]);
+      sends.push(sig);
+      if (losing) return Response.json({ jsonrpc: "2.0", id: body.id, result: sig });
+    }
+    return await fetch(input, init);
+  };
+  const h = await startHarness({ rpcFetch: lossy });
+  try {
+    const { apiKey, wallet } = await h.newApiKey();
+    const b = await build(h, apiKey, wallet.publicKey.toBase58(), "Lost");
+    b.tx.sign([wallet]);
+    const transaction = btoa(String.fromCharCode(...b.tx.serialize()));
+    sends.length = 0;
+    losing = true;
+    const res = await h.request("/v1/transactions", {
+      method: "POST",
+      headers: bearer(apiKey),
+      json: { transaction },
+    });
+    assertEquals(res.status, 202);
+    const signature = bs58.encode(b.tx.signatures[0]);
+    assertEquals(sends, [signature], "the relay sent it once, and it was lost");
+    const { buildId } = (await buildBy(h.kv, "build_by_mint", b.mint))!;
+    const msg = { buildId, transaction, signature, attempt: 1 };
+
+    losing = false;
+    assertEquals(await rebroadcast(h.services, msg), true, "not seen: sent, and tried again");
+    assertEquals(sends.length, 2);
+    await h.waitForConfirmation(signature);
+    assertEquals(await rebroadcast(h.services, msg), false, "seen: no more");
+    assertEquals(sends.length, 2, "not sent again");
+  } finally {
+    await h.close();
+  }
+});
