@@ -42,11 +42,17 @@ export const FULL_SWEEP_MS = 10_000;
 const MAX_REBROADCASTS = 90;
 /** getMultipleAccounts takes at most 100 accounts. */
 const ACCOUNTS_PER_CALL = 100;
-/** Treasury transactions read per sweep; the rest wait for the next one. */
-const SCAN_READS = 200;
+/**
+ * Treasury transactions read per sweep; the rest wait for the next one. Anyone can send the
+ * treasury a lamport: a flood of them delays landings by sweeps, and cannot cost more than this.
+ */
+const SCAN_READS = 50;
 const SCAN_PAGES = 5;
-/** The first scan (no cursor) goes back to the oldest open build, less this margin for clocks. */
-const FIRST_SCAN_SLACK_S = 900;
+/**
+ * The first scan (no cursor) goes back to the oldest open build, less this margin between our
+ * clock and the cluster's block times. A landing it misses is still found by its mint.
+ */
+const FIRST_SCAN_SLACK_S = 120;
 /** Sweeps a listed but unreadable treasury transaction may hold the cursor before it is passed. */
 const MAX_STUCK_SWEEPS = 30;
 /** KV's getMany limit. */
@@ -102,7 +108,9 @@ export async function sweepOpenBuilds(
 /** Reads the treasury's new transactions, oldest first, and records the builds they settle. */
 async function scanTreasury(s: Services, open: OpenBuildDoc[]): Promise<number> {
   const cursor = (await s.kv.get<TreasuryCursor>(CURSOR)).value;
-  const oldest = Math.min(...open.map((o) => o.createdAt ?? 0));
+  // A document from before `createdAt` was kept: builds stay open minutes, not an hour.
+  const hourAgo = Math.floor(s.clock() / 1000) - 3600;
+  const oldest = Math.min(...open.map((o) => o.createdAt ?? hourAgo));
   const walk = await addressHistory(s.connection, s.treasury, {
     until: cursor?.signature ?? undefined,
     since: cursor?.signature ? undefined : oldest - FIRST_SCAN_SLACK_S,

@@ -15,6 +15,7 @@ import {
 import bs58 from "bs58";
 import { buildBy } from "../../src/creation/build-records.ts";
 import { findPayerTransaction } from "../../src/creation/chain-reader.ts";
+import { recordLifecycle } from "../../src/creation/handle.ts";
 import { sweepOpenBuilds } from "../../src/creation/watcher.ts";
 import { foreignCount } from "../../src/solana/foreign-transactions.ts";
 import { runAudit } from "../../src/audit/audit.ts";
@@ -366,6 +367,46 @@ Deno.test("purchases: foreign transactions before, failing, and 25 after the pay
     // skipped unread on the second; the failing ones and those after the payment never read.
     assertEquals(await foreignCount(h.kv), 2);
   } finally {
+    await h.close();
+  }
+});
+
+Deno.test("audit --verify-chain flags a build recorded under someone else's transaction (as an earlier version recorded them)", async () => {
+  const h = await startHarness();
+  const scratch = await Deno.openKv(":memory:");
+  try {
+    const { apiKey, wallet } = await h.newApiKey();
+    const attacker = h.fundedWallet(5);
+    const b = await build(h, apiKey, wallet, "Recorded Wrong");
+    await land(h, b, wallet);
+    const foreign = await attack(h, attacker, b);
+    // What the watcher used to do: take the newest transaction carrying the reference.
+    const { buildId } = (await buildBy(h.kv, "build_by_mint", b.mint))!;
+    await recordLifecycle(h.services, buildId, {
+      type: "RecordLanding",
+      signature: foreign,
+      slot: 1,
+      blockTime: null,
+      assessment: {
+        status: "unverified",
+        // Its 1-lamport transfer carried the reference in the fee transfer's shape.
+        feeLamportsSeen: 1n,
+        supplyRawSeen: 0n,
+        problems: ["service fee 1 lamports is below the quoted fee"],
+      },
+    });
+    const sink = new MemorySink();
+    await runAudit({ kv: h.kv, scratch, sink, readTx: rpcTxReader(h.services.connection) });
+    const checks = sink.rows("exceptions").filter((r) => r.kind === "chain_check");
+    assertEquals(
+      checks.map((r) => [r.signature, r.detail]),
+      [[
+        foreign,
+        `not signed by the build's payer ${wallet.publicKey.toBase58()}: another party's transaction`,
+      ]],
+    );
+  } finally {
+    scratch.close();
     await h.close();
   }
 });

@@ -8,6 +8,7 @@
 import {
   type Keypair,
   SystemProgram,
+  Transaction,
   TransactionMessage,
   VersionedTransaction,
 } from "@solana/web3.js";
@@ -217,6 +218,45 @@ Deno.test("a relayed transaction the network lost is sent again until the cluste
     await h.waitForConfirmation(signature);
     assertEquals(await rebroadcast(h.services, msg), false, "seen: no more");
     assertEquals(sends.length, 2, "not sent again");
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("a flood of transfers to the treasury costs at most 50 reads a sweep and delays a landing by sweeps, never loses it", async () => {
+  const rpc = countingFetch();
+  const h = await startHarness({ rpcFetch: rpc.fetchFn });
+  try {
+    const { apiKey, wallet } = await h.newApiKey();
+    const b = await build(h, apiKey, wallet.publicKey.toBase58(), "Flooded");
+    await sweepOpenBuilds(h.services, { full: false }); // the cursor past the access payment
+    const flooder = h.fundedWallet(5);
+    const c = h.services.connection;
+    const { blockhash } = await c.getLatestBlockhash("confirmed");
+    const sigs = [];
+    for (let i = 0; i < 70; i++) {
+      const tx = new Transaction({ feePayer: flooder.publicKey, recentBlockhash: blockhash }).add(
+        SystemProgram.transfer({
+          fromPubkey: flooder.publicKey,
+          toPubkey: h.treasury.publicKey,
+          lamports: 1 + i,
+        }),
+      );
+      tx.sign(flooder);
+      sigs.push(await c.sendRawTransaction(tx.serialize()));
+    }
+    for (const s of sigs) await h.waitForConfirmation(s);
+    b.tx.sign([wallet]);
+    const sig = await c.sendRawTransaction(b.tx.serialize());
+    await h.waitForConfirmation(sig);
+
+    rpc.take();
+    await sweepOpenBuilds(h.services, { full: false });
+    assertEquals(rpc.take(), { getSignaturesForAddress: 1, getTransaction: 50 });
+    assertEquals(await status(h, b.mint), "built");
+    await sweepOpenBuilds(h.services, { full: false });
+    assertEquals(rpc.take(), { getSignaturesForAddress: 1, getTransaction: 21 });
+    assertEquals(await status(h, b.mint), "confirmed");
   } finally {
     await h.close();
   }
