@@ -1,5 +1,5 @@
 /**
- * `deno task bench [--quick] [--only=api,lifecycle,events]`
+ * `deno task bench [--quick] [--only=api,lifecycle,watcher,events]`
  *   [--profile=build,verify,hosted,replay] [--log-events=N] [--exact-events=N]
  *
  * One command: starts the embedded chain in a process of its own and the service in this one,
@@ -12,6 +12,7 @@ import { api } from "./sections/api.ts";
 import { bareHono } from "./sections/bare.ts";
 import { eventStore } from "./sections/events.ts";
 import { lifecycle } from "./sections/lifecycle.ts";
+import { watcher } from "./sections/watcher.ts";
 import { renderTable, type Row } from "./lib/report.ts";
 
 const args = parseArgs({
@@ -25,7 +26,7 @@ const args = parseArgs({
   },
 }).values;
 const quick = args.quick!;
-const only = new Set((args.only ?? "bare,api,lifecycle,events").split(","));
+const only = new Set((args.only ?? "bare,api,lifecycle,watcher,events").split(","));
 const started = performance.now();
 const log = (m: string) =>
   console.error(`[bench ${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s] ${m}`);
@@ -85,6 +86,7 @@ await section("api", () =>
     profile: new Set((args.profile ?? "").split(",").filter(Boolean)),
   }));
 await section("lifecycle", () => lifecycle({ quick, log }));
+await section("watcher", () => watcher({ quick, log }));
 await section("events", () =>
   eventStore({
     quick,

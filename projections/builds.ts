@@ -187,6 +187,8 @@ export interface OpenBuildDoc {
   reference: string;
   mint: string;
   lastValidBlockHeight: number;
+  /** Unix seconds: no transaction of the build can be older (bounds the watcher's first scan). */
+  createdAt: number;
 }
 
 export const openBuildsProjection: Projection<OpenBuildDoc> = {
@@ -202,6 +204,7 @@ export const openBuildsProjection: Projection<OpenBuildDoc> = {
         reference: e.data.reference,
         mint: e.data.mint,
         lastValidBlockHeight: e.data.lastValidBlockHeight,
+        createdAt: seconds(e.at),
       }
       : null,
 };

@@ -301,6 +301,7 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
         ? checkOnChain(readTx!, {
           signature: b.signature!,
           mint: b.mint,
+          payer: b.payer,
           treasury: b.treasury!,
           status: b.status as "confirmed" | "unverified",
           quotedLamports: b.quotedLamports,

@@ -1,6 +1,8 @@
 /**
- * `audit --verify-chain`: reads a landed creation back from the RPC and checks the fee we
- * recorded against what the treasury actually received in that transaction.
+ * `audit --verify-chain`: reads a landed creation back from the RPC and checks that the build's
+ * payer signed it (anyone can put a reference key or a mint into a transaction of their own, so
+ * no other transaction speaks for the build) and the fee we recorded against what the treasury
+ * actually received in that transaction.
  */
 import type { Connection } from "@solana/web3.js";
 
@@ -8,6 +10,8 @@ import type { Connection } from "@solana/web3.js";
 export interface TxView {
   err: unknown;
   accountKeys: string[];
+  /** The message's required signers. */
+  signers: string[];
   preBalances: number[];
   postBalances: number[];
 }
@@ -29,6 +33,7 @@ export function rpcTxReader(connection: Connection): TxReader {
     return {
       err: tx.meta.err,
       accountKeys,
+      signers: accountKeys.slice(0, tx.transaction.message.header.numRequiredSignatures),
       preBalances: tx.meta.preBalances,
       postBalances: tx.meta.postBalances,
     };
@@ -38,6 +43,8 @@ export function rpcTxReader(connection: Connection): TxReader {
 export interface OnChainBuild {
   signature: string;
   mint: string;
+  /** The build's payer; null for a record with no TokenBuilt (nothing to check it against). */
+  payer: string | null;
   treasury: string;
   status: "confirmed" | "unverified";
   quotedLamports: string | null;
@@ -59,6 +66,9 @@ export async function checkOnChain(read: TxReader, b: OnChainBuild): Promise<Cha
   }
   if (!tx) return { chainFeeLamports: null, problems: ["transaction not found on chain"] };
   const problems: string[] = [];
+  if (b.payer !== null && !tx.signers.includes(b.payer)) {
+    problems.push(`not signed by the build's payer ${b.payer}: another party's transaction`);
+  }
   if (tx.err !== null && tx.err !== undefined) {
     problems.push(`transaction failed on chain: ${JSON.stringify(tx.err)}`);
   }

@@ -1,23 +1,37 @@
-/** Reads landed transactions from the RPC into the plain shape `assessCreation` takes. */
+/**
+ * Reads landed transactions from the RPC into the plain shape `assessCreation` takes, with their
+ * signers: a build's outcome comes only from a transaction its payer signed, since anyone can put
+ * our reference key or a build's mint, read-only, into a transaction of their own.
+ */
 import { type Connection, PublicKey } from "@solana/web3.js";
+import type { Logger } from "../http/logger.ts";
+import { addressHistory } from "../solana/address-history.ts";
+import { knownForeign, noteForeign } from "../solana/foreign-transactions.ts";
 import type { LandedTransaction } from "./assess.ts";
+
+/** A landed transaction and who signed it (the message's required signers). */
+export interface SignedLanding extends LandedTransaction {
+  signers: string[];
+}
 
 export async function readLanded(
   connection: Connection,
   signature: string,
-): Promise<LandedTransaction | null> {
+): Promise<SignedLanding | null> {
   const tx = await connection.getTransaction(signature, {
     commitment: "confirmed",
     maxSupportedTransactionVersion: 0,
   });
   if (!tx || !tx.meta) return null;
   const msg = tx.transaction.message;
+  const accountKeys = msg.staticAccountKeys.map((k) => k.toBase58());
   return {
     signature,
     slot: tx.slot,
     blockTime: tx.blockTime ?? null,
     err: tx.meta.err ?? null,
-    accountKeys: msg.staticAccountKeys.map((k) => k.toBase58()),
+    accountKeys,
+    signers: accountKeys.slice(0, msg.header.numRequiredSignatures),
     instructions: msg.compiledInstructions.map((ix) => ({
       programIdIndex: ix.programIdIndex,
       accounts: ix.accountKeyIndexes,
@@ -30,6 +44,10 @@ export async function readLanded(
   };
 }
 
+/** Whether the build's payer signed the transaction: only then does it speak for the build. */
+export const signedByPayer = (tx: { signers: string[] }, payer: string) =>
+  tx.signers.includes(payer);
+
 /**
  * Whether the cluster has seen the signature at all (processed or later, from its recent status
  * cache): a transaction in flight, not yet readable at confirmed commitment.
@@ -39,15 +57,85 @@ export async function clusterHasSeen(connection: Connection, signature: string):
   return (value[0] ?? null) !== null;
 }
 
+export interface ReaderContext {
+  connection: Connection;
+  kv: Deno.Kv;
+  logger: Logger;
+}
+
+export interface LookupLimits {
+  pageSize?: number;
+  maxPages?: number;
+  /** getTransaction calls one lookup may make. */
+  maxReads?: number;
+}
+
+export const MAX_READS = 100;
+
+export interface PayerLookup {
+  /** The payer's transaction: a successful one wins over a failed one. */
+  found: SignedLanding | null;
+  /**
+   * Something listed could not be read yet (a node behind another) or a bound cut the lookup
+   * short: the answer may still change, so a build must not be given up on.
+   */
+  uncertain: boolean;
+}
+
 /**
- * The transaction that carries a reference key, if one landed: a successful one wins over a
- * failed one, since anyone can append our reference to a transaction of their own.
+ * The transaction the payer signed among those that mention `address` (a build's reference key
+ * or mint, which are fresh, so their whole history is since the build). Every other transaction
+ * read on the way is noted as foreign, once, and skipped unread afterwards.
  */
-export async function findByReference(connection: Connection, reference: string) {
-  const sigs = await connection.getSignaturesForAddress(
-    new PublicKey(reference),
-    { limit: 20 },
-    "confirmed",
-  );
-  return sigs.find((s) => !s.err) ?? sigs[0] ?? null;
+export async function findPayerTransaction(
+  r: ReaderContext,
+  address: string,
+  payer: string,
+  about: { buildId?: number },
+  limits: LookupLimits = {},
+): Promise<PayerLookup> {
+  const walk = await addressHistory(r.connection, new PublicKey(address), limits);
+  if (!walk.complete) {
+    r.logger.log("warn", "history lookup stopped at its page bound", {
+      address,
+      ...about,
+      pages: walk.pages,
+    });
+  }
+  const known = await knownForeign(r.kv, walk.signatures.map((s) => s.signature));
+  const unseen = walk.signatures.filter((s) => !known.has(s.signature));
+  // Oldest first, successful ones before failed ones: the payer's landing is usually the first.
+  const ordered = [...unseen.filter((s) => !s.err), ...unseen.filter((s) => s.err)];
+  const maxReads = limits.maxReads ?? MAX_READS;
+  let uncertain = !walk.complete;
+  let failed: SignedLanding | null = null;
+  let reads = 0;
+  for (const s of ordered) {
+    if (reads++ >= maxReads) {
+      r.logger.log("warn", "history lookup stopped at its read bound", {
+        address,
+        ...about,
+        reads: maxReads,
+      });
+      uncertain = true;
+      break;
+    }
+    const tx = await readLanded(r.connection, s.signature);
+    if (!tx) {
+      uncertain = true;
+      continue;
+    }
+    if (!signedByPayer(tx, payer)) {
+      await noteForeign(r.kv, r.logger, {
+        signature: tx.signature,
+        address,
+        signers: tx.signers,
+        ...about,
+      });
+      continue;
+    }
+    if (tx.err === null || tx.err === undefined) return { found: tx, uncertain: false };
+    failed ??= tx;
+  }
+  return { found: uncertain ? null : failed, uncertain };
 }

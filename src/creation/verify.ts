@@ -8,7 +8,8 @@ import { ApiError } from "../http/errors.ts";
 import type { Services } from "../services.ts";
 import { assessCreation } from "./assess.ts";
 import { buildBy, ownBuildBy } from "./build-records.ts";
-import { clusterHasSeen, readLanded } from "./chain-reader.ts";
+import { clusterHasSeen, readLanded, signedByPayer } from "./chain-reader.ts";
+import { noteForeign } from "../solana/foreign-transactions.ts";
 import { recordLifecycle } from "./handle.ts";
 
 export type VerificationStatus = "pending" | "confirmed" | "failed" | "unverified";
@@ -63,6 +64,17 @@ export async function verifySignature(
   }
   // Landed, but not one of this key's builds: nothing of ours to vouch for.
   if (!b) return unknownBuild(signature, "unverified");
+  // Carries the build's reference or mint but its payer did not sign it: anyone's transaction,
+  // which says nothing about the build and must not change its record.
+  if (!signedByPayer(landed, b.payer)) {
+    await noteForeign(s.kv, s.logger, {
+      signature,
+      address: b.reference,
+      buildId: b.buildId,
+      signers: landed.signers,
+    });
+    return unknownBuild(signature, "unverified");
+  }
   const { build: after } = await recordLifecycle(s, b.buildId, {
     type: "RecordLanding",
     signature,

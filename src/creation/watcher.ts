@@ -1,82 +1,291 @@
 /**
- * Learns outcomes of builds that were submitted anywhere, relay or the caller's own RPC: each
- * open build's reference key is looked up with getSignaturesForAddress until its transaction
- * lands (verified and recorded) or its blockhash expires (BuildExpired). The open-build set is a
- * projection, so a restart simply walks it again. Also re-broadcasts relayed transactions until
- * they land or expire, as Solana's guidance on retrying transactions recommends.
+ * Learns outcomes of builds that were submitted anywhere, relay or the caller's own RPC, at an
+ * RPC cost that does not grow with the number of open builds:
+ *
+ * - every sweep (2 s), one getSignaturesForAddress(treasury, { until: the last one seen }) lists
+ *   every new transaction that pays us; each is read once (getTransaction) and matched to open
+ *   builds by the reference keys and mints it carries. Only a transaction the build's payer
+ *   signed settles it; anyone else's is noted as foreign and ignored;
+ * - every full sweep (10 s), the open builds' mints are read in batches of 100
+ *   (getMultipleAccounts): a creation can land without paying us, and then only its mint shows
+ *   it. A build whose mint exists, or whose blockhash has expired, is looked up by its mint or
+ *   reference (paged, payer-signed only) once, to record it, fail it, or expire it.
+ *
+ * With no open build a sweep makes no call at all. The open-build set is a projection and the
+ * treasury cursor a KV entry, so a restart simply walks on. Relayed transactions are re-broadcast
+ * until the cluster has seen them or they expire, as Solana's guidance on retrying transactions
+ * recommends.
  */
+import { type AccountInfo, PublicKey, SystemProgram } from "@solana/web3.js";
 import { projectionKey } from "../../events/keys.ts";
-import { buildById } from "./build-records.ts";
 import type { OpenBuildDoc } from "../../projections/builds.ts";
 import type { Services } from "../services.ts";
 import type { QueueDispatcher } from "../queue.ts";
+import { addressHistory } from "../solana/address-history.ts";
+import { noteForeign } from "../solana/foreign-transactions.ts";
 import { assessCreation } from "./assess.ts";
-import { findByReference, readLanded } from "./chain-reader.ts";
+import { buildById } from "./build-records.ts";
+import {
+  clusterHasSeen,
+  findPayerTransaction,
+  readLanded,
+  signedByPayer,
+  type SignedLanding,
+} from "./chain-reader.ts";
 import { recordLifecycle } from "./handle.ts";
 
 export const REBROADCAST_MS = 2_000;
-const SWEEP_MS = 2_000;
+export const SWEEP_MS = 2_000;
+/** Mints and expiry are checked this often; a fee-less landing is seen within this time. */
+export const FULL_SWEEP_MS = 10_000;
+/** Re-broadcasts of one transaction, at most, whatever the block height says. */
+const MAX_REBROADCASTS = 90;
+/** getMultipleAccounts takes at most 100 accounts. */
+const ACCOUNTS_PER_CALL = 100;
+/**
+ * Treasury transactions read per sweep; the rest wait for the next one. Anyone can send the
+ * treasury a lamport: a flood of them delays landings by sweeps, and cannot cost more than this.
+ */
+const SCAN_READS = 50;
+const SCAN_PAGES = 5;
+/**
+ * The first scan (no cursor) goes back to the oldest open build, less this margin between our
+ * clock and the cluster's block times. A landing it misses is still found by its mint.
+ */
+const FIRST_SCAN_SLACK_S = 120;
+/** Sweeps a listed but unreadable treasury transaction may hold the cursor before it is passed. */
+const MAX_STUCK_SWEEPS = 30;
+/** KV's getMany limit. */
+const GET_MANY = 10;
 
-/** Looks at one open build once; returns its status afterwards. */
-export async function checkOpenBuild(s: Services, open: OpenBuildDoc, blockHeight: number) {
-  const found = await findByReference(s.connection, open.reference);
-  if (found) {
-    const landed = await readLanded(s.connection, found.signature);
-    // Listed as landed but not readable yet (a node behind another, or still indexing): it
-    // landed, with or without an error, so it must not expire; the next sweep reads it.
-    if (!landed) return "open";
-    if (landed) {
-      const build = await buildById(s.kv, open.buildId);
-      if (!build) return null;
-      const { build: after } = await recordLifecycle(s, open.buildId, {
-        type: "RecordLanding",
-        signature: landed.signature,
-        slot: landed.slot,
-        blockTime: landed.blockTime,
-        assessment: assessCreation(build, landed),
-      });
-      return after?.status ?? null;
-    }
-  }
-  if (blockHeight > open.lastValidBlockHeight) {
-    const { build } = await recordLifecycle(s, open.buildId, { type: "RecordExpiry", blockHeight });
-    return build?.status ?? null;
-  }
-  return "open";
+const CURSOR = ["watcher", "treasury_cursor"];
+const HEIGHT = ["watcher", "block_height"];
+
+interface TreasuryCursor {
+  signature: string | null;
+  /** A listed transaction that could not be read yet, and for how many sweeps. */
+  stuck?: { signature: string; sweeps: number };
 }
 
-/** One pass over every open build. Safe to run concurrently with itself and with the relay. */
-export async function sweepOpenBuilds(s: Services): Promise<{ checked: number }> {
-  const blockHeight = await s.connection.getBlockHeight("confirmed");
-  let checked = 0;
+/** The block height the last full sweep read, and when (ms). */
+interface HeightReading {
+  height: number;
+  at: number;
+}
+
+export interface SweepResult {
+  open: number;
+  /** Treasury transactions read and matched. */
+  scanned: number;
+  /** Open builds looked up one by one (mint exists or blockhash expired). */
+  settled: number;
+}
+
+async function openBuilds(s: Services): Promise<OpenBuildDoc[]> {
+  const open: OpenBuildDoc[] = [];
   for await (const e of s.kv.list<OpenBuildDoc>({ prefix: projectionKey("open_build", []) })) {
-    checked++;
-    try {
-      await checkOpenBuild(s, e.value, blockHeight);
-    } catch (err) {
-      // One build's RPC trouble must not stop the others; it stays open for the next pass.
-      s.logger.log("warn", "watcher: build check failed", {
-        buildId: e.value.buildId,
-        error: String(err),
-      });
-    }
+    open.push(e.value);
   }
-  return { checked };
+  return open;
 }
 
+/**
+ * One pass. `full` (the default, as the deploy cron and tests call it) also checks mints and
+ * expiry. Safe to run concurrently with itself and with the relay: every outcome is decided
+ * from the build's current record, so a landing seen twice is recorded once.
+ */
+export async function sweepOpenBuilds(
+  s: Services,
+  opts: { full?: boolean } = {},
+): Promise<SweepResult> {
+  const open = await openBuilds(s);
+  if (open.length === 0) return { open: 0, scanned: 0, settled: 0 };
+  const scanned = await scanTreasury(s, open);
+  const settled = opts.full === false ? 0 : await checkOpenBuilds(s);
+  return { open: open.length, scanned, settled };
+}
+
+/** Reads the treasury's new transactions, oldest first, and records the builds they settle. */
+async function scanTreasury(s: Services, open: OpenBuildDoc[]): Promise<number> {
+  const cursor = (await s.kv.get<TreasuryCursor>(CURSOR)).value;
+  // A document from before `createdAt` was kept: builds stay open minutes, not an hour.
+  const hourAgo = Math.floor(s.clock() / 1000) - 3600;
+  const oldest = Math.min(...open.map((o) => o.createdAt ?? hourAgo));
+  const walk = await addressHistory(s.connection, s.treasury, {
+    until: cursor?.signature ?? undefined,
+    since: cursor?.signature ? undefined : oldest - FIRST_SCAN_SLACK_S,
+    maxPages: SCAN_PAGES,
+  });
+  if (!walk.complete) {
+    // Older ones are left to the full sweep, which finds any landed build by its mint.
+    s.logger.log("warn", "watcher: treasury scan stopped at its page bound", {
+      pages: walk.pages,
+      listed: walk.signatures.length,
+    });
+  }
+  // The last transaction handled: the next sweep lists only newer ones.
+  let done = cursor?.signature ?? null;
+  let read = 0;
+  for (const sig of walk.signatures) {
+    if (read >= SCAN_READS) break;
+    read++;
+    const tx = await readLanded(s.connection, sig.signature);
+    if (!tx) {
+      // Listed but not readable yet (a node behind another): the cursor stays before it, so the
+      // next sweep reads it, unless it has held the cursor for long.
+      const sweeps = cursor?.stuck?.signature === sig.signature ? cursor.stuck.sweeps + 1 : 1;
+      if (sweeps < MAX_STUCK_SWEEPS) {
+        await s.kv.set(CURSOR, { signature: done, stuck: { signature: sig.signature, sweeps } });
+        return read;
+      }
+      s.logger.log("warn", "watcher: passed a treasury transaction that stayed unreadable", {
+        signature: sig.signature,
+        sweeps,
+      });
+    } else {
+      await settleWith(s, tx);
+    }
+    done = sig.signature;
+  }
+  if (done !== (cursor?.signature ?? null) || cursor?.stuck) {
+    await s.kv.set(CURSOR, { signature: done } satisfies TreasuryCursor);
+  }
+  return read;
+}
+
+/** The open builds a landed transaction carries (by reference or mint), each settled once. */
+async function settleWith(s: Services, tx: SignedLanding): Promise<void> {
+  const keys = [...new Set(tx.accountKeys)];
+  const lookups = keys.flatMap((k) => [
+    projectionKey("build_by_reference", [k]),
+    projectionKey("build_by_mint", [k]),
+  ]);
+  const ids = new Set<number>();
+  for (let i = 0; i < lookups.length; i += GET_MANY) {
+    for (const e of await s.kv.getMany(lookups.slice(i, i + GET_MANY))) {
+      if (typeof e.value === "number") ids.add(e.value);
+    }
+  }
+  for (const id of ids) {
+    const build = await buildById(s.kv, id);
+    if (!build) continue;
+    // Noted even when the build is settled already: someone is sending our references around.
+    if (!signedByPayer(tx, build.payer)) {
+      await noteForeign(s.kv, s.logger, {
+        signature: tx.signature,
+        address: build.reference,
+        buildId: id,
+        signers: tx.signers,
+      });
+      continue;
+    }
+    if (build.status !== "built" && build.status !== "submitted") continue;
+    await recordLifecycle(s, id, {
+      type: "RecordLanding",
+      signature: tx.signature,
+      slot: tx.slot,
+      blockTime: tx.blockTime,
+      assessment: assessCreation(build, tx),
+    });
+  }
+}
+
+/**
+ * The slower pass: mints in batches of 100, and the block height. A build is looked up on its
+ * own only when its mint exists (it landed, perhaps without paying us) or its blockhash expired.
+ */
+async function checkOpenBuilds(s: Services): Promise<number> {
+  const open = await openBuilds(s);
+  if (open.length === 0) return 0;
+  const height = await s.connection.getBlockHeight("confirmed");
+  await s.kv.set(HEIGHT, { height, at: s.clock() } satisfies HeightReading);
+  let settled = 0;
+  for (let i = 0; i < open.length; i += ACCOUNTS_PER_CALL) {
+    const chunk = open.slice(i, i + ACCOUNTS_PER_CALL);
+    const infos = await s.connection.getMultipleAccountsInfo(
+      chunk.map((o) => new PublicKey(o.mint)),
+      "confirmed",
+    );
+    for (let j = 0; j < chunk.length; j++) {
+      const created = isCreated(infos[j]);
+      if (!created && height <= chunk[j].lastValidBlockHeight) continue;
+      settled++;
+      try {
+        await settleOne(s, chunk[j], created, height);
+      } catch (err) {
+        // One build's RPC trouble must not stop the others; it stays open for the next pass.
+        s.logger.log("warn", "watcher: build check failed", {
+          buildId: chunk[j].buildId,
+          error: String(err),
+        });
+      }
+    }
+  }
+  return settled;
+}
+
+/**
+ * Only the payer can create an account at an address derived from its own key and a seed, so a
+ * mint owned by a program means the creation ran. Lamports sent to the address by anyone leave
+ * it owned by the System program: not created.
+ */
+function isCreated(info: AccountInfo<Uint8Array> | null): boolean {
+  return info !== null && !info.owner.equals(SystemProgram.programId);
+}
+
+async function settleOne(s: Services, open: OpenBuildDoc, created: boolean, height: number) {
+  const build = await buildById(s.kv, open.buildId);
+  if (!build) return;
+  const about = { buildId: open.buildId };
+  let lookup = created
+    ? await findPayerTransaction(s, build.mint, build.payer, about)
+    : { found: null, uncertain: false };
+  if (!lookup.found && !lookup.uncertain) {
+    lookup = await findPayerTransaction(s, build.reference, build.payer, about);
+  }
+  const { found, uncertain } = lookup;
+  if (found) {
+    await recordLifecycle(s, open.buildId, {
+      type: "RecordLanding",
+      signature: found.signature,
+      slot: found.slot,
+      blockTime: found.blockTime,
+      assessment: assessCreation(build, found),
+    });
+    return;
+  }
+  // Listed but not readable yet, or a bound cut the lookup short: it may be the payer's
+  // landing, so the build must not expire; the next full sweep looks again.
+  if (uncertain || created) return;
+  if (height > open.lastValidBlockHeight) {
+    await recordLifecycle(s, open.buildId, { type: "RecordExpiry", blockHeight: height });
+  }
+}
+
+/**
+ * One re-broadcast of a relayed transaction; false when there is nothing more to do: the record
+ * moved on, the cluster has seen it (processed or later: sending again only costs a call, and
+ * the watcher records its outcome), or its blockhash expired.
+ */
 export async function rebroadcast(
   s: Services,
-  msg: { buildId: number; transaction: string; signature: string },
+  msg: { buildId: number; transaction: string; signature: string; attempt?: number },
 ) {
   const build = await buildById(s.kv, msg.buildId);
   if (!build || build.status !== "submitted" || build.signature !== msg.signature) return false;
-  const height = await s.connection.getBlockHeight("confirmed");
+  if ((msg.attempt ?? 0) >= MAX_REBROADCASTS) return false;
+  if (await clusterHasSeen(s.connection, msg.signature)) return false;
+  // The full sweep's reading when it is recent (at worst a few sends too many); else ask.
+  const reading = (await s.kv.get<HeightReading>(HEIGHT)).value;
+  const height = reading && s.clock() - reading.at <= 2 * FULL_SWEEP_MS
+    ? reading.height
+    : await s.connection.getBlockHeight("confirmed");
   if (height > build.lastValidBlockHeight) return false;
   const bytes = Uint8Array.from(atob(msg.transaction), (c) => c.charCodeAt(0));
   try {
     await s.connection.sendRawTransaction(bytes, { skipPreflight: true, maxRetries: 0 });
   } catch {
-    // Already landed or temporarily refused: the watcher decides, we just keep trying.
+    // Temporarily refused: the next attempt tries again.
   }
   return true;
 }
@@ -89,16 +298,20 @@ export async function rebroadcast(
 export async function startWatcher(
   s: Services,
   queue: QueueDispatcher,
-  opts: { sweepMs?: number } = {},
+  opts: { sweepMs?: number; fullSweepMs?: number } = {},
 ) {
   const sweepMs = opts.sweepMs ?? SWEEP_MS;
+  const fullSweepMs = opts.fullSweepMs ?? FULL_SWEEP_MS;
   const generation = crypto.randomUUID();
+  let lastFull = -Infinity;
   await s.kv.set(["watcher", "generation"], generation);
   queue.on("sweep", async (m) => {
     const current = (await s.kv.get<string>(["watcher", "generation"])).value;
     if (m.generation !== current) return;
     try {
-      await sweepOpenBuilds(s);
+      const full = s.clock() - lastFull >= fullSweepMs;
+      await sweepOpenBuilds(s, { full });
+      if (full) lastFull = s.clock();
     } catch (err) {
       // Logged, not rethrown: a rethrow has KV deliver this message again, and that delivery would
       // schedule a second next sweep, so every failed sweep (an RPC outage) would add a loop.

@@ -214,16 +214,17 @@ Deno.test("audit with a tiny cache, or compared document by document, gives the 
 Deno.test("--verify-chain: recorded fees are checked against the treasury's balance change", async () => {
   await withKvs(async (kv, scratch) => {
     await workload(kv);
-    const tx = (fee: number, mint: string, err: unknown = null): TxView => ({
-      err,
-      accountKeys: ["Payer", mint, TREASURY],
+    const tx = (fee: number, mint: string, payer = "Payerk1"): TxView => ({
+      err: null,
+      accountKeys: [payer, mint, TREASURY],
+      signers: [payer],
       preBalances: [10_000_000_000, 0, 5],
       postBalances: [9_000_000_000, 1, 5 + fee],
     });
     const chain: Record<string, TxView> = {
       Sig1: tx(19933334, "Mint1"),
       Sig2: tx(0, "Mint2"),
-      Sig3: tx(100, "Mint3"),
+      Sig3: tx(100, "Mint3", "Payerk2"),
       // Recorded 20000000, chain shows less: someone's records are wrong.
       Sig7: tx(19000000, "Mint7"),
     };
@@ -256,6 +257,7 @@ Deno.test("chain check: missing transaction, failed transaction, wrong mint, RPC
   const b = {
     signature: "S",
     mint: "M",
+    payer: "P",
     treasury: "T",
     status: "confirmed" as const,
     quotedLamports: "10",
@@ -268,6 +270,7 @@ Deno.test("chain check: missing transaction, failed transaction, wrong mint, RPC
     Promise.resolve({
       err: { InstructionError: [0, "Custom"] },
       accountKeys: ["P", "X", "T"],
+      signers: ["P"],
       preBalances: [0, 0, 0],
       postBalances: [0, 0, 10],
     }), b);
@@ -279,6 +282,18 @@ Deno.test("chain check: missing transaction, failed transaction, wrong mint, RPC
     (await checkOnChain(() => Promise.reject(new Error("429")), b)).problems,
     ["RPC error: 429"],
   );
+  // Someone else's transaction that carries the mint and pays the treasury: not the build's.
+  const foreign = await checkOnChain(() =>
+    Promise.resolve({
+      err: null,
+      accountKeys: ["A", "M", "T"],
+      signers: ["A"],
+      preBalances: [0, 0, 0],
+      postBalances: [0, 0, 10],
+    }), b);
+  assertEquals(foreign.problems, [
+    "not signed by the build's payer P: another party's transaction",
+  ]);
 });
 
 Deno.test("CSV cells are quoted and defused against spreadsheet formulas", () => {

@@ -16,6 +16,9 @@ import {
   getAssociatedTokenAddressSync,
   TOKEN_PROGRAM_ID,
 } from "@solana/spl-token";
+import type { Logger } from "../../http/logger.ts";
+import { addressHistory } from "../../solana/address-history.ts";
+import { knownForeign, noteForeign } from "../../solana/foreign-transactions.ts";
 
 export interface PaymentRequest {
   wallet: PublicKey;
@@ -64,19 +67,52 @@ export interface FoundPayment {
   slot: number;
 }
 
+export interface PaymentLookup {
+  /** Notes foreign transactions (signed by someone else) once, and skips them afterwards. */
+  kv?: Deno.Kv;
+  logger?: Logger;
+  purchaseId?: string;
+  pageSize?: number;
+  maxPages?: number;
+  /** getTransaction calls one lookup may make. */
+  maxReads?: number;
+}
+
+const MAX_READS = 100;
+
 /**
- * Looks the reference up with getSignaturesForAddress and accepts the first landed transaction
- * signed by the wallet that has a transfer of at least the amount to the treasury carrying the
- * reference as the instruction was built (`paidTo`).
+ * Pages through the reference's whole history (it is fresh, so that is everything since the
+ * quote) and accepts the first landed transaction signed by the wallet that has a transfer of at
+ * least the amount to the treasury carrying the reference as the instruction was built
+ * (`paidTo`). Anyone can land transactions that carry the reference once it is public; they
+ * cannot push the payment out of sight, and each is noted as foreign once and not read again.
  */
 export async function findPayment(
   connection: Connection,
   r: PaymentRequest,
+  opts: PaymentLookup = {},
 ): Promise<FoundPayment | null> {
-  const sigs = await connection.getSignaturesForAddress(r.reference, { limit: 20 }, "confirmed");
-  for (const s of sigs) {
-    if (s.err) continue;
-    const tx = await connection.getTransaction(s.signature, {
+  const about = { purchaseId: opts.purchaseId, address: r.reference.toBase58() };
+  const walk = await addressHistory(connection, r.reference, opts);
+  if (!walk.complete) {
+    opts.logger?.log("warn", "payment lookup stopped at its page bound", {
+      ...about,
+      pages: walk.pages,
+    });
+  }
+  const landed = walk.signatures.filter((s) => !s.err).map((s) => s.signature);
+  const known = opts.kv ? await knownForeign(opts.kv, landed) : new Set<string>();
+  const maxReads = opts.maxReads ?? MAX_READS;
+  let reads = 0;
+  for (const signature of landed.filter((sig) => !known.has(sig))) {
+    if (reads++ >= maxReads) {
+      opts.logger?.log("warn", "payment lookup stopped at its read bound", {
+        ...about,
+        reads: maxReads,
+      });
+      break;
+    }
+    const tx = await connection.getTransaction(signature, {
       commitment: "confirmed",
       maxSupportedTransactionVersion: 0,
     });
@@ -84,13 +120,23 @@ export async function findPayment(
     const message = tx.transaction.message;
     const keys = message.getAccountKeys().staticAccountKeys;
     const signers = keys.slice(0, message.header.numRequiredSignatures);
-    if (!signers.some((k) => k.equals(r.wallet))) continue;
+    if (!signers.some((k) => k.equals(r.wallet))) {
+      if (opts.kv && opts.logger) {
+        await noteForeign(opts.kv, opts.logger, {
+          signature,
+          address: about.address,
+          purchaseId: opts.purchaseId,
+          signers: signers.map((k) => k.toBase58()),
+        });
+      }
+      continue;
+    }
     const instructions = message.compiledInstructions.map((ix) => ({
       program: keys[ix.programIdIndex],
       accounts: ix.accountKeyIndexes.map((i) => keys[i]),
       data: ix.data,
     }));
-    if (paidTo(instructions, r) >= r.amount) return { signature: s.signature, slot: tx.slot };
+    if (paidTo(instructions, r) >= r.amount) return { signature, slot: tx.slot };
   }
   return null;
 }

@@ -99,7 +99,11 @@ export async function checkPurchase(
 ): Promise<PurchaseCheck> {
   const p = await ownPurchase(s, purchaseId, wallet);
   if (p.status === "paid") return { purchaseId, status: "paid", signature: p.signature };
-  const found = await findPayment(s.connection, paymentRequest(s, p));
+  const found = await findPayment(s.connection, paymentRequest(s, p), {
+    kv: s.kv,
+    logger: s.logger,
+    purchaseId,
+  });
   if (!found) return { purchaseId, status: "pending", signature: null };
   await handleAccess(s.store, { type: "RecordPayment", purchaseId, ...found });
   return { purchaseId, status: "paid", signature: found.signature };
