@@ -20,7 +20,7 @@ import {
   MAX_NAME_LENGTH,
   MAX_SYMBOL_LENGTH,
   MAX_URI_LENGTH,
-  METADATA_CREATE_FEE_LAMPORTS,
+  metadataCreateLamports,
   metadataPda,
   TOKEN_METADATA_PROGRAM_ID,
   TokenStandard,
@@ -192,8 +192,8 @@ function createMetadataAccountV3(
   }
 
   // levy(): fund the metadata account with rent + the protocol fee before anything else.
-  const rent = env.rentExemptMinimum(MAX_METADATA_LEN);
-  const levy = rent + METADATA_CREATE_FEE_LAMPORTS;
+  const { rent, protocolFee } = metadataCreateLamports((n) => env.rentExemptMinimum(n));
+  const levy = rent + protocolFee;
   cpiPrivileges(payer, true, true);
   cpiPrivileges(metadata, false, true);
   const payerAcc = env.get(payer.index);

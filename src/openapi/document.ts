@@ -336,7 +336,14 @@ const paths: Record<string, Json> = {
         "mint-authority revocation, and the fee transfer to the treasury with a read-only " +
         "reference account. Sign and submit within about 60 seconds. Each successful build " +
         "counts toward the daily token limit (25 per UTC day).\n\n" +
-        "400 insufficient_funds: the payer cannot cover the fee plus network costs. " +
+        "The 201 carries `costs`: every lamport the payer spends if the transaction lands " +
+        "(network and priority fee, the rent of the mint, token account and metadata account, " +
+        "the Token Metadata program's protocol fee and our fee) and their sum, totalLamports, " +
+        "read from the cluster's rent.\n\n" +
+        "400 insufficient_funds: the payer cannot cover the fee plus network costs; its fields " +
+        "name needed, available, shortfall and the same costs. A payer may hold exactly " +
+        "totalLamports (it ends at 0) or at least totalLamports plus a wallet's rent-exempt " +
+        "minimum. " +
         "400 simulation_failed: the network simulation says the transaction would fail.",
       parameters: [ref("parameters", "IdempotencyKey")],
       requestBody: body("TokenBuildRequest", "What to create", {

@@ -91,6 +91,27 @@ export const TokenBuilt = z.object({
     lamports: digits("fee in lamports"),
     treasury: base58("address receiving the fee"),
   }),
+  costs: z.object({
+    networkFeeLamports: digits("base fee of the one signature"),
+    priorityFeeLamports: digits("priority fee: the compute-unit limit times the unit price set"),
+    mintRentLamports: digits("rent-exempt minimum of the mint account"),
+    tokenAccountRentLamports: digits(
+      "rent the payer adds to the recipient's token account (0 when its address already holds it)",
+    ),
+    metadataRentLamports: digits("rent-exempt minimum of the metadata account (607 bytes)"),
+    metadataProtocolFeeLamports: digits(
+      "the Token Metadata program's creation fee, kept in the metadata account",
+    ),
+    serviceFeeLamports: digits("our fee (fee.lamports)"),
+    totalLamports: digits(
+      "the sum: exactly what leaves the payer's balance if the transaction lands",
+    ),
+  }).describe(
+    "Every lamport the payer spends if the transaction lands, from the cluster's rent and fee " +
+      "rules. The payer needs totalLamports exactly, or at least totalLamports plus the " +
+      "rent-exempt minimum of a wallet (it may not be left between 0 and that); insufficient_funds " +
+      "carries the same costs, needed, available and shortfall.",
+  ),
 });
 
 export const RelayRequest = z.strictObject({

@@ -4,7 +4,6 @@
  */
 import type { RentTable } from "./rent.ts";
 import { MAX_COMPUTE_UNIT_LIMIT } from "./transaction.ts";
-import { METADATA_CREATE_FEE_LAMPORTS } from "../solana/token-metadata.ts";
 
 /** Base fee per signature; a build has exactly one. */
 export const LAMPORTS_PER_SIGNATURE = 5_000n;
@@ -70,15 +69,19 @@ export function costBreakdown(
   serviceFee: bigint,
   rent: RentTable,
   priorityFee: bigint,
+  /** Lamports already held at the recipient's token-account address (0 when none). */
+  tokenAccountLamports = 0n,
 ): CostBreakdown {
   return {
     serviceFee,
     mintRent: rent.mint,
-    // The token account is for a mint that does not exist yet, so it can't exist either: its
-    // rent is always paid, and knowing that costs no RPC call.
-    tokenAccountRent: rent.tokenAccount,
+    // The ATA program tops the address up to its rent only (it transfers `rent - balance`), so
+    // lamports someone already sent there lower what the payer spends, to 0 when it holds enough.
+    tokenAccountRent: rent.tokenAccount > tokenAccountLamports
+      ? rent.tokenAccount - tokenAccountLamports
+      : 0n,
     metadataRent: rent.metadata,
-    metadataProgramFee: METADATA_CREATE_FEE_LAMPORTS,
+    metadataProgramFee: rent.metadataProtocolFee,
     networkFee: LAMPORTS_PER_SIGNATURE,
     priorityFee,
     payerReserve: rent.wallet,
@@ -100,3 +103,32 @@ export function shortfall(balance: bigint, c: CostBreakdown): { needed: bigint }
 
 export const breakdownStrings = (c: CostBreakdown): Record<string, string> =>
   Object.fromEntries(Object.entries(c).map(([k, v]) => [k, v.toString()]));
+
+/**
+ * The `costs` of a build's 201 (and of insufficient_funds): every lamport the payer spends if the
+ * transaction lands, as decimal strings, and their sum. `totalLamports` is exactly the drop of
+ * the payer's balance.
+ */
+export interface CostsView {
+  networkFeeLamports: string;
+  priorityFeeLamports: string;
+  mintRentLamports: string;
+  tokenAccountRentLamports: string;
+  metadataRentLamports: string;
+  metadataProtocolFeeLamports: string;
+  serviceFeeLamports: string;
+  totalLamports: string;
+}
+
+export function costsView(c: CostBreakdown): CostsView {
+  return {
+    networkFeeLamports: c.networkFee.toString(),
+    priorityFeeLamports: c.priorityFee.toString(),
+    mintRentLamports: c.mintRent.toString(),
+    tokenAccountRentLamports: c.tokenAccountRent.toString(),
+    metadataRentLamports: c.metadataRent.toString(),
+    metadataProtocolFeeLamports: c.metadataProgramFee.toString(),
+    serviceFeeLamports: c.serviceFee.toString(),
+    totalLamports: spend(c).toString(),
+  };
+}

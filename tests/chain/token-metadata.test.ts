@@ -23,7 +23,7 @@ import {
   createMetadataAccountV3Instruction,
   decodeMetadataAccount,
   MAX_METADATA_LEN,
-  METADATA_CREATE_FEE_LAMPORTS,
+  metadataCreateLamports,
   metadataPda,
   TOKEN_METADATA_PROGRAM_ID,
 } from "../../src/solana/token-metadata.ts";
@@ -126,7 +126,11 @@ Deno.test("token creation: one atomic transaction, metadata readable by mpl-toke
     assert(acc.owner.equals(TOKEN_METADATA_PROGRAM_ID));
     assertEquals(acc.data.length, MAX_METADATA_LEN);
     const metadataRent = await conn.getMinimumBalanceForRentExemption(MAX_METADATA_LEN);
-    assertEquals(BigInt(acc.lamports), BigInt(metadataRent) + METADATA_CREATE_FEE_LAMPORTS);
+    const protocolFee = metadataCreateLamports((n) =>
+      n === MAX_METADATA_LEN ? BigInt(metadataRent) : n === 1308 ? 9_994_560n : -1n
+    ).protocolFee;
+    assertEquals(protocolFee, 10_000_000n);
+    assertEquals(BigInt(acc.lamports), BigInt(metadataRent) + protocolFee);
 
     const [raw] = getMetadataAccountDataSerializer().deserialize(acc.data);
     assertEquals(raw.name, "Embedded Coin");
@@ -161,7 +165,7 @@ Deno.test("token creation: one atomic transaction, metadata readable by mpl-toke
     const ataRent = await conn.getMinimumBalanceForRentExemption(165);
     assertEquals(
       await conn.getBalance(payer.publicKey, "processed"),
-      before - 5000 - mintRent - ataRent - metadataRent - Number(METADATA_CREATE_FEE_LAMPORTS) -
+      before - 5000 - mintRent - ataRent - metadataRent - Number(protocolFee) -
         SERVICE_FEE,
     );
     assertEquals(await conn.getBalance(TREASURY, "processed"), SERVICE_FEE);
@@ -171,7 +175,9 @@ Deno.test("token creation: one atomic transaction, metadata readable by mpl-toke
     assertEquals(got!.meta!.err, null);
     assertEquals(got!.meta!.fee, 5000);
     const logs = got!.meta!.logMessages!;
-    const invokes = logs.filter((l) => l.endsWith(" invoke [1]")).map((l) => l.split(" ")[1]);
+    const invokes = logs.filter((l) =>
+      l.endsWith(" invoke [1]")
+    ).map((l) => l.split(" ")[1]);
     assertEquals(invokes, [
       "11111111111111111111111111111111",
       TOKEN_PROGRAM_ID.toBase58(),

@@ -80,6 +80,7 @@ step(
     assertEquals(res.status, 201, JSON.stringify(body));
     assertEquals(Object.keys(body).sort(), [
       "buildId",
+      "costs",
       "expiresInSeconds",
       "fee",
       "format",
@@ -339,7 +340,7 @@ step("insufficient_funds names what is needed and what is there", async (h) => {
   // fee + mint, token account and metadata rent + metadata fee + network fee + payer reserve
   assertEquals(
     BigInt(body.error.fields.needed),
-    19_933_334n + 1_461_600n + 2_039_280n + 5_616_720n + 10_000_000n + 5_000n + 890_880n,
+    19_933_334n + 1_461_600n + 2_039_280n + 5_115_600n + 10_000_000n + 5_000n + 890_880n,
   );
   // A payer that has never been funded has nothing at all.
   const none = await build(h, apiKey, {
@@ -729,7 +730,7 @@ Deno.test("with priority fees on the chain, insufficient_funds names the whole n
 
     // A lamport more than everything but the priority fee (and short of the reserve).
     const poor = Keypair.generate();
-    const fixed = 19_933_334n + 1_461_600n + 2_039_280n + 5_616_720n + 10_000_000n + 5_000n;
+    const fixed = 19_933_334n + 1_461_600n + 2_039_280n + 5_115_600n + 10_000_000n + 5_000n;
     h.chain.airdrop(poor.publicKey.toBase58(), fixed + 1n);
     const body = {
       payer: poor.publicKey.toBase58(),
