@@ -79,11 +79,16 @@ function cachedPda(id: string, seeds: Uint8Array[]): [PublicKey, number] {
 }
 
 export function metadataPda(mint: PublicKey): PublicKey {
+  return metadataPdaWithBump(mint)[0];
+}
+
+/** The metadata PDA and its bump (how many tries the program's own derivation takes). */
+export function metadataPdaWithBump(mint: PublicKey): [PublicKey, number] {
   return cachedPda(`m:${mint.toBase58()}`, [
     METADATA_SEED,
     TOKEN_METADATA_PROGRAM_ID.toBytes(),
     mint.toBytes(),
-  ])[0];
+  ]);
 }
 
 export function editionPda(mint: PublicKey): [PublicKey, number] {
