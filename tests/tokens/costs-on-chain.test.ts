@@ -136,3 +136,87 @@ Deno.test("the OpenAPI document describes costs in the 201 of POST /v1/tokens", 
   const costs = built.properties.costs as { required: string[] };
   assertEquals(costs.required.sort(), [...COST_PARTS, "totalLamports"].sort());
 });
+
+/** Relayed and sent directly, revoke on and off, decimals at both ends: what each mode shows. */
+async function serviceFlows(so: string | undefined) {
+  const h = await startHarness({ chain: { tokenMetadataProgramSo: so } });
+  try {
+    const c = h.services.connection;
+    const { apiKey, wallet } = await h.newApiKey();
+    const seen = [];
+    const flows = [
+      { via: "relay", decimals: 0, revokeMint: true, supply: "1" },
+      { via: "direct", decimals: 9, revokeMint: false, supplyRaw: "18446744073709551615" },
+      { via: "relay", decimals: 9, revokeMint: false, supply: "1000000" },
+    ];
+    for (const f of flows) {
+      const { via, ...req } = f;
+      const res = await h.request("/v1/tokens", {
+        method: "POST",
+        headers: { ...bearer(apiKey), "idempotency-key": crypto.randomUUID() },
+        json: {
+          payer: wallet.publicKey.toBase58(),
+          name: "Twin Cat",
+          symbol: "TWIN",
+          metadataUri: URI,
+          ...req,
+        },
+      });
+      const built = await res.json();
+      assertEquals(res.status, 201, JSON.stringify(built));
+      const before = BigInt(await c.getBalance(wallet.publicKey, "confirmed"));
+      const tx = decodeTx(built.transaction);
+      tx.sign([wallet]);
+      let sig: string;
+      if (via === "relay") {
+        const relayed = await h.request("/v1/transactions", {
+          method: "POST",
+          headers: { ...bearer(apiKey), "idempotency-key": crypto.randomUUID() },
+          json: { transaction: btoa(String.fromCharCode(...tx.serialize())) },
+        });
+        const body = await relayed.json();
+        assertEquals(relayed.status, 202, JSON.stringify(body));
+        sig = body.signature;
+      } else {
+        sig = await c.sendRawTransaction(tx.serialize());
+      }
+      await h.waitForConfirmation(sig);
+      const after = BigInt(await c.getBalance(wallet.publicKey, "confirmed"));
+      const verified = await (await h.request(`/v1/transactions/${sig}`, {
+        headers: bearer(apiKey),
+      })).json();
+      const { serviceFeeLamports: _fee, ...chainCosts } = built.costs;
+      seen.push({
+        spent: (before - after).toString(),
+        total: built.costs.totalLamports,
+        chainCosts,
+        status: verified.status,
+        decimals: verified.decimals,
+        supplyRaw: verified.supplyRaw,
+      });
+    }
+    return seen;
+  } finally {
+    await h.close();
+  }
+}
+
+Deno.test({
+  name: "differential (service): relay and direct, revoke on/off, decimals 0 and 9 cost and " +
+    "verify the same on the emulated and the real program",
+  ...needsMetaplexSo(),
+  fn: async () => {
+    const emulated = await serviceFlows(undefined);
+    const real = await serviceFlows(METADATA_PROGRAM_MODES[1].so);
+    for (const s of real) {
+      assertEquals(s.spent, s.total);
+      assertEquals(s.status, "confirmed");
+    }
+    assertEquals(emulated, real);
+    assertEquals(real.map((s) => [s.decimals, s.supplyRaw]), [
+      [0, "1"],
+      [9, "18446744073709551615"],
+      [9, "1000000000000000"],
+    ]);
+  },
+});
