@@ -10,6 +10,13 @@ import * as S from "./schemas.ts";
 
 export const API_VERSION = "1.0.0";
 
+/** What simulation_failed carries, for both operations that can answer it. */
+const SIMULATION_FAILED_FIELDS =
+  "its fields name the reason: `instruction` {index, program, raisedBy (the program that " +
+  "raised it, e.g. the System Program inside a CPI), code (a program's custom code or the " +
+  "runtime's error name), name (where the program publishes one), message}, `error` (the " +
+  "node's error JSON) and `logs` (the program logs).";
+
 type Json = Record<string, unknown>;
 
 function jsonSchema(schema: z.ZodType, io: "input" | "output"): Json {
@@ -344,7 +351,8 @@ const paths: Record<string, Json> = {
         "name needed, available, shortfall and the same costs. A payer may hold exactly " +
         "totalLamports (it ends at 0) or at least totalLamports plus a wallet's rent-exempt " +
         "minimum. " +
-        "400 simulation_failed: the network simulation says the transaction would fail.",
+        "400 simulation_failed: the network simulation says the transaction would fail; " +
+        SIMULATION_FAILED_FIELDS,
       parameters: [ref("parameters", "IdempotencyKey")],
       requestBody: body("TokenBuildRequest", "What to create", {
         payer: "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin",
@@ -386,7 +394,8 @@ const paths: Record<string, Json> = {
         "Accepts only a transaction whose message is byte-identical to one built for the calling " +
         "key within the last hour, signed by its payer, before its blockhash expires; otherwise " +
         "400 invalid_request with fields.transaction saying which. Sent with preflight and " +
-        "re-sent until confirmed or expired. 400 simulation_failed: the network refused it.",
+        "re-sent until confirmed or expired. 400 simulation_failed: the network refused it; " +
+        SIMULATION_FAILED_FIELDS,
       parameters: [ref("parameters", "IdempotencyKey")],
       requestBody: body("RelayRequest", "The signed transaction"),
       responses: { "202": ok("Submitted", "RelayAccepted"), ...postErrors },

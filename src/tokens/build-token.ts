@@ -22,6 +22,7 @@ import { type IdempotencyScope, recordFor } from "../http/idempotency.ts";
 import { usdToLamports } from "../pricing/price-source.ts";
 import { solPriceOr503 } from "../pricing/quote.ts";
 import type { Services } from "../services.ts";
+import { describeTransactionError, failureSummary } from "../solana/transaction-error.ts";
 import {
   breakdownStrings,
   costBreakdown,
@@ -266,13 +267,17 @@ async function build(
   if (short) throw insufficient(short.needed, balance, costs);
 
   if (sim.value.err && !(payerRentOnly && balance === spend(costs))) {
+    const logs = sim.value.logs ?? [];
+    const failed = describeTransactionError(sim.value.err, (i) => {
+      const ix = probe.message.instructions[i];
+      return ix ? probe.message.accountKeys[ix.programIdIndex]?.toBase58() ?? null : null;
+    }, logs);
     throw new ApiError(
       "simulation_failed",
-      "The network simulation says this transaction would fail; nothing was built",
-      {
-        error: sim.value.err,
-        logs: sim.value.logs ?? [],
-      },
+      `The network simulation says this transaction would fail; nothing was built: ${
+        failureSummary(failed)
+      }`,
+      { instruction: failed, error: sim.value.err, logs },
     );
   }
   const latest = replacementBlockhash(sim.value) ??
