@@ -20,6 +20,8 @@ export interface ChainOptions {
   wsPort?: number;
   /** Default 400 (env CHAIN_SLOT_MS); "manual" = slots advance only via advanceSlots(). */
   slotMs?: number | "manual";
+  /** Wall clock (ms) block times follow; default Date.now. Tests inject the service's clock. */
+  now?: () => number;
   /** Path to the real mpl token metadata .so; default env TOKEN_METADATA_PROGRAM_SO. */
   tokenMetadataProgramSo?: string;
   /** Initial price in the hosted Pyth SOL/USD account, default 150. */
@@ -92,6 +94,7 @@ function start(opts: ChainOptions): EmbeddedChain {
 
   const node = new ChainNode({
     tokenMetadataProgramSo: opts.tokenMetadataProgramSo ?? env("TOKEN_METADATA_PROGRAM_SO"),
+    now: opts.now,
     solUsdPrice: opts.solUsdPrice ?? 150,
     historyLimit: opts.historyLimit ?? envNumber("CHAIN_HISTORY_LIMIT") ?? 50_000,
   });

@@ -49,6 +49,8 @@ const STATUS_CACHE_SLOTS = 300;
 
 export interface NodeOptions {
   tokenMetadataProgramSo?: string;
+  /** Wall clock (ms) block times follow; default Date.now (tests inject one). */
+  now?: () => number;
   solUsdPrice: number;
   historyLimit: number;
 }
@@ -83,6 +85,7 @@ export class ChainNode {
   #solUsd: number;
   #pricePaused = false;
   #epochStart: number;
+  readonly #now: () => number;
   #keyCache = new Map<string, KeyObject>();
   #txListeners: ((r: TxRecord) => void)[] = [];
   #writeListeners: ((key: string) => void)[] = [];
@@ -110,7 +113,8 @@ export class ChainNode {
     this.#placeholderProgram(PYTH_RECEIVER_PROGRAM_ID);
     this.executor = new Executor(this.svm, { emulateTokenMetadata: !this.realTokenMetadata });
     this.history = new History(opts.historyLimit);
-    const now = Date.now();
+    this.#now = opts.now ?? Date.now;
+    const now = this.#now();
     this.#epochStart = Math.floor(now / 1000);
     this.blocks = new Blocks(sha256(crypto.getRandomValues(new Uint8Array(32))), () => now);
     this.#solUsd = opts.solUsdPrice;
@@ -152,7 +156,14 @@ export class ChainNode {
   }
 
   advanceSlots(n: number): void {
-    this.blocks.advance(n, Date.now());
+    this.blocks.advance(n, this.#now());
+  }
+
+  /** A transaction is about to land in the current block: the block's time is now at least. */
+  #producing(): void {
+    const before = this.blocks.current.blockTime;
+    this.blocks.touch(this.#now());
+    if (this.blocks.current.blockTime !== before) this.#syncClock();
   }
 
   #onSlot(): void {
@@ -297,6 +308,7 @@ export class ChainNode {
   }
 
   submit(tx: ResolvedTransaction, skipPreflight: boolean): SubmitOutcome {
+    this.#producing();
     const sigOk = this.verifySignatures(tx);
     if (!skipPreflight) {
       if (!sigOk) return { kind: "signature-failure" };
@@ -342,6 +354,7 @@ export class ChainNode {
 
   /** A faucet transfer, signed and landed like any other transaction. */
   airdrop(to: PublicKey, lamports: bigint): string {
+    this.#producing();
     const t = new Transaction({
       feePayer: this.faucet.publicKey,
       recentBlockhash: this.blocks.current.blockhash,
@@ -367,7 +380,10 @@ export class ChainNode {
       seq: this.history.nextSeq(),
       signature: tx.signature,
       slot: slotInfo.slot,
-      blockTime: slotInfo.blockTime,
+      // The block's time, which moves on while later transactions land in the same block.
+      get blockTime() {
+        return slotInfo.blockTime;
+      },
       tx,
       err: exec.err,
       fee: exec.fee,

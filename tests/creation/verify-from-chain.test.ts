@@ -97,3 +97,35 @@ Deno.test("verification reads supply, decimals and recipient from the landed tra
     await h.close();
   }
 });
+
+Deno.test("confirmedAt (block time) is never before createdAt (service clock)", async () => {
+  // The chain's blocks and the service follow the same clock, moved by hand.
+  let offset = 0;
+  const clock = () => Date.now() + offset;
+  const h = await startHarness({ clock, chain: { slotMs: "manual", now: clock } });
+  try {
+    const { apiKey, wallet } = await h.newApiKey();
+    h.chain.advanceSlots(1); // a slot begins...
+    offset += 3_000; // ...and the build comes 3 s into it
+    const built = await buildFor(
+      h,
+      apiKey,
+      wallet.publicKey.toBase58(),
+      wallet.publicKey.toBase58(),
+    );
+    offset += 4_000; // signed and sent 4 s later, in the same slot
+    const tx = Transaction.from(Uint8Array.from(atob(built.transaction), (c) => c.charCodeAt(0)));
+    tx.sign(wallet);
+    const sig = await h.services.connection.sendRawTransaction(tx.serialize());
+    const sentAt = Math.floor(clock() / 1000);
+    await h.waitForConfirmation(sig);
+    await (await h.request(`/v1/transactions/${sig}`, { headers: bearer(apiKey) })).json();
+    const record = await (await h.request(`/v1/tokens/${built.mint}`, { headers: bearer(apiKey) }))
+      .json();
+    assertEquals(record.status, "confirmed");
+    assertEquals(record.confirmedAt >= record.createdAt, true, JSON.stringify(record));
+    assertEquals(record.confirmedAt >= sentAt, true, JSON.stringify(record));
+  } finally {
+    await h.close();
+  }
+});
