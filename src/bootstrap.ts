@@ -59,6 +59,10 @@ export async function bootstrap(config: Config, opts: BootOptions = {}): Promise
     const { startChain } = await import("./chain/mod.ts");
     chain = await startChain({ port: config.chainPort, quiet: true });
     rpcUrl = chain.url;
+    logger.log("info", "embedded chain started", {
+      url: chain.url,
+      tokenMetadataProgram: chain.tokenMetadataProgram,
+    });
   }
 
   const ownsKv = !opts.kv;

@@ -5,11 +5,16 @@
 import { PublicKey } from "@solana/web3.js";
 import { PYTH_SOL_USD_PRICE_FEED_ACCOUNT } from "../solana/pyth-receiver.ts";
 import { ChainNode } from "./node.ts";
+import type { TokenMetadataProgramInfo } from "./metadata-program-info.ts";
 import { PubSub } from "./pubsub.ts";
 import { Rpc } from "./rpc.ts";
 import { type ChainFaults, ChainServer } from "./server.ts";
 
 export type { ChainFaults } from "./server.ts";
+export {
+  describeTokenMetadataProgram,
+  type TokenMetadataProgramInfo,
+} from "./metadata-program-info.ts";
 
 export interface ChainOptions {
   /** Default "127.0.0.1". */
@@ -43,6 +48,8 @@ export interface EmbeddedChain {
    * price account (`PYTH_SOL_USD_PRICE_ACCOUNT`) is hosted too, with the same price.
    */
   pythSolUsdAccount: string;
+  /** Which Token Metadata program runs: emulated, or the loaded binary's path and sha256. */
+  tokenMetadataProgram: TokenMetadataProgramInfo;
   advanceSlots(n: number): void;
   slot(): number;
   blockHeight(): number;
@@ -160,6 +167,7 @@ function start(opts: ChainOptions): EmbeddedChain {
     url,
     wsUrl: `ws://${hostname}:${server.wsPort}`,
     pythSolUsdAccount: PYTH_SOL_USD_PRICE_FEED_ACCOUNT,
+    tokenMetadataProgram: node.tokenMetadataProgram,
     advanceSlots: (n) => node.advanceSlots(n),
     slot: () => node.blocks.slot,
     blockHeight: () => node.blocks.blockHeight,

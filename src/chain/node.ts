@@ -5,7 +5,7 @@
  */
 import { Account, Clock, LiteSvm } from "litesvm/internal";
 import { Keypair, PublicKey, SystemProgram, Transaction } from "@solana/web3.js";
-import { createPublicKey, type KeyObject, verify } from "node:crypto";
+import { createHash, createPublicKey, type KeyObject, verify } from "node:crypto";
 import { Buffer } from "node:buffer";
 import {
   encodePythPriceAccount,
@@ -33,6 +33,7 @@ import {
 } from "./message.ts";
 import { collectTokenBalances, parseMint, type RawAccount } from "./spl-token.ts";
 import { TOKEN_METADATA_PROGRAM } from "./token-metadata-program.ts";
+import type { TokenMetadataProgramInfo } from "./metadata-program-info.ts";
 import type { TxErrorJson } from "./tx-error.ts";
 
 const ADDRESS_LOOKUP_TABLE_PROGRAM = "AddressLookupTab1e1111111111111111111111111";
@@ -82,6 +83,7 @@ export class ChainNode {
   readonly executor: Executor;
   readonly faucet = Keypair.generate();
   readonly realTokenMetadata: boolean;
+  readonly tokenMetadataProgram: TokenMetadataProgramInfo;
   #solUsd: number;
   #pricePaused = false;
   #epochStart: number;
@@ -101,6 +103,14 @@ export class ChainNode {
     this.svm.setBlockhashCheck(false);
     this.svm.setTransactionHistory(0n);
     this.realTokenMetadata = !!opts.tokenMetadataProgramSo;
+    this.tokenMetadataProgram = opts.tokenMetadataProgramSo
+      ? {
+        mode: "loaded",
+        path: opts.tokenMetadataProgramSo,
+        sha256: createHash("sha256").update(Deno.readFileSync(opts.tokenMetadataProgramSo))
+          .digest("hex"),
+      }
+      : { mode: "emulated" };
     if (opts.tokenMetadataProgramSo) {
       this.svm.addProgramFromFile(
         base58Decode(TOKEN_METADATA_PROGRAM),
