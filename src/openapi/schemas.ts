@@ -43,6 +43,12 @@ export const Pricing = z.object({
     usd: z.number().describe("per-token fee in USD"),
     lamports: digits("per-token fee in lamports at the current SOL price"),
     solUsd: z.number().describe("SOL price in USD used"),
+    networkLamports: digits(
+      "what the network takes per token besides the fee: the network fee and the rent of the " +
+        "mint, token account and metadata account plus the Token Metadata program's fee, from " +
+        "the cluster's rent (a build's costs add any priority fee); absent when the rent can't " +
+        "be read",
+    ).optional(),
   }),
   limits: z.object({
     requestsPerHour: z.number().int(),

@@ -104,6 +104,16 @@ export type Caller = Pick<KeyDoc, "keyId" | "purchaseId" | "secretMac">;
 /** Rent parameters never change on a cluster; one read per connection is enough. */
 const rentCache = new WeakMap<Connection, RentTable>();
 
+/** The cluster's rent table (read once per connection, then cached). */
+export async function clusterRent(s: Services): Promise<RentTable> {
+  let rent = rentCache.get(s.connection);
+  if (!rent) {
+    rent = await readRent(s);
+    rentCache.set(s.connection, rent);
+  }
+  return rent;
+}
+
 export async function buildToken(
   s: Services,
   caller: Caller,

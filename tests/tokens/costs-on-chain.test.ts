@@ -71,6 +71,13 @@ for (const { mode, so } of METADATA_PROGRAM_MODES) {
         );
         assertEquals(costs.metadataRentLamports, "5115600");
         assertEquals(costs.metadataProtocolFeeLamports, "10000000");
+        // The pricing the portal shows: the same network costs, without fee and priority fee.
+        const pricing = await (await h.request("/v1/pricing")).json();
+        assertEquals(
+          BigInt(pricing.token.networkLamports),
+          BigInt(costs.totalLamports) - BigInt(costs.serviceFeeLamports) -
+            BigInt(costs.priorityFeeLamports),
+        );
         const before = BigInt(await c.getBalance(wallet.publicKey, "confirmed"));
         const sig = await signAndSend(h, rich.body.transaction, wallet);
         const after = BigInt(await c.getBalance(wallet.publicKey, "confirmed"));
