@@ -83,6 +83,13 @@ for (const { mode, so } of METADATA_PROGRAM_MODES) {
         const after = BigInt(await c.getBalance(wallet.publicKey, "confirmed"));
         assertEquals(before - after, BigInt(costs.totalLamports));
         const landed = await c.getTransaction(sig, { commitment: "confirmed" });
+        // The unit limit covers what the transaction used, with the margin (15% + 5,000).
+        const limitIx = decodeTx(rich.body.transaction).message.compiledInstructions.find((ix) =>
+          ix.data[0] === 2 && ix.data.length === 5
+        )!;
+        const limit = new DataView(limitIx.data.buffer, limitIx.data.byteOffset).getUint32(1, true);
+        const used = landed!.meta!.computeUnitsConsumed!;
+        assert(limit >= Math.ceil(used * 1.15) + 5_000, `limit ${limit}, used ${used}`);
         assertEquals(
           BigInt(landed!.meta!.fee),
           BigInt(costs.networkFeeLamports) +
