@@ -17,12 +17,21 @@ export const CU_MARGIN_RATIO = 1.15;
 export const CU_MARGIN_FIXED = 5_000;
 /** When an RPC does not report unitsConsumed: comfortably above what these instructions use. */
 export const CU_FALLBACK = 300_000;
+/**
+ * The least limit set. The Token Metadata program's compute use depends on the mint (each PDA bump
+ * it tries costs 1,500 CU: 34.7k-52.8k over 300 random mints, docs/chain.md), and the mint is new
+ * with every build; the rest of the transaction uses about 20k. 100,000 covers the program's
+ * worst case seen with a margin of some 25k (about 17 more bumps tried, odds below 1 in 100,000),
+ * so the limit, and with it the priority fee, is the same whatever mint a build draws: what
+ * insufficient_funds names is what the next build (another mint) needs.
+ */
+export const CU_FLOOR = 100_000;
 
 export function unitLimitFromSimulation(unitsConsumed: number | null | undefined): number {
   if (!unitsConsumed || unitsConsumed <= 0) return CU_FALLBACK;
   return Math.min(
     MAX_COMPUTE_UNIT_LIMIT,
-    Math.ceil(unitsConsumed * CU_MARGIN_RATIO) + CU_MARGIN_FIXED,
+    Math.max(CU_FLOOR, Math.ceil(unitsConsumed * CU_MARGIN_RATIO) + CU_MARGIN_FIXED),
   );
 }
 

@@ -298,8 +298,10 @@ Deno.test("rent follows the runtime's formula; costs and shortfall", () => {
   assertEquals(shortfall(0n, c), { needed: spend(c) + 890_880n });
 });
 
-Deno.test("compute budget: simulated units + 15% + 5000, price = capped p75 of recent fees", () => {
+Deno.test("compute budget: simulated units + 15% + 5000 (at least 100,000), price = capped p75 of recent fees", () => {
   assertEquals(unitLimitFromSimulation(100_000), 120_000);
+  // Never below the floor that covers the metadata program's worst case over mints.
+  assertEquals(unitLimitFromSimulation(60_000), 100_000);
   assertEquals(unitLimitFromSimulation(undefined), 300_000);
   assertEquals(unitLimitFromSimulation(1_390_000), 1_400_000);
   const fees = [0, 0, 10, 20, 30, 40, 50, 60].map((f, slot) => ({ slot, prioritizationFee: f }));
