@@ -10,6 +10,10 @@ import { bearer, decodeTx, type Harness, startHarness } from "../support/harness
 import { METADATA_PROGRAM_MODES, needsMetaplexSo } from "../support/metaplex-fixture.ts";
 import { MAX_METADATA_LEN } from "../../src/solana/token-metadata.ts";
 import * as S from "../../src/openapi/schemas.ts";
+import { buildToken } from "../../src/tokens/build-token.ts";
+import { deriveAddresses, newSeed } from "../../src/tokens/transaction.ts";
+import { projectionKey } from "../../events/keys.ts";
+import type { KeyDoc } from "../../projections/keys.ts";
 import { openApiDocument } from "../../src/openapi/document.ts";
 
 const URI = "https://example.com/m/0123abcd.json";
@@ -49,7 +53,7 @@ for (const { mode, so } of METADATA_PROGRAM_MODES) {
       const h = await startHarness({ chain: { tokenMetadataProgramSo: so } });
       try {
         const c = h.services.connection;
-        const { apiKey, wallet } = await h.newApiKey();
+        const { apiKey, wallet, keyId } = await h.newApiKey();
 
         // A well-funded payer: every part is named, they add up, and the chain agrees.
         const rich = await build(h, apiKey, wallet.publicKey.toBase58());
@@ -103,6 +107,35 @@ for (const { mode, so } of METADATA_PROGRAM_MODES) {
         assertEquals(
           BigInt(metadata!.lamports),
           BigInt(costs.metadataRentLamports) + BigInt(costs.metadataProtocolFeeLamports),
+        );
+
+        // Lamports someone already sent to the token account's address lower its rent: the
+        // payer spends exactly the smaller total (the ATA program tops the address up only).
+        const seed = newSeed();
+        const addr = await deriveAddresses(wallet.publicKey, seed, wallet.publicKey);
+        h.chain.airdrop(addr.recipientTokenAccount.toBase58(), 1_500_000n);
+        const caller = (await h.kv.get<KeyDoc>(projectionKey("key", [keyId]))).value!;
+        const prefunded = await buildToken(h.services, caller, {
+          payer: wallet.publicKey,
+          recipient: wallet.publicKey,
+          name: "Cost Cat",
+          symbol: "COST",
+          metadataUri: URI,
+          decimals: 9,
+          supplyRaw: 10n ** 12n,
+          revokeMint: false,
+          revokeFreeze: true,
+          immutableMetadata: false,
+        }, { seed });
+        assertEquals(
+          BigInt(prefunded.costs.tokenAccountRentLamports),
+          BigInt(await c.getMinimumBalanceForRentExemption(165)) - 1_500_000n,
+        );
+        const beforePrefunded = BigInt(await c.getBalance(wallet.publicKey, "confirmed"));
+        await signAndSend(h, prefunded.transaction, wallet);
+        assertEquals(
+          beforePrefunded - BigInt(await c.getBalance(wallet.publicKey, "confirmed")),
+          BigInt(prefunded.costs.totalLamports),
         );
 
         // A payer never funded learns the whole spend; funded with exactly it, it builds.
