@@ -163,6 +163,9 @@ export interface CreationConfirmed {
     blockTime: number | null;
     feeLamportsSeen: string;
     supplyRaw: string;
+    /** Read from the landed transaction (absent in events recorded before they were). */
+    decimalsSeen?: number | null;
+    recipientSeen?: string | null;
   };
 }
 
@@ -184,6 +187,9 @@ export interface CreationUnverified {
     blockTime: number | null;
     feeLamportsSeen: string;
     supplyRawSeen: string;
+    /** Read from the landed transaction (absent in events recorded before they were). */
+    decimalsSeen?: number | null;
+    recipientSeen?: string | null;
     problems: string[];
   };
 }

@@ -111,6 +111,17 @@ interface BuildResponse {
   lastValidBlockHeight: number;
   expiresInSeconds: number;
   fee: { usd: number; lamports: string; treasury: string };
+  /** Every lamport the payer spends if it lands (decimal strings), from the chain's own rent. */
+  costs: {
+    networkFeeLamports: string;
+    priorityFeeLamports: string;
+    mintRentLamports: string;
+    tokenAccountRentLamports: string;
+    metadataRentLamports: string;
+    metadataProtocolFeeLamports: string;
+    serviceFeeLamports: string;
+    totalLamports: string;
+  };
 }
 
 export class ApiCallError extends Error {
@@ -145,14 +156,6 @@ const b64 = (bytes: Uint8Array) => {
   return btoa(s);
 };
 const fromB64 = (s: string) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
-/**
- * What the ATA and Token Metadata programs take from the payer without it showing in the
- * instruction data: rent for a 165-byte token account (2,039,280) and a 679-byte metadata account
- * (5,616,720), and the metadata program's creation fee (0.01 SOL). Rent parameters are the same on
- * every cluster.
- */
-const PROGRAM_CHARGED_LAMPORTS = 2_039_280n + 5_616_720n + 10_000_000n;
-
 const sol = (lamports: bigint) => `${(Number(lamports) / LAMPORTS_PER_SOL).toFixed(9)} SOL`;
 
 export async function createToken(o: CreateTokenOptions): Promise<CreateTokenResult> {
@@ -235,13 +238,20 @@ export async function createToken(o: CreateTokenOptions): Promise<CreateTokenRes
   log("3. review:");
   for (const line of review.lines) log(`   ${line}`);
   log(`   fee to treasury ${review.treasury}: ${sol(review.feeLamports)} ($${build.fee.usd})`);
+  // The ATA and Token Metadata programs take their share without it showing in the instruction
+  // data: the token account's and metadata account's rent and the metadata program's protocol
+  // fee. The build names them (read from the chain's rent); the mint's rent is checked above.
+  const c = build.costs;
+  const programCharged = BigInt(c.tokenAccountRentLamports) + BigInt(c.metadataRentLamports) +
+    BigInt(c.metadataProtocolFeeLamports);
   log(
     `   rent and metadata costs from your wallet: about ${
-      sol(review.rentLamports + PROGRAM_CHARGED_LAMPORTS)
+      sol(review.rentLamports + programCharged)
     } (the mint's rent ${sol(review.rentLamports)} shows in the transaction; the token ` +
-      `account's and metadata account's rent and the metadata program's 0.01 SOL fee are taken ` +
-      `by those programs) + network fee`,
+      `account's and metadata account's rent and the metadata program's fee of ` +
+      `${sol(BigInt(c.metadataProtocolFeeLamports))} are taken by those programs) + network fee`,
   );
+  log(`   in all, if it lands: ${sol(BigInt(c.totalLamports))}`);
   if (review.problems.length) {
     throw new Error(`refusing to sign:\n  - ${review.problems.join("\n  - ")}`);
   }

@@ -33,6 +33,9 @@ export interface BuildDoc {
   feeVerified: boolean;
   feeLamportsSeen: string | null;
   supplyRawSeen: string | null;
+  /** From the landed transaction; null until one is read (or for records from before). */
+  decimalsSeen?: number | null;
+  recipientSeen?: string | null;
   problems: string[];
   /** Unix seconds. */
   createdAt: number;
@@ -117,6 +120,8 @@ export const buildsProjection: Projection<BuildDoc> = {
           feeVerified: true,
           feeLamportsSeen: e.data.feeLamportsSeen,
           supplyRawSeen: e.data.supplyRaw,
+          decimalsSeen: e.data.decimalsSeen ?? null,
+          recipientSeen: e.data.recipientSeen ?? null,
           confirmedAt: e.data.blockTime ?? seconds(e.at),
           slot: e.data.slot,
         };
@@ -131,6 +136,8 @@ export const buildsProjection: Projection<BuildDoc> = {
           feeVerified: BigInt(e.data.feeLamportsSeen) >= BigInt(doc.feeLamports),
           feeLamportsSeen: e.data.feeLamportsSeen,
           supplyRawSeen: e.data.supplyRawSeen,
+          decimalsSeen: e.data.decimalsSeen ?? null,
+          recipientSeen: e.data.recipientSeen ?? null,
           problems: e.data.problems,
           confirmedAt: e.data.blockTime ?? seconds(e.at),
           slot: e.data.slot,

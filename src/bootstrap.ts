@@ -68,6 +68,10 @@ export async function bootstrap(config: Config, opts: BootOptions = {}): Promise
       rpcLimits: config.chainRpcLimits,
     });
     rpcUrl = chain.url;
+    logger.log("info", "embedded chain started", {
+      url: chain.url,
+      tokenMetadataProgram: chain.tokenMetadataProgram,
+    });
   }
 
   const ownsKv = !opts.kv;

@@ -2,6 +2,7 @@
 import { bootstrap } from "./bootstrap.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { sweepOpenBuilds } from "./creation/watcher.ts";
+import { describeTokenMetadataProgram } from "./chain/metadata-program-info.ts";
 
 // Deno Deploy picks up only crons registered at the module's top level, before anything is
 // awaited: a safety net there, where isolates come and go and queue loops with them, so open
@@ -32,6 +33,9 @@ const server = Deno.serve({
   hostname: config.hostname,
   onListen: ({ hostname, port }) => {
     const chain = booted.chain ? ` (embedded chain ${booted.chain.url})` : "";
+    if (booted.chain) {
+      console.log(describeTokenMetadataProgram(booted.chain.tokenMetadataProgram));
+    }
     console.log(`token-creation service ready on http://${hostname}:${port}${chain}`);
   },
 }, booted.app.fetch);

@@ -18,7 +18,11 @@ export const SLOTS_PER_EPOCH = 432_000;
 export interface SlotInfo {
   slot: number;
   blockhash: string;
-  /** Unix seconds the slot started at. */
+  /**
+   * Unix seconds: when the slot started, moved forward while it is the current slot to the time
+   * its latest transaction landed (a real block's time is when it was produced, after what it
+   * holds arrived). Never earlier than the slot before.
+   */
   blockTime: number;
   parentBlockhash: string;
 }
@@ -54,6 +58,13 @@ export class Blocks {
     this.#listeners.push(fn);
   }
 
+  /** The current block is still being produced at `nowMs`: its time is at least that. */
+  touch(nowMs: number): void {
+    const cur = this.current;
+    const t = Math.floor(nowMs / 1000);
+    if (t > cur.blockTime) cur.blockTime = t;
+  }
+
   advance(n: number, now: number): void {
     for (let i = 0; i < n; i++) {
       this.#record(this.#slot + 1, now);
@@ -70,7 +81,12 @@ export class Blocks {
     const blockhash = this.blockhashOf(slot);
     const parent = this.#bySlot.get(slot - 1)?.blockhash ?? this.genesisHash;
     this.#slot = slot;
-    const info = { slot, blockhash, blockTime: Math.floor(nowMs / 1000), parentBlockhash: parent };
+    // Monotonic: a clock stepping back never makes a block older than its parent.
+    const blockTime = Math.max(
+      Math.floor(nowMs / 1000),
+      this.#bySlot.get(slot - 1)?.blockTime ?? 0,
+    );
+    const info = { slot, blockhash, blockTime, parentBlockhash: parent };
     this.#bySlot.set(slot, info);
     this.#byHash.set(blockhash, slot);
     const old = this.#bySlot.get(slot - RECENT_SLOTS);

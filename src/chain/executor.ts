@@ -249,11 +249,10 @@ export class Executor {
         logs.push(...r.logs);
         units += r.unitsConsumed;
         if (r.err !== null) err = instructionError(i, r.err);
-        else {
-          for (const w of r.writes) this.db.set(keys[w.index], w.account);
-          if (r.innerInstructions.length) {
-            inner.push({ index: i, instructions: r.innerInstructions });
-          }
+        else for (const w of r.writes) this.db.set(keys[w.index], w.account);
+        // A node lists the CPIs of a failed instruction too.
+        if (r.innerInstructions.length) {
+          inner.push({ index: i, instructions: r.innerInstructions });
         }
         i++;
         continue;

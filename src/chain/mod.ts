@@ -5,12 +5,17 @@
 import { PublicKey } from "@solana/web3.js";
 import { PYTH_SOL_USD_PRICE_FEED_ACCOUNT } from "../solana/pyth-receiver.ts";
 import { ChainNode } from "./node.ts";
+import type { TokenMetadataProgramInfo } from "./metadata-program-info.ts";
 import { PubSub } from "./pubsub.ts";
 import { Rpc } from "./rpc.ts";
 import { type ChainFaults, ChainServer } from "./server.ts";
 import { ChainRateLimiter, type ChainRpcLimitsMode } from "./rate-limits.ts";
 
 export type { ChainFaults } from "./server.ts";
+export {
+  describeTokenMetadataProgram,
+  type TokenMetadataProgramInfo,
+} from "./metadata-program-info.ts";
 
 export interface ChainOptions {
   /** Default "127.0.0.1". */
@@ -21,6 +26,8 @@ export interface ChainOptions {
   wsPort?: number;
   /** Default 400 (env CHAIN_SLOT_MS); "manual" = slots advance only via advanceSlots(). */
   slotMs?: number | "manual";
+  /** Wall clock (ms) block times follow; default Date.now. Tests inject the service's clock. */
+  now?: () => number;
   /** Path to the real mpl token metadata .so; default env TOKEN_METADATA_PROGRAM_SO. */
   tokenMetadataProgramSo?: string;
   /** Initial price in the hosted Pyth SOL/USD account, default 150. */
@@ -47,6 +54,8 @@ export interface EmbeddedChain {
    * price account (`PYTH_SOL_USD_PRICE_ACCOUNT`) is hosted too, with the same price.
    */
   pythSolUsdAccount: string;
+  /** Which Token Metadata program runs: emulated, or the loaded binary's path and sha256. */
+  tokenMetadataProgram: TokenMetadataProgramInfo;
   advanceSlots(n: number): void;
   slot(): number;
   blockHeight(): number;
@@ -98,6 +107,7 @@ function start(opts: ChainOptions): EmbeddedChain {
 
   const node = new ChainNode({
     tokenMetadataProgramSo: opts.tokenMetadataProgramSo ?? env("TOKEN_METADATA_PROGRAM_SO"),
+    now: opts.now,
     solUsdPrice: opts.solUsdPrice ?? 150,
     historyLimit: opts.historyLimit ?? envNumber("CHAIN_HISTORY_LIMIT") ?? 50_000,
   });
@@ -169,6 +179,7 @@ function start(opts: ChainOptions): EmbeddedChain {
     url,
     wsUrl: `ws://${hostname}:${server.wsPort}`,
     pythSolUsdAccount: PYTH_SOL_USD_PRICE_FEED_ACCOUNT,
+    tokenMetadataProgram: node.tokenMetadataProgram,
     advanceSlots: (n) => node.advanceSlots(n),
     slot: () => node.blocks.slot,
     blockHeight: () => node.blocks.blockHeight,

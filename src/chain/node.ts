@@ -5,7 +5,7 @@
  */
 import { Account, Clock, LiteSvm } from "litesvm/internal";
 import { Keypair, PublicKey, SystemProgram, Transaction } from "@solana/web3.js";
-import { createPublicKey, type KeyObject, verify } from "node:crypto";
+import { createHash, createPublicKey, type KeyObject, verify } from "node:crypto";
 import { Buffer } from "node:buffer";
 import {
   encodePythPriceAccount,
@@ -33,6 +33,7 @@ import {
 } from "./message.ts";
 import { collectTokenBalances, parseMint, type RawAccount } from "./spl-token.ts";
 import { TOKEN_METADATA_PROGRAM } from "./token-metadata-program.ts";
+import type { TokenMetadataProgramInfo } from "./metadata-program-info.ts";
 import type { TxErrorJson } from "./tx-error.ts";
 
 const ADDRESS_LOOKUP_TABLE_PROGRAM = "AddressLookupTab1e1111111111111111111111111";
@@ -49,6 +50,8 @@ const STATUS_CACHE_SLOTS = 300;
 
 export interface NodeOptions {
   tokenMetadataProgramSo?: string;
+  /** Wall clock (ms) block times follow; default Date.now (tests inject one). */
+  now?: () => number;
   solUsdPrice: number;
   historyLimit: number;
 }
@@ -80,9 +83,11 @@ export class ChainNode {
   readonly executor: Executor;
   readonly faucet = Keypair.generate();
   readonly realTokenMetadata: boolean;
+  readonly tokenMetadataProgram: TokenMetadataProgramInfo;
   #solUsd: number;
   #pricePaused = false;
   #epochStart: number;
+  readonly #now: () => number;
   #keyCache = new Map<string, KeyObject>();
   #txListeners: ((r: TxRecord) => void)[] = [];
   #writeListeners: ((key: string) => void)[] = [];
@@ -98,6 +103,14 @@ export class ChainNode {
     this.svm.setBlockhashCheck(false);
     this.svm.setTransactionHistory(0n);
     this.realTokenMetadata = !!opts.tokenMetadataProgramSo;
+    this.tokenMetadataProgram = opts.tokenMetadataProgramSo
+      ? {
+        mode: "loaded",
+        path: opts.tokenMetadataProgramSo,
+        sha256: createHash("sha256").update(Deno.readFileSync(opts.tokenMetadataProgramSo))
+          .digest("hex"),
+      }
+      : { mode: "emulated" };
     if (opts.tokenMetadataProgramSo) {
       this.svm.addProgramFromFile(
         base58Decode(TOKEN_METADATA_PROGRAM),
@@ -110,7 +123,8 @@ export class ChainNode {
     this.#placeholderProgram(PYTH_RECEIVER_PROGRAM_ID);
     this.executor = new Executor(this.svm, { emulateTokenMetadata: !this.realTokenMetadata });
     this.history = new History(opts.historyLimit);
-    const now = Date.now();
+    this.#now = opts.now ?? Date.now;
+    const now = this.#now();
     this.#epochStart = Math.floor(now / 1000);
     this.blocks = new Blocks(sha256(crypto.getRandomValues(new Uint8Array(32))), () => now);
     this.#solUsd = opts.solUsdPrice;
@@ -152,7 +166,14 @@ export class ChainNode {
   }
 
   advanceSlots(n: number): void {
-    this.blocks.advance(n, Date.now());
+    this.blocks.advance(n, this.#now());
+  }
+
+  /** A transaction is about to land in the current block: the block's time is now at least. */
+  #producing(): void {
+    const before = this.blocks.current.blockTime;
+    this.blocks.touch(this.#now());
+    if (this.blocks.current.blockTime !== before) this.#syncClock();
   }
 
   #onSlot(): void {
@@ -297,6 +318,7 @@ export class ChainNode {
   }
 
   submit(tx: ResolvedTransaction, skipPreflight: boolean): SubmitOutcome {
+    this.#producing();
     const sigOk = this.verifySignatures(tx);
     if (!skipPreflight) {
       if (!sigOk) return { kind: "signature-failure" };
@@ -342,6 +364,7 @@ export class ChainNode {
 
   /** A faucet transfer, signed and landed like any other transaction. */
   airdrop(to: PublicKey, lamports: bigint): string {
+    this.#producing();
     const t = new Transaction({
       feePayer: this.faucet.publicKey,
       recentBlockhash: this.blocks.current.blockhash,
@@ -367,7 +390,10 @@ export class ChainNode {
       seq: this.history.nextSeq(),
       signature: tx.signature,
       slot: slotInfo.slot,
-      blockTime: slotInfo.blockTime,
+      // The block's time, which moves on while later transactions land in the same block.
+      get blockTime() {
+        return slotInfo.blockTime;
+      },
       tx,
       err: exec.err,
       fee: exec.fee,

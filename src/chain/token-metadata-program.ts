@@ -20,8 +20,8 @@ import {
   MAX_NAME_LENGTH,
   MAX_SYMBOL_LENGTH,
   MAX_URI_LENGTH,
-  METADATA_CREATE_FEE_LAMPORTS,
-  metadataPda,
+  metadataCreateLamports,
+  metadataPdaWithBump,
   TOKEN_METADATA_PROGRAM_ID,
   TokenStandard,
 } from "../solana/token-metadata.ts";
@@ -32,16 +32,60 @@ import type { IxErrorJson } from "./tx-error.ts";
 
 export const TOKEN_METADATA_PROGRAM = TOKEN_METADATA_PROGRAM_ID.toBase58();
 
-/** Approximate compute cost of the real program (mainnet logs show 35k-41k for a create). */
-const CU_CREATE = 38_000;
-const CU_EARLY_FAILURE = 8_600;
-const CU_LATE_FAILURE = 30_000;
+/**
+ * Compute use of a successful create, derived from the program as deployed (a fit over 260
+ * random mints, names, symbols and URIs run on the real binary; docs/chain.md):
+ * - every bump `find_program_address` tries costs 1,500 CU (the syscall's price), and the program
+ *   searches two PDAs, the metadata account's and the edition's (for the edition nonce), so a
+ *   mint whose bumps are 255 and 255 is cheapest and each lower bump adds 1,500;
+ * - every byte of name, symbol and URI saves about 25 CU (fewer NULs to puff the strings out to
+ *   their maximum length);
+ * - the rest is a base, taken at the top of what was measured: the emulation reports at least what
+ *   the real program uses for the same mint and at most CU_EMULATION_BAND more, so a limit sized
+ *   from an emulated simulation also holds on mainnet.
+ */
+const CU_CREATE_BASE = 36_800;
+const CU_PER_BUMP_TRIED = 1_500;
+const CU_PER_STRING_BYTE = 25;
+/** How far above the real program's use the emulated figure may be (never below it). */
+export const CU_EMULATION_BAND = 2_500;
+/**
+ * Compute used when each step of a create happens, measured on the real program: the smallest
+ * budget under which each log line and CPI still happens (bisected), and what it reports when
+ * each check fails. For a mint whose metadata bump is 255; every lower bump adds
+ * CU_PER_BUMP_TRIED from the metadata-key check on.
+ */
+const CU_AT = {
+  instructionLog: 5_487,
+  /** Over an existing metadata account: the real program's first check. */
+  alreadyInitialized: 10_802,
+  levy: 8_445,
+  mintChecks: 10_579,
+  metadataKeyCheck: 12_143,
+  allocate: 13_909,
+  assign: 19_031,
+  dataChecks: 23_461,
+};
+
+/** The emulated compute use of a successful create (see above). */
+export function createUnits(
+  mint: PublicKey,
+  metadataBump: number,
+  strings: { name: string; symbol: string; uri: string },
+): number {
+  const bumps = (255 - metadataBump) + (255 - editionPda(mint)[1]);
+  const enc = new TextEncoder();
+  const bytes = enc.encode(strings.name).length + enc.encode(strings.symbol).length +
+    enc.encode(strings.uri).length;
+  return CU_CREATE_BASE + CU_PER_BUMP_TRIED * bumps - CU_PER_STRING_BYTE * bytes;
+}
 
 /** MetadataError codes of the real program. */
 const E = {
   InvalidMetadataKey: [
     5,
-    "Metadata's key must match seed of ['metadata', program id, mint] provided",
+    // The program's message starts with a space.
+    " Metadata's key must match seed of ['metadata', program id, mint] provided",
   ],
   NotMintAuthority: [9, "You must be the mint authority and signer on this transaction"],
   InvalidMintAuthority: [10, "Mint authority provided does not match the authority on the mint"],
@@ -58,6 +102,7 @@ const E = {
     "You cannot unilaterally verify another creator, they must sign",
   ],
   IncorrectOwner: [57, "Incorrect account owner"],
+  ExpectedUninitializedAccount: [199, "Expected account to be uninitialized"],
   DuplicateCreatorAddress: [60, "No duplicate creator addresses"],
   CollectionCannotBeVerifiedInThisInstruction: [
     74,
@@ -109,27 +154,51 @@ function metadataError(e: readonly [number, string], cu: number): Failure {
   return new Failure({ Custom: e[0] }, [`Program log: ${e[1]}`], cu);
 }
 
+/**
+ * What the instruction has done so far, each step stamped with the compute units used when it
+ * happened, so running out of compute can stop it where the real program would stop: the log
+ * lines and system-program CPIs before that point stay, the rest never happens.
+ */
+class Trace {
+  at = 0;
+  readonly logs: { line: string; at: number }[] = [];
+  readonly inner: { ix: EmulatedInnerIx; at: number }[] = [];
+  log(...lines: string[]): void {
+    for (const line of lines) this.logs.push({ line, at: this.at });
+  }
+  cpi(ix: EmulatedInnerIx): void {
+    this.inner.push({ ix, at: this.at });
+  }
+}
+
 /** Runs one top-level instruction of the Token Metadata program. */
 export function runTokenMetadataInstruction(
   accounts: IxAccount[],
   data: Uint8Array,
   env: ProgramEnv,
 ): ProgramResult {
-  const logs = [`Program ${META} invoke [1]`];
-  const inner: EmulatedInnerIx[] = [];
+  const t = new Trace();
   const finish = (err: IxErrorJson | null, extra: string[], cu: number): ProgramResult => {
-    const used = Math.min(cu, env.cuRemaining);
-    const exceeded = cu > env.cuRemaining;
-    logs.push(...(exceeded ? [] : extra));
-    logs.push(`Program ${META} consumed ${used} of ${env.cuRemaining} compute units`);
-    const finalErr: IxErrorJson | null = exceeded ? "ComputationalBudgetExceeded" : err;
+    const budget = env.cuRemaining;
+    const exceeded = cu > budget;
+    const used = exceeded ? budget : cu;
+    const upTo = <T extends { at: number }>(list: T[]) =>
+      exceeded ? list.filter((x) => x.at <= budget) : list;
+    const logs = [`Program ${META} invoke [1]`, ...upTo(t.logs).map((l) => l.line)];
+    if (!exceeded) logs.push(...extra);
+    logs.push(`Program ${META} consumed ${used} of ${budget} compute units`);
+    // The real program runs out between two BPF instructions (rarely inside a syscall, which
+    // the runtime reports as ComputationalBudgetExceeded instead).
+    const finalErr: IxErrorJson | null = exceeded ? "ProgramFailedToComplete" : err;
     if (finalErr === null) logs.push(`Program ${META} success`);
+    else if (exceeded) logs.push(`Program ${META} failed: exceeded CUs meter at BPF instruction`);
     else logs.push(`Program ${META} failed: ${failText(finalErr)}`);
     return {
       err: finalErr,
       logs,
       unitsConsumed: used,
-      innerInstructions: finalErr === null ? inner : [],
+      // A node lists the CPIs a failed instruction made too.
+      innerInstructions: upTo(t.inner).map((i) => i.ix),
       writes: [],
     };
   };
@@ -141,10 +210,11 @@ export function runTokenMetadataInstruction(
       } is not supported; only CreateMetadataAccountV3 (33) is emulated. Set TOKEN_METADATA_PROGRAM_SO to run the real program.`,
     ], 1_000);
   }
-  logs.push("Program log: IX: Create Metadata Accounts v3");
+  t.at = CU_AT.instructionLog;
+  t.log("Program log: IX: Create Metadata Accounts v3");
   try {
-    const writes = createMetadataAccountV3(accounts, data, env, logs, inner);
-    const result = finish(null, [], CU_CREATE);
+    const { writes, units } = createMetadataAccountV3(accounts, data, env, t);
+    const result = finish(null, [], units);
     if (result.err === null) result.writes = writes;
     return result;
   } catch (e) {
@@ -174,9 +244,8 @@ function createMetadataAccountV3(
   accounts: IxAccount[],
   data: Uint8Array,
   env: ProgramEnv,
-  logs: string[],
-  inner: EmulatedInnerIx[],
-): { index: number; account: AccountSnap }[] {
+  t: Trace,
+): { writes: { index: number; account: AccountSnap }[]; units: number } {
   if (accounts.length < 6) throw new Failure("NotEnoughAccountKeys", [], 600);
   const [metadata, mint, mintAuthority, payer, updateAuthority, system] = accounts;
   let args;
@@ -191,91 +260,102 @@ function createMetadataAccountV3(
     ], 2_000);
   }
 
-  // levy(): fund the metadata account with rent + the protocol fee before anything else.
-  const rent = env.rentExemptMinimum(MAX_METADATA_LEN);
-  const levy = rent + METADATA_CREATE_FEE_LAMPORTS;
+  // levy(): refuse an account that already holds data (ExpectedUninitializedAccount), then fund
+  // it with rent + the protocol fee before anything else.
+  if ((env.get(metadata.index)?.data.length ?? 0) > 0) {
+    throw metadataError(E.ExpectedUninitializedAccount, CU_AT.alreadyInitialized);
+  }
+  const { rent, protocolFee } = metadataCreateLamports((n) => env.rentExemptMinimum(n));
+  const levy = rent + protocolFee;
   cpiPrivileges(payer, true, true);
   cpiPrivileges(metadata, false, true);
   const payerAcc = env.get(payer.index);
   const payerLamports = payerAcc?.lamports ?? 0n;
-  logs.push(`Program ${SYS} invoke [2]`);
+  t.at = CU_AT.levy;
+  t.log(`Program ${SYS} invoke [2]`);
+  t.cpi(systemIx(system.index, [payer.index, metadata.index], 2, u64le(levy)));
   if (payerAcc && payerAcc.data.length > 0) {
     throw new Failure({ Custom: 0 }, [
       "Transfer: `from` must not carry data",
       `Program ${SYS} failed: invalid program argument`,
-    ], CU_EARLY_FAILURE);
+    ], CU_AT.levy);
   }
   if (payerLamports < levy) {
     throw new Failure({ Custom: 1 }, [
       `Transfer: insufficient lamports ${payerLamports}, need ${levy}`,
       `Program ${SYS} failed: custom program error: 0x1`,
-    ], CU_EARLY_FAILURE);
+    ], CU_AT.levy);
   }
-  logs.push(`Program ${SYS} success`);
-  inner.push(systemIx(system.index, [payer.index, metadata.index], 2, u64le(levy)));
+  t.log(`Program ${SYS} success`);
 
   // process_create_metadata_accounts_logic
+  const early = CU_AT.mintChecks;
   const mintAcc = env.get(mint.index);
   const mintData = mintAcc?.data ?? new Uint8Array(0);
   if (mintData.length < 36) {
     throw new Failure("ProgramFailedToComplete", [
       `Program log: mint ${mint.keyStr} has ${mintData.length} bytes of data; it is not an SPL Token mint`,
-    ], CU_EARLY_FAILURE);
+    ], early);
   }
   const tag = readU32(mintData, 0);
-  if (tag > 1) throw new Failure("InvalidAccountData", [], CU_EARLY_FAILURE);
-  if (tag === 0) throw metadataError(E.InvalidMintAuthority, CU_EARLY_FAILURE);
+  if (tag > 1) throw new Failure("InvalidAccountData", [], early);
+  if (tag === 0) throw metadataError(E.InvalidMintAuthority, early);
   if (new PublicKey(mintData.subarray(4, 36)).toBase58() !== mintAuthority.keyStr) {
-    throw metadataError(E.InvalidMintAuthority, CU_EARLY_FAILURE);
+    throw metadataError(E.InvalidMintAuthority, early);
   }
-  if (!mintAuthority.isSigner) throw metadataError(E.NotMintAuthority, CU_EARLY_FAILURE);
+  if (!mintAuthority.isSigner) throw metadataError(E.NotMintAuthority, early);
   const mintOwner = mintAcc!.ownerStr;
   if (mintOwner !== TOKEN_PROGRAM && mintOwner !== TOKEN_2022_PROGRAM) {
-    throw metadataError(E.IncorrectOwner, CU_EARLY_FAILURE);
+    throw metadataError(E.IncorrectOwner, early);
   }
   const mintKey = new PublicKey(mint.key);
-  if (metadataPda(mintKey).toBase58() !== metadata.keyStr) {
-    throw metadataError(E.InvalidMetadataKey, CU_LATE_FAILURE);
+  // The program derives the PDA with find_program_address: every bump tried costs compute.
+  const [expectedMetadata, metadataBump] = metadataPdaWithBump(mintKey);
+  const derived = CU_PER_BUMP_TRIED * (255 - metadataBump);
+  if (expectedMetadata.toBase58() !== metadata.keyStr) {
+    throw metadataError(E.InvalidMetadataKey, CU_AT.metadataKeyCheck + derived);
   }
 
   // create_or_allocate_account_raw: already funded by the levy, so allocate + assign only.
   const metaAcc = env.get(metadata.index);
-  logs.push("Program log: Allocate space for the account");
-  logs.push(`Program ${SYS} invoke [2]`);
+  t.at = CU_AT.allocate + derived;
+  t.log("Program log: Allocate space for the account", `Program ${SYS} invoke [2]`);
+  t.cpi(systemIx(system.index, [metadata.index], 8, u64le(BigInt(MAX_METADATA_LEN))));
   if (metaAcc && (metaAcc.data.length > 0 || metaAcc.ownerStr !== SYS)) {
     throw new Failure({ Custom: 0 }, [
       `Allocate: account Address { address: ${metadata.keyStr}, base: None } already in use`,
       `Program ${SYS} failed: custom program error: 0x0`,
-    ], CU_LATE_FAILURE);
+    ], t.at);
   }
-  logs.push(`Program ${SYS} success`);
-  inner.push(systemIx(system.index, [metadata.index], 8, u64le(BigInt(MAX_METADATA_LEN))));
-  logs.push("Program log: Assign the account to the owning program");
-  logs.push(`Program ${SYS} invoke [2]`, `Program ${SYS} success`);
-  inner.push(systemIx(system.index, [metadata.index], 1, OWNER_BYTES));
+  t.log(`Program ${SYS} success`);
+  t.at = CU_AT.assign + derived;
+  t.log("Program log: Assign the account to the owning program");
+  t.log(`Program ${SYS} invoke [2]`, `Program ${SYS} success`);
+  t.cpi(systemIx(system.index, [metadata.index], 1, OWNER_BYTES));
+  const late = CU_AT.dataChecks + derived;
 
   // assert_data_valid and friends
   const d = args.data;
   const enc = new TextEncoder();
   if (enc.encode(d.name).length > MAX_NAME_LENGTH) {
-    throw metadataError(E.NameTooLong, CU_LATE_FAILURE);
+    throw metadataError(E.NameTooLong, late);
   }
   if (enc.encode(d.symbol).length > MAX_SYMBOL_LENGTH) {
-    throw metadataError(E.SymbolTooLong, CU_LATE_FAILURE);
+    throw metadataError(E.SymbolTooLong, late);
   }
-  if (enc.encode(d.uri).length > MAX_URI_LENGTH) throw metadataError(E.UriTooLong, CU_LATE_FAILURE);
-  if (d.sellerFeeBasisPoints > 10_000) throw metadataError(E.InvalidBasisPoints, CU_LATE_FAILURE);
+  if (enc.encode(d.uri).length > MAX_URI_LENGTH) throw metadataError(E.UriTooLong, late);
+  if (d.sellerFeeBasisPoints > 10_000) throw metadataError(E.InvalidBasisPoints, late);
   const creators = d.creators.__option === "Some" ? d.creators.value : null;
-  if (creators) validateCreators(creators, updateAuthority);
+  if (creators) validateCreators(creators, updateAuthority, late);
   if (d.uses.__option === "Some") {
     const u = d.uses.value;
     const single = u.useMethod === UseMethod.Single && (u.total !== 1n || u.remaining !== 1n);
     const multiple = u.useMethod === UseMethod.Multiple &&
       (u.total < 2n || u.total < u.remaining);
-    if (single || multiple) throw metadataError(E.InvalidUseMethod, CU_LATE_FAILURE);
+    if (single || multiple) throw metadataError(E.InvalidUseMethod, late);
   }
   if (d.collection.__option === "Some" && d.collection.value.verified) {
-    throw metadataError(E.CollectionCannotBeVerifiedInThisInstruction, CU_LATE_FAILURE);
+    throw metadataError(E.CollectionCannotBeVerifiedInThisInstruction, late);
   }
   let collectionDetails: CollectionDetails | null = null;
   if (args.collectionDetails.__option === "Some") {
@@ -302,13 +382,15 @@ function createMetadataAccountV3(
     feePaid: true,
   });
   const prevMetaLamports = metaAcc?.lamports ?? 0n;
-  return [
+  const units = createUnits(mintKey, metadataBump, d);
+  const writes = [
     { index: payer.index, account: payerAcc!.with({ lamports: payerLamports - levy }) },
     {
       index: metadata.index,
       account: newAccount(prevMetaLamports + levy, accountData, OWNER_BYTES, metaAcc),
     },
   ];
+  return { writes, units };
 }
 
 function newAccount(
@@ -331,23 +413,23 @@ function cpiPrivileges(a: IxAccount, signer: boolean, writable: boolean): void {
   }
 }
 
-function validateCreators(creators: Creator[], updateAuthority: IxAccount): void {
-  if (creators.length > MAX_CREATOR_LIMIT) throw metadataError(E.CreatorsTooLong, CU_LATE_FAILURE);
-  if (creators.length === 0) throw metadataError(E.CreatorsMustBeAtleastOne, CU_LATE_FAILURE);
+function validateCreators(creators: Creator[], updateAuthority: IxAccount, late: number): void {
+  if (creators.length > MAX_CREATOR_LIMIT) throw metadataError(E.CreatorsTooLong, late);
+  if (creators.length === 0) throw metadataError(E.CreatorsMustBeAtleastOne, late);
   const seen = new Set<string>();
   let total = 0;
   for (const c of creators) {
     const addr = c.address.toString();
-    if (seen.has(addr)) throw metadataError(E.DuplicateCreatorAddress, CU_LATE_FAILURE);
+    if (seen.has(addr)) throw metadataError(E.DuplicateCreatorAddress, late);
     seen.add(addr);
     total += c.share;
-    if (total > 255) throw metadataError(E.NumericalOverflowError, CU_LATE_FAILURE);
+    if (total > 255) throw metadataError(E.NumericalOverflowError, late);
     // Only the update authority can verify itself, and only by signing.
     if (c.verified && !(addr === updateAuthority.keyStr && updateAuthority.isSigner)) {
-      throw metadataError(E.CannotVerifyAnotherCreator, CU_LATE_FAILURE);
+      throw metadataError(E.CannotVerifyAnotherCreator, late);
     }
   }
-  if (total !== 100) throw metadataError(E.ShareTotalMustBe100, CU_LATE_FAILURE);
+  if (total !== 100) throw metadataError(E.ShareTotalMustBe100, late);
 }
 
 function systemIx(

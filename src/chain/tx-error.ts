@@ -171,6 +171,33 @@ export function txErrorText(err: TxErrorJson): string {
   return JSON.stringify(err);
 }
 
+const TX_ERROR_BY_TEXT = new Map(TX_ERRORS.map(([name, text]) => [text, name]));
+const IX_ERROR_BY_TEXT = new Map(IX_ERRORS.map(([name, text]) => [text, name]));
+
+/**
+ * The JSON form of an error from its Display text, as in "Transaction simulation failed: Error
+ * processing Instruction 4: custom program error: 0x5" (clients such as web3.js keep only the
+ * text of a refused send); null when the text is not one of the node's.
+ */
+export function parseTxErrorText(text: string): TxErrorJson | null {
+  const whole = text.replace(/^Transaction simulation failed: /, "").trim();
+  const exact = TX_ERROR_BY_TEXT.get(whole);
+  if (exact) return exact;
+  const t = whole.replace(/\.$/, "");
+  const ix = /^Error processing Instruction (\d+): (.*)$/s.exec(t);
+  if (ix) {
+    const index = Number(ix[1]);
+    const custom = /^custom program error: 0x([0-9a-f]+)$/i.exec(ix[2]);
+    if (custom) return instructionError(index, { Custom: parseInt(custom[1], 16) });
+    const name = IX_ERROR_BY_TEXT.get(ix[2]);
+    return name ? instructionError(index, name) : null;
+  }
+  const rent = /^Transaction results in an account \((\d+)\) with insufficient funds for rent$/
+    .exec(t);
+  if (rent) return { InsufficientFundsForRent: { account_index: Number(rent[1]) } };
+  return TX_ERROR_BY_TEXT.get(t) ?? null;
+}
+
 // litesvm error objects (napi classes); typed loosely because they are unrelated classes.
 interface NapiIxErr {
   code?: number;

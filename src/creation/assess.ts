@@ -1,7 +1,9 @@
 /**
  * Reads a landed transaction against the build it claims to be and says what really happened:
- * the mint received exactly the full supply at the recipient's token account, and the treasury
- * was paid at least the quoted fee by a transfer that carries the build's reference key.
+ * the mint received exactly the full supply at the recipient's token account, with the build's
+ * decimals and owned by the build's recipient, and the treasury was paid at least the quoted fee
+ * by a transfer that carries the build's reference key. What it reports (supply, decimals,
+ * recipient, fee) is what the transaction shows, not what the build intended.
  * Pure: the transaction comes in as data.
  */
 import type { BuildDoc } from "../../projections/builds.ts";
@@ -34,6 +36,9 @@ export type Assessment =
     status: "confirmed" | "unverified";
     feeLamportsSeen: bigint;
     supplyRawSeen: bigint;
+    /** The mint's decimals and the token account's owner as the landed transaction shows them. */
+    decimalsSeen?: number | null;
+    recipientSeen?: string | null;
     problems: string[];
   };
 
@@ -54,6 +59,16 @@ export function feePaid(tx: LandedTransaction, treasury: string, reference: stri
   return paid;
 }
 
+/** The token account's balance entry for the mint after the transaction, if it has one. */
+export function tokenAccountAfter(
+  tx: LandedTransaction,
+  mint: string,
+  tokenAccount: string,
+): TokenBalance | null {
+  const index = tx.accountKeys.indexOf(tokenAccount);
+  return tx.postTokenBalances.find((b) => b.accountIndex === index && b.mint === mint) ?? null;
+}
+
 export function supplyReceived(tx: LandedTransaction, mint: string, tokenAccount: string): bigint {
   const index = tx.accountKeys.indexOf(tokenAccount);
   if (index < 0) return 0n;
@@ -67,7 +82,14 @@ export function supplyReceived(tx: LandedTransaction, mint: string, tokenAccount
 export function assessCreation(
   build: Pick<
     BuildDoc,
-    "mint" | "recipientTokenAccount" | "supplyRaw" | "feeLamports" | "treasury" | "reference"
+    | "mint"
+    | "recipientTokenAccount"
+    | "supplyRaw"
+    | "feeLamports"
+    | "treasury"
+    | "reference"
+    | "decimals"
+    | "recipient"
   >,
   tx: LandedTransaction,
 ): Assessment {
@@ -80,6 +102,15 @@ export function assessCreation(
   if (supply !== BigInt(build.supplyRaw)) {
     problems.push(`recipient received ${supply} base units, expected ${build.supplyRaw}`);
   }
+  const account = tokenAccountAfter(tx, build.mint, build.recipientTokenAccount);
+  const decimalsSeen = account?.uiTokenAmount.decimals ?? null;
+  const recipientSeen = account?.owner ?? null;
+  if (decimalsSeen !== null && decimalsSeen !== build.decimals) {
+    problems.push(`the mint has ${decimalsSeen} decimals, expected ${build.decimals}`);
+  }
+  if (recipientSeen !== null && recipientSeen !== build.recipient) {
+    problems.push(`the token account belongs to ${recipientSeen}, expected ${build.recipient}`);
+  }
   const fee = feePaid(tx, build.treasury, build.reference);
   if (fee === 0n) problems.push("no service fee with the build's reference in the transaction");
   else if (fee < BigInt(build.feeLamports)) {
@@ -89,6 +120,8 @@ export function assessCreation(
     status: problems.length === 0 ? "confirmed" : "unverified",
     feeLamportsSeen: fee,
     supplyRawSeen: supply,
+    decimalsSeen,
+    recipientSeen,
     problems,
   };
 }

@@ -69,6 +69,7 @@ export function decideLifecycle(cmd: LifecycleCommand, s: LifecycleState): Domai
             blockTime: cmd.blockTime,
             feeLamportsSeen: a.feeLamportsSeen.toString(),
             supplyRaw: a.supplyRawSeen.toString(),
+            ...seenOnChain(a),
           },
         }];
       }
@@ -83,6 +84,7 @@ export function decideLifecycle(cmd: LifecycleCommand, s: LifecycleState): Domai
           blockTime: cmd.blockTime,
           feeLamportsSeen: a.feeLamportsSeen.toString(),
           supplyRawSeen: a.supplyRawSeen.toString(),
+          ...seenOnChain(a),
           problems: a.problems,
         },
       }];
@@ -95,4 +97,12 @@ export function decideLifecycle(cmd: LifecycleCommand, s: LifecycleState): Domai
       return events;
     }
   }
+}
+
+/** Decimals and recipient as the landed transaction shows them, where the assessment read them. */
+function seenOnChain(a: { decimalsSeen?: number | null; recipientSeen?: string | null }) {
+  return {
+    ...(a.decimalsSeen !== undefined ? { decimalsSeen: a.decimalsSeen } : {}),
+    ...(a.recipientSeen !== undefined ? { recipientSeen: a.recipientSeen } : {}),
+  };
 }

@@ -4,7 +4,9 @@
  * and schedule re-broadcasts in one commit with the idempotency record.
  */
 import bs58 from "bs58";
-import { SendTransactionError } from "@solana/web3.js";
+import { Message, SendTransactionError } from "@solana/web3.js";
+import { parseTxErrorText } from "../chain/tx-error.ts";
+import { describeTransactionError, failureSummary } from "../solana/transaction-error.ts";
 import { sha256Hex } from "../../events/hash.ts";
 import { ApiError } from "../http/errors.ts";
 import { type IdempotencyScope, recordFor } from "../http/idempotency.ts";
@@ -79,6 +81,19 @@ export async function relayTransaction(
   return body;
 }
 
+/** The program of each instruction of a wire transaction (null where it can't be read). */
+function programOf(bytes: Uint8Array): (index: number) => string | null {
+  return (index) => {
+    try {
+      const m = Message.from(splitWireTransaction(bytes).message);
+      const ix = m.instructions[index];
+      return ix ? m.accountKeys[ix.programIdIndex]?.toBase58() ?? null : null;
+    } catch {
+      return null;
+    }
+  };
+}
+
 async function send(s: Services, bytes: Uint8Array): Promise<void> {
   try {
     await s.connection.sendRawTransaction(bytes, {
@@ -90,9 +105,17 @@ async function send(s: Services, bytes: Uint8Array): Promise<void> {
     if (!(e instanceof SendTransactionError)) throw e;
     // Landed between the status check and the send: it is sent.
     if (/AlreadyProcessed|already been processed/.test(e.message)) return;
-    throw new ApiError("simulation_failed", "The network refused the transaction", {
-      transaction: e.message.split("\n")[0],
-      logs: e.logs ?? [],
+    // web3.js keeps the node's text of the error, not its JSON: read it back from the text.
+    const text = e.transactionError.message ?? e.message;
+    const logs = e.logs ?? [];
+    const error = parseTxErrorText(text);
+    const failed = describeTransactionError(error ?? text, programOf(bytes), logs);
+    const reason = failureSummary(failed);
+    throw new ApiError("simulation_failed", `The network refused the transaction: ${reason}`, {
+      transaction: reason,
+      instruction: failed,
+      error,
+      logs,
     });
   }
 }

@@ -1,6 +1,7 @@
 /**
  * The verification command: read the transaction back from the chain (confirmed) and check mint,
- * full supply and fee against the build it belongs to. A final answer (confirmed, failed,
+ * full supply, decimals, recipient and fee against the build it belongs to; once it has landed,
+ * the view reports what the transaction shows, not what the build intended. A final answer (confirmed, failed,
  * unverified) is recorded once and afterwards served from the projection without any RPC call.
  */
 import type { BuildDoc } from "../../projections/builds.ts";
@@ -95,13 +96,17 @@ export function verification(b: BuildDoc, signature: string): Verification {
       : b.status === "expired"
       ? "failed"
       : "pending";
+  // The landing this view speaks for: what it put on chain (supply, decimals, recipient); before
+  // one is read, what the build intended.
+  const landed = b.signature === signature &&
+    (b.status === "confirmed" || b.status === "unverified");
   return {
     signature,
     status,
     mint: b.mint,
-    supplyRaw: b.supplyRaw,
-    decimals: b.decimals,
-    recipient: b.recipient,
+    supplyRaw: landed ? b.supplyRawSeen ?? b.supplyRaw : b.supplyRaw,
+    decimals: landed ? b.decimalsSeen ?? b.decimals : b.decimals,
+    recipient: landed ? b.recipientSeen ?? b.recipient : b.recipient,
     // Only the transaction the record settled on says anything about the fee.
     feeVerified: b.signature === signature && isFinal(b.status) && b.feeVerified,
     fee: { amount: b.feeLamportsSeen ?? b.feeLamports, currency: "SOL" },

@@ -11,6 +11,13 @@ import { integratorPaths, integratorResponses, integratorSchemas } from "./integ
 
 export const API_VERSION = "1.0.0";
 
+/** What simulation_failed carries, for both operations that can answer it. */
+const SIMULATION_FAILED_FIELDS =
+  "its fields name the reason: `instruction` {index, program, raisedBy (the program that " +
+  "raised it, e.g. the System Program inside a CPI), code (a program's custom code or the " +
+  "runtime's error name), name (where the program publishes one), message}, `error` (the " +
+  "node's error JSON) and `logs` (the program logs).";
+
 type Json = Record<string, unknown>;
 
 function jsonSchema(schema: z.ZodType, io: "input" | "output"): Json {
@@ -355,8 +362,16 @@ const paths: Record<string, Json> = {
         "mint-authority revocation, and the fee transfer to the treasury with a read-only " +
         "reference account. Sign and submit within about 60 seconds. Each successful build " +
         "counts toward the daily token limit (25 per UTC day).\n\n" +
-        "400 insufficient_funds: the payer cannot cover the fee plus network costs. " +
-        "400 simulation_failed: the network simulation says the transaction would fail.",
+        "The 201 carries `costs`: every lamport the payer spends if the transaction lands " +
+        "(network and priority fee, the rent of the mint, token account and metadata account, " +
+        "the Token Metadata program's protocol fee and our fee) and their sum, totalLamports, " +
+        "read from the cluster's rent.\n\n" +
+        "400 insufficient_funds: the payer cannot cover the fee plus network costs; its fields " +
+        "name needed, available, shortfall and the same costs. A payer may hold exactly " +
+        "totalLamports (it ends at 0) or at least totalLamports plus a wallet's rent-exempt " +
+        "minimum. " +
+        "400 simulation_failed: the network simulation says the transaction would fail; " +
+        SIMULATION_FAILED_FIELDS,
       parameters: [ref("parameters", "IdempotencyKey")],
       requestBody: body("TokenBuildRequest", "What to create", {
         payer: "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin",
@@ -398,7 +413,8 @@ const paths: Record<string, Json> = {
         "Accepts only a transaction whose message is byte-identical to one built for the calling " +
         "key within the last hour, signed by its payer, before its blockhash expires; otherwise " +
         "400 invalid_request with fields.transaction saying which. Sent with preflight and " +
-        "re-sent until confirmed or expired. 400 simulation_failed: the network refused it.",
+        "re-sent until confirmed or expired. 400 simulation_failed: the network refused it; " +
+        SIMULATION_FAILED_FIELDS,
       parameters: [ref("parameters", "IdempotencyKey")],
       requestBody: body("RelayRequest", "The signed transaction"),
       responses: { "202": ok("Submitted", "RelayAccepted"), ...postErrors, "503": r("RpcBusy") },

@@ -45,6 +45,12 @@ export const Pricing = z.object({
     usd: z.number().describe("per-token fee in USD"),
     lamports: digits("per-token fee in lamports at the current SOL price"),
     solUsd: z.number().describe("SOL price in USD used"),
+    networkLamports: digits(
+      "what the network takes per token besides the fee: the network fee and the rent of the " +
+        "mint, token account and metadata account plus the Token Metadata program's fee, from " +
+        "the cluster's rent (a build's costs add any priority fee); absent when the rent can't " +
+        "be read",
+    ).optional(),
   }),
   limits: z.object({
     requestsPerHour: z.number().int(),
@@ -93,6 +99,27 @@ export const TokenBuilt = z.object({
     lamports: digits("fee in lamports"),
     treasury: base58("address receiving the fee"),
   }),
+  costs: z.object({
+    networkFeeLamports: digits("base fee of the one signature"),
+    priorityFeeLamports: digits("priority fee: the compute-unit limit times the unit price set"),
+    mintRentLamports: digits("rent-exempt minimum of the mint account"),
+    tokenAccountRentLamports: digits(
+      "rent the payer adds to the recipient's token account (0 when its address already holds it)",
+    ),
+    metadataRentLamports: digits("rent-exempt minimum of the metadata account (607 bytes)"),
+    metadataProtocolFeeLamports: digits(
+      "the Token Metadata program's creation fee, kept in the metadata account",
+    ),
+    serviceFeeLamports: digits("our fee (fee.lamports)"),
+    totalLamports: digits(
+      "the sum: exactly what leaves the payer's balance if the transaction lands",
+    ),
+  }).describe(
+    "Every lamport the payer spends if the transaction lands, from the cluster's rent and fee " +
+      "rules. The payer needs totalLamports exactly, or at least totalLamports plus the " +
+      "rent-exempt minimum of a wallet (it may not be left between 0 and that); insufficient_funds " +
+      "carries the same costs, needed, available and shortfall.",
+  ),
 });
 
 export const RelayRequest = z.strictObject({

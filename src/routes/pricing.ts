@@ -3,11 +3,18 @@ import type { AppEnv } from "../http/env.ts";
 import { usdToLamports } from "../pricing/price-source.ts";
 import { solPriceOr503 } from "../pricing/quote.ts";
 import type { Services } from "../services.ts";
+import { clusterRent } from "../tokens/build-token.ts";
+import { costBreakdown, spend } from "../tokens/costs.ts";
 
 export function pricingRoutes(s: Services) {
   return new Hono<AppEnv>().get("/v1/pricing", async (c) => {
     const price = await solPriceOr503(s.price, (d) => s.logger.log("warn", "price unavailable", d));
     const { limits, fees } = s.config;
+    // What the network takes per token besides our fee, from the cluster's rent (no priority
+    // fee: that depends on the market when a build is made). Left out if the rent can't be read.
+    const networkLamports = await clusterRent(s)
+      .then((rent) => spend(costBreakdown(0n, rent, 0n)).toString())
+      .catch(() => undefined);
     return c.json({
       network: s.config.network,
       access: { usd: fees.accessUsd },
@@ -15,6 +22,7 @@ export function pricingRoutes(s: Services) {
         usd: fees.tokenUsd,
         lamports: usdToLamports(fees.tokenUsd, price.usd).toString(),
         solUsd: price.usd,
+        ...(networkLamports ? { networkLamports } : {}),
       },
       limits: {
         requestsPerHour: limits.requestsPerHour,

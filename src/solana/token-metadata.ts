@@ -24,11 +24,36 @@ export const MAX_NAME_LENGTH = 32;
 export const MAX_SYMBOL_LENGTH = 10;
 export const MAX_URI_LENGTH = 200;
 export const MAX_CREATOR_LIMIT = 5;
-export const MAX_METADATA_LEN = 679;
-/** Protocol fee the program levies on creation and keeps in the metadata account (0.01 SOL). */
-export const METADATA_CREATE_FEE_LAMPORTS = 10_000_000n;
+/**
+ * Bytes of the metadata account CreateMetadataAccountV3 allocates: the program's
+ * `MAX_METADATA_LEN` since its August 2024 release (the older layout was 679 bytes). Checked
+ * against the program as deployed by tests/chain/token-metadata-differential.test.ts.
+ */
+export const MAX_METADATA_LEN = 607;
 /** The program marks a paid fee in the last byte of the account. */
 export const METADATA_FEE_FLAG_OFFSET = MAX_METADATA_LEN - 1;
+
+/**
+ * The protocol fee is not a fixed lamport count: the program computes it from the cluster's rent
+ * as `rent.minimum_balance(1308) + 5440` (`state/fee.rs`, 10,000,000 lamports at mainnet's rent)
+ * and keeps it in the metadata account on top of the account's own rent.
+ */
+export const CREATE_FEE_RENT_BYTES = 1308;
+export const CREATE_FEE_OFFSET_LAMPORTS = 5440n;
+
+/**
+ * What CreateMetadataAccountV3 moves from the payer into the metadata account, given the
+ * cluster's rent-exempt minimum by data length: the account's rent and the protocol fee. The one
+ * source of truth for the chain's emulation and for the costs a build quotes.
+ */
+export function metadataCreateLamports(
+  rentExemptMinimum: (dataLength: number) => bigint,
+): { rent: bigint; protocolFee: bigint } {
+  return {
+    rent: rentExemptMinimum(MAX_METADATA_LEN),
+    protocolFee: rentExemptMinimum(CREATE_FEE_RENT_BYTES) + CREATE_FEE_OFFSET_LAMPORTS,
+  };
+}
 
 /** Instruction discriminators (first data byte) of the program. */
 export const CREATE_METADATA_ACCOUNT_V3_DISCRIMINATOR = 33;
@@ -54,11 +79,16 @@ function cachedPda(id: string, seeds: Uint8Array[]): [PublicKey, number] {
 }
 
 export function metadataPda(mint: PublicKey): PublicKey {
+  return metadataPdaWithBump(mint)[0];
+}
+
+/** The metadata PDA and its bump (how many tries the program's own derivation takes). */
+export function metadataPdaWithBump(mint: PublicKey): [PublicKey, number] {
   return cachedPda(`m:${mint.toBase58()}`, [
     METADATA_SEED,
     TOKEN_METADATA_PROGRAM_ID.toBytes(),
     mint.toBytes(),
-  ])[0];
+  ]);
 }
 
 export function editionPda(mint: PublicKey): [PublicKey, number] {

@@ -12,9 +12,7 @@
  * daily limit and appends `TokenBuilt` (with the idempotency record) atomically.
  */
 import { type Connection, PublicKey, type RecentPrioritizationFees } from "@solana/web3.js";
-import { ACCOUNT_SIZE, MINT_SIZE } from "@solana/spl-token";
 import { sha256Hex } from "../../events/hash.ts";
-import { MAX_METADATA_LEN } from "../solana/token-metadata.ts";
 import { projectionKey } from "../../events/keys.ts";
 import { type KeyDoc, stillInForce } from "../../projections/keys.ts";
 import { type UsageDoc, utcDay } from "../../projections/usage.ts";
@@ -24,9 +22,12 @@ import { type IdempotencyScope, recordFor } from "../http/idempotency.ts";
 import { usdToLamports } from "../pricing/price-source.ts";
 import { solPriceOr503 } from "../pricing/quote.ts";
 import type { Services } from "../services.ts";
+import { describeTransactionError, failureSummary } from "../solana/transaction-error.ts";
 import {
   breakdownStrings,
   costBreakdown,
+  type CostsView,
+  costsView,
   priorityFeeLamports,
   priorityPrice,
   shortfall,
@@ -36,7 +37,14 @@ import {
 import { type BuildDraft, decideBuild, secondsUntilUtcMidnight } from "./decide.ts";
 import { payerProblem, recipientProblem } from "./recipient.ts";
 import type { BuildRequest } from "./request-schema.ts";
-import { decodeRentSysvar, RENT_SYSVAR, type RentTable, rentTable } from "./rent.ts";
+import {
+  decodeRentSysvar,
+  RENT_SIZES,
+  RENT_SYSVAR,
+  type RentTable,
+  rentTable,
+  rentTableOf,
+} from "./rent.ts";
 import {
   compileToken,
   deriveAddresses,
@@ -67,6 +75,8 @@ export interface BuildResponse {
   lastValidBlockHeight: number;
   expiresInSeconds: number;
   fee: { usd: number; lamports: string; treasury: string };
+  /** Every lamport the payer spends if the transaction lands; see costs.ts. */
+  costs: CostsView;
 }
 
 /** Where a build's wall time went; the benchmark separates our own work from waiting on RPC. */
@@ -93,6 +103,16 @@ export type Caller = Pick<KeyDoc, "keyId" | "purchaseId" | "secretMac">;
 
 /** Rent parameters never change on a cluster; one read per connection is enough. */
 const rentCache = new WeakMap<Connection, RentTable>();
+
+/** The cluster's rent table (read once per connection, then cached). */
+export async function clusterRent(s: Services): Promise<RentTable> {
+  let rent = rentCache.get(s.connection);
+  if (!rent) {
+    rent = await readRent(s);
+    rentCache.set(s.connection, rent);
+  }
+  return rent;
+}
 
 export async function buildToken(
   s: Services,
@@ -190,7 +210,10 @@ async function build(
     { unitLimit: MAX_COMPUTE_UNIT_LIMIT, microLamportsPerUnit: 0n },
     PLACEHOLDER_BLOCKHASH,
   );
-  const accountKeys: PublicKey[] = sameRecipient ? [req.payer] : [req.payer, req.recipient];
+  // The recipient's token account too: lamports already at its address lower its rent.
+  const accountKeys: PublicKey[] = sameRecipient
+    ? [req.payer, addresses.recipientTokenAccount]
+    : [req.payer, req.recipient, addresses.recipientTokenAccount];
 
   // The round trip: the accounts, the fee market and the simulation at once.
   const [accounts, recentFees, sim] = await timed("rpc", () =>
@@ -216,6 +239,7 @@ async function build(
   // What the caller can fix comes first, as if nothing had been simulated.
   const payerAccount = accounts[0];
   const recipientAccount = sameRecipient ? payerAccount : accounts[1];
+  const tokenAccount = accounts[accounts.length - 1];
   const fields: Record<string, string> = {};
   const payerBad = payerProblem(
     payerAccount && { ...payerAccount, dataLength: payerAccount.data.length },
@@ -236,19 +260,34 @@ async function build(
   // simulation fail with a vaguer message. The priority fee follows the unit limit the simulation
   // sizes; a failed simulation sizes nothing, so the fallback limit stands in, and `needed` is
   // never less than what a top-up to it would then be asked for.
-  const unitLimit = unitLimitFromSimulation(sim.value.err ? null : sim.value.unitsConsumed);
-  const costs = costBreakdown(feeLamports, rent, priorityFeeLamports(unitLimit, microLamports));
+  // A payer holding exactly the spend simulates (without the priority fee) to a balance of that
+  // fee, below the rent-exempt minimum, so that simulation fails only the runtime's rent check
+  // on the payer; the transaction handed out, priority fee included, leaves exactly 0 and lands.
+  const payerRentOnly = sim.value.err !== null && onlyPayerRentShort(sim.value.err);
+  const unitLimit = unitLimitFromSimulation(
+    !sim.value.err || payerRentOnly ? sim.value.unitsConsumed : null,
+  );
+  const costs = costBreakdown(
+    feeLamports,
+    rent,
+    priorityFeeLamports(unitLimit, microLamports),
+    BigInt(tokenAccount?.lamports ?? 0),
+  );
   const short = shortfall(balance, costs);
   if (short) throw insufficient(short.needed, balance, costs);
 
-  if (sim.value.err) {
+  if (sim.value.err && !(payerRentOnly && balance === spend(costs))) {
+    const logs = sim.value.logs ?? [];
+    const failed = describeTransactionError(sim.value.err, (i) => {
+      const ix = probe.message.instructions[i];
+      return ix ? probe.message.accountKeys[ix.programIdIndex]?.toBase58() ?? null : null;
+    }, logs);
     throw new ApiError(
       "simulation_failed",
-      "The network simulation says this transaction would fail; nothing was built",
-      {
-        error: sim.value.err,
-        logs: sim.value.logs ?? [],
-      },
+      `The network simulation says this transaction would fail; nothing was built: ${
+        failureSummary(failed)
+      }`,
+      { instruction: failed, error: sim.value.err, logs },
     );
   }
   const latest = replacementBlockhash(sim.value) ??
@@ -302,6 +341,7 @@ async function build(
     lastValidBlockHeight: latest.lastValidBlockHeight,
     expiresInSeconds: EXPIRES_IN_SECONDS,
     fee: { usd: feeUsd, lamports: draft.feeLamports, treasury: draft.treasury },
+    costs: costsView(costs),
   });
 
   const idem = opts.idempotency ?? null;
@@ -379,16 +419,18 @@ async function readRent(s: Services): Promise<RentTable> {
   const sysvar = await s.connection.getAccountInfo(RENT_SYSVAR, "confirmed");
   if (sysvar) return rentTable(decodeRentSysvar(sysvar.data));
   s.logger.log("warn", "the RPC returned no Rent sysvar; asking for rent minimums by size");
-  const sizes = [MINT_SIZE, ACCOUNT_SIZE, MAX_METADATA_LEN, 0];
-  const [mint, tokenAccount, metadata, wallet] = await Promise.all(
-    sizes.map((n) => s.connection.getMinimumBalanceForRentExemption(n)),
+  const answers = await Promise.all(
+    RENT_SIZES.map((n) => s.connection.getMinimumBalanceForRentExemption(n)),
   );
-  return {
-    mint: BigInt(mint),
-    tokenAccount: BigInt(tokenAccount),
-    metadata: BigInt(metadata),
-    wallet: BigInt(wallet),
-  };
+  const bySize = new Map(RENT_SIZES.map((n, i) => [n, BigInt(answers[i])]));
+  return rentTableOf((n) => bySize.get(n)!);
+}
+
+/** `InsufficientFundsForRent` on the fee payer (account 0) and nothing else. */
+function onlyPayerRentShort(err: unknown): boolean {
+  const e = (err as { InsufficientFundsForRent?: { account_index?: number } } | null)
+    ?.InsufficientFundsForRent;
+  return typeof err === "object" && e?.account_index === 0;
 }
 
 /** Any well-formed blockhash will do in a simulation whose node replaces it. */
@@ -428,12 +470,15 @@ async function recentPrioritizationFees(
 function insufficient(needed: bigint, available: bigint, costs: ReturnType<typeof costBreakdown>) {
   return new ApiError(
     "insufficient_funds",
-    `The payer holds ${available} lamports but the build needs ${needed} (fee plus network costs)`,
+    `The payer holds ${available} lamports but the build needs ${needed} (fee plus network ` +
+      `costs): ${needed - available} lamports short`,
     {
       needed: needed.toString(),
       available: available.toString(),
+      shortfall: (needed - available).toString(),
       spend: spend(costs).toString(),
       breakdown: breakdownStrings(costs),
+      costs: costsView(costs),
     },
   );
 }

@@ -4,7 +4,6 @@
  */
 import type { RentTable } from "./rent.ts";
 import { MAX_COMPUTE_UNIT_LIMIT } from "./transaction.ts";
-import { METADATA_CREATE_FEE_LAMPORTS } from "../solana/token-metadata.ts";
 
 /** Base fee per signature; a build has exactly one. */
 export const LAMPORTS_PER_SIGNATURE = 5_000n;
@@ -18,12 +17,21 @@ export const CU_MARGIN_RATIO = 1.15;
 export const CU_MARGIN_FIXED = 5_000;
 /** When an RPC does not report unitsConsumed: comfortably above what these instructions use. */
 export const CU_FALLBACK = 300_000;
+/**
+ * The least limit set. The Token Metadata program's compute use depends on the mint (each PDA bump
+ * it tries costs 1,500 CU: 34.7k-52.8k over 300 random mints, docs/chain.md), and the mint is new
+ * with every build; the rest of the transaction uses about 20k. 100,000 covers the program's
+ * worst case seen with a margin of some 25k (about 17 more bumps tried, odds below 1 in 100,000),
+ * so the limit, and with it the priority fee, is the same whatever mint a build draws: what
+ * insufficient_funds names is what the next build (another mint) needs.
+ */
+export const CU_FLOOR = 100_000;
 
 export function unitLimitFromSimulation(unitsConsumed: number | null | undefined): number {
   if (!unitsConsumed || unitsConsumed <= 0) return CU_FALLBACK;
   return Math.min(
     MAX_COMPUTE_UNIT_LIMIT,
-    Math.ceil(unitsConsumed * CU_MARGIN_RATIO) + CU_MARGIN_FIXED,
+    Math.max(CU_FLOOR, Math.ceil(unitsConsumed * CU_MARGIN_RATIO) + CU_MARGIN_FIXED),
   );
 }
 
@@ -70,15 +78,19 @@ export function costBreakdown(
   serviceFee: bigint,
   rent: RentTable,
   priorityFee: bigint,
+  /** Lamports already held at the recipient's token-account address (0 when none). */
+  tokenAccountLamports = 0n,
 ): CostBreakdown {
   return {
     serviceFee,
     mintRent: rent.mint,
-    // The token account is for a mint that does not exist yet, so it can't exist either: its
-    // rent is always paid, and knowing that costs no RPC call.
-    tokenAccountRent: rent.tokenAccount,
+    // The ATA program tops the address up to its rent only (it transfers `rent - balance`), so
+    // lamports someone already sent there lower what the payer spends, to 0 when it holds enough.
+    tokenAccountRent: rent.tokenAccount > tokenAccountLamports
+      ? rent.tokenAccount - tokenAccountLamports
+      : 0n,
     metadataRent: rent.metadata,
-    metadataProgramFee: METADATA_CREATE_FEE_LAMPORTS,
+    metadataProgramFee: rent.metadataProtocolFee,
     networkFee: LAMPORTS_PER_SIGNATURE,
     priorityFee,
     payerReserve: rent.wallet,
@@ -100,3 +112,32 @@ export function shortfall(balance: bigint, c: CostBreakdown): { needed: bigint }
 
 export const breakdownStrings = (c: CostBreakdown): Record<string, string> =>
   Object.fromEntries(Object.entries(c).map(([k, v]) => [k, v.toString()]));
+
+/**
+ * The `costs` of a build's 201 (and of insufficient_funds): every lamport the payer spends if the
+ * transaction lands, as decimal strings, and their sum. `totalLamports` is exactly the drop of
+ * the payer's balance.
+ */
+export interface CostsView {
+  networkFeeLamports: string;
+  priorityFeeLamports: string;
+  mintRentLamports: string;
+  tokenAccountRentLamports: string;
+  metadataRentLamports: string;
+  metadataProtocolFeeLamports: string;
+  serviceFeeLamports: string;
+  totalLamports: string;
+}
+
+export function costsView(c: CostBreakdown): CostsView {
+  return {
+    networkFeeLamports: c.networkFee.toString(),
+    priorityFeeLamports: c.priorityFee.toString(),
+    mintRentLamports: c.mintRent.toString(),
+    tokenAccountRentLamports: c.tokenAccountRent.toString(),
+    metadataRentLamports: c.metadataRent.toString(),
+    metadataProtocolFeeLamports: c.metadataProgramFee.toString(),
+    serviceFeeLamports: c.serviceFee.toString(),
+    totalLamports: spend(c).toString(),
+  };
+}

@@ -7,7 +7,11 @@
  */
 import { SYSVAR_RENT_PUBKEY } from "@solana/web3.js";
 import { ACCOUNT_SIZE, MINT_SIZE } from "@solana/spl-token";
-import { MAX_METADATA_LEN } from "../solana/token-metadata.ts";
+import {
+  CREATE_FEE_RENT_BYTES,
+  MAX_METADATA_LEN,
+  metadataCreateLamports,
+} from "../solana/token-metadata.ts";
 
 /** Bytes the runtime charges for every account on top of its data (`ACCOUNT_STORAGE_OVERHEAD`). */
 const ACCOUNT_STORAGE_OVERHEAD = 128n;
@@ -21,6 +25,8 @@ export interface RentTable {
   mint: bigint;
   tokenAccount: bigint;
   metadata: bigint;
+  /** The Token Metadata program's protocol fee, which it derives from the rent (see there). */
+  metadataProtocolFee: bigint;
   /** A data-less wallet: what the payer must keep if it keeps anything at all. */
   wallet: bigint;
 }
@@ -43,11 +49,21 @@ export function minimumBalance(p: RentParams, dataLength: number): bigint {
   return BigInt(Math.floor(Number(perYear) * p.exemptionThreshold));
 }
 
-export function rentTable(p: RentParams): RentTable {
+/** Every data length whose rent-exempt minimum a build's costs need. */
+export const RENT_SIZES = [MINT_SIZE, ACCOUNT_SIZE, MAX_METADATA_LEN, CREATE_FEE_RENT_BYTES, 0];
+
+/** The table from any source of rent-exempt minimums by data length (sysvar or RPC). */
+export function rentTableOf(rentExemptMinimum: (dataLength: number) => bigint): RentTable {
+  const metadata = metadataCreateLamports(rentExemptMinimum);
   return {
-    mint: minimumBalance(p, MINT_SIZE),
-    tokenAccount: minimumBalance(p, ACCOUNT_SIZE),
-    metadata: minimumBalance(p, MAX_METADATA_LEN),
-    wallet: minimumBalance(p, 0),
+    mint: rentExemptMinimum(MINT_SIZE),
+    tokenAccount: rentExemptMinimum(ACCOUNT_SIZE),
+    metadata: metadata.rent,
+    metadataProtocolFee: metadata.protocolFee,
+    wallet: rentExemptMinimum(0),
   };
+}
+
+export function rentTable(p: RentParams): RentTable {
+  return rentTableOf((n) => minimumBalance(p, n));
 }

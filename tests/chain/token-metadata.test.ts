@@ -23,7 +23,7 @@ import {
   createMetadataAccountV3Instruction,
   decodeMetadataAccount,
   MAX_METADATA_LEN,
-  METADATA_CREATE_FEE_LAMPORTS,
+  metadataCreateLamports,
   metadataPda,
   TOKEN_METADATA_PROGRAM_ID,
 } from "../../src/solana/token-metadata.ts";
@@ -110,7 +110,8 @@ Deno.test("token creation: one atomic transaction, metadata readable by mpl-toke
     const sim = await simulate(conn, tx, [b.metadata]);
     assertEquals(sim.value.err, null);
     assert(sim.value.logs!.includes("Program log: IX: Create Metadata Accounts v3"));
-    assert(sim.value.unitsConsumed! > 38_000);
+    // The metadata instruction alone uses 34.7k-52.8k CU on the real program (docs/chain.md).
+    assert(sim.value.unitsConsumed! > 45_000, String(sim.value.unitsConsumed));
     const simMeta = sim.value.accounts![0]!;
     assertEquals(simMeta.owner, TOKEN_METADATA_PROGRAM_ID.toBase58());
     assertEquals(
@@ -126,7 +127,11 @@ Deno.test("token creation: one atomic transaction, metadata readable by mpl-toke
     assert(acc.owner.equals(TOKEN_METADATA_PROGRAM_ID));
     assertEquals(acc.data.length, MAX_METADATA_LEN);
     const metadataRent = await conn.getMinimumBalanceForRentExemption(MAX_METADATA_LEN);
-    assertEquals(BigInt(acc.lamports), BigInt(metadataRent) + METADATA_CREATE_FEE_LAMPORTS);
+    const protocolFee = metadataCreateLamports((n) =>
+      n === MAX_METADATA_LEN ? BigInt(metadataRent) : n === 1308 ? 9_994_560n : -1n
+    ).protocolFee;
+    assertEquals(protocolFee, 10_000_000n);
+    assertEquals(BigInt(acc.lamports), BigInt(metadataRent) + protocolFee);
 
     const [raw] = getMetadataAccountDataSerializer().deserialize(acc.data);
     assertEquals(raw.name, "Embedded Coin");
@@ -161,7 +166,7 @@ Deno.test("token creation: one atomic transaction, metadata readable by mpl-toke
     const ataRent = await conn.getMinimumBalanceForRentExemption(165);
     assertEquals(
       await conn.getBalance(payer.publicKey, "processed"),
-      before - 5000 - mintRent - ataRent - metadataRent - Number(METADATA_CREATE_FEE_LAMPORTS) -
+      before - 5000 - mintRent - ataRent - metadataRent - Number(protocolFee) -
         SERVICE_FEE,
     );
     assertEquals(await conn.getBalance(TREASURY, "processed"), SERVICE_FEE);
@@ -171,7 +176,9 @@ Deno.test("token creation: one atomic transaction, metadata readable by mpl-toke
     assertEquals(got!.meta!.err, null);
     assertEquals(got!.meta!.fee, 5000);
     const logs = got!.meta!.logMessages!;
-    const invokes = logs.filter((l) => l.endsWith(" invoke [1]")).map((l) => l.split(" ")[1]);
+    const invokes = logs.filter((l) =>
+      l.endsWith(" invoke [1]")
+    ).map((l) => l.split(" ")[1]);
     assertEquals(invokes, [
       "11111111111111111111111111111111",
       TOKEN_PROGRAM_ID.toBase58(),
@@ -190,7 +197,7 @@ Deno.test("token creation: one atomic transaction, metadata readable by mpl-toke
       metaplexCpis.every((i) => keys[i.programIdIndex] === SystemProgram.programId.toBase58()),
     );
     assertEquals(got!.meta!.postTokenBalances![0].uiTokenAmount.uiAmountString, "1000000");
-    assert(got!.meta!.computeUnitsConsumed! > 38_000);
+    assert(got!.meta!.computeUnitsConsumed! > 45_000);
   } finally {
     await chain.close();
   }
@@ -247,7 +254,7 @@ Deno.test("token creation: any metadata failure fails the whole transaction", as
       const b = await tokenCreation(conn, payer, { metadata: Keypair.generate().publicKey });
       await expectAtomicFailure(chain, conn, payer, b, [], {
         InstructionError: [4, { Custom: 5 }],
-      }, "Program log: Metadata's key must match seed of ['metadata', program id, mint] provided");
+      }, "Program log:  Metadata's key must match seed of ['metadata', program id, mint] provided");
     });
 
     await t.step("mint authority is not the mint's", async () => {
@@ -277,8 +284,16 @@ Deno.test("token creation: any metadata failure fails the whole transaction", as
       const before = await conn.getAccountInfo(first.metadata, "processed");
       const tx = await signed(conn, payer, again.ixs);
       const sim = await simulate(conn, tx);
-      assertEquals(sim.value.err, { InstructionError: [0, { Custom: 0 }] });
-      assert(sim.value.logs!.some((l) => l.includes("already in use")), sim.value.logs!.join("\n"));
+      // As the program deployed on mainnet: its levy refuses an account holding data, before
+      // any System Program call.
+      assertEquals(sim.value.err, { InstructionError: [0, { Custom: 199 }] });
+      assert(
+        sim.value.logs!.includes("Program log: Expected account to be uninitialized"),
+        sim.value.logs!.join("\n"),
+      );
+      assert(
+        !sim.value.logs!.some((l) => l.startsWith("Program 11111111111111111111111111111111")),
+      );
       const balance = await conn.getBalance(payer.publicKey, "processed");
       await conn.sendRawTransaction(tx.serialize(), { skipPreflight: true });
       assertEquals(await conn.getBalance(payer.publicKey, "processed"), balance - 5000);
@@ -291,7 +306,11 @@ Deno.test("token creation: any metadata failure fails the whole transaction", as
   }
 });
 
-Deno.test("token metadata: other instructions of the program are refused", async () => {
+Deno.test({
+  name: "token metadata (emulated): other instructions of the program are refused",
+  // Only the emulation refuses them; the real program (TOKEN_METADATA_PROGRAM_SO) runs them.
+  ignore: !!Deno.env.get("TOKEN_METADATA_PROGRAM_SO"),
+}, async () => {
   const chain = await start({ slotMs: "manual" });
   try {
     const conn = connect(chain, { manualSlots: true });
@@ -330,7 +349,14 @@ Deno.test("token creation: compute unit limit is enforced across the whole trans
     const sim = await simulate(conn, tight);
     const err = sim.value.err as { InstructionError: [number, unknown] };
     assert(err?.InstructionError, JSON.stringify(sim.value.err));
-    assertEquals(err.InstructionError[1], "ComputationalBudgetExceeded");
+    // Out of compute inside a program is ProgramFailedToComplete, as on mainnet (inside a syscall
+    // the real program can also report ComputationalBudgetExceeded).
+    assert(
+      ["ProgramFailedToComplete", "ComputationalBudgetExceeded"].includes(
+        err.InstructionError[1] as string,
+      ),
+      JSON.stringify(err),
+    );
     assert(sim.value.unitsConsumed! <= 40_000);
 
     const roomy = await signed(conn, payer, [

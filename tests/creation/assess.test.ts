@@ -47,6 +47,8 @@ const b = {
   feeLamports: "500",
   treasury: "Treasury",
   reference: "Ref",
+  decimals: 9,
+  recipient: "Payer",
 };
 
 Deno.test("full supply and the quoted fee with the reference: confirmed", () => {
@@ -54,6 +56,8 @@ Deno.test("full supply and the quoted fee with the reference: confirmed", () => 
     status: "confirmed",
     feeLamportsSeen: 500n,
     supplyRawSeen: 1000n,
+    decimalsSeen: 9,
+    recipientSeen: "Payer",
     problems: [],
   });
   // Paying more than quoted is fine.
@@ -105,4 +109,23 @@ Deno.test("a fee transfer carrying a second reference pays for no build", () => 
   });
   assertEquals(assessCreation(b, two).status, "confirmed");
   assertEquals(assessCreation({ ...b, reference: "OtherRef" }, two).status, "confirmed");
+});
+
+Deno.test("other decimals or another owner than the build's: unverified, what landed reported", () => {
+  const other = (o: { decimals?: number; owner?: string }) =>
+    tx({
+      postTokenBalances: [{
+        accountIndex: 3,
+        mint: "Mint",
+        owner: o.owner ?? "Payer",
+        uiTokenAmount: { amount: "1000", decimals: o.decimals ?? 9 },
+      }],
+    });
+  const dec = assessCreation(b, other({ decimals: 2 }));
+  assertEquals(dec.status, "unverified");
+  if (dec.status === "failed") throw new Error("unreachable");
+  assertEquals([dec.decimalsSeen, dec.problems], [2, ["the mint has 2 decimals, expected 9"]]);
+  const owner = assessCreation(b, other({ owner: "Someone" }));
+  if (owner.status === "failed") throw new Error("unreachable");
+  assertEquals([owner.status, owner.recipientSeen], ["unverified", "Someone"]);
 });

@@ -167,6 +167,31 @@ Deno.test("the network's refusal is simulation_failed with its logs; bytes that 
     const r = await relay(h, apiKey, signed(tx, wallet));
     assertEquals([r.status, r.body.error.code], [400, "simulation_failed"]);
     assert(Array.isArray(r.body.error.fields.logs));
+    // The reason, not only the code: a payer left with nothing cannot pay the network fee.
+    assertEquals(r.body.error.fields.error, "AccountNotFound");
+    assertEquals(r.body.error.fields.instruction.index, null);
+    assertEquals(r.body.error.fields.instruction.code, "AccountNotFound");
+    assertMatch(r.body.error.fields.transaction, /no record of a prior credit/);
+
+    // An instruction's failure: someone funds the mint's address after the build, so the System
+    // Program refuses to create the mint there. Named by index, program, code and message.
+    const payer2 = h.fundedWallet();
+    const other = await buildTx(h, apiKey, payer2, "Taken Cat");
+    h.chain.airdrop(other.body.mint, 1_000_000n);
+    const taken = await relay(h, apiKey, signed(other.tx, payer2));
+    assertEquals([taken.status, taken.body.error.code], [400, "simulation_failed"]);
+    const f = taken.body.error.fields;
+    const systemIndex = other.tx.message.compiledInstructions.findIndex((ix) =>
+      other.tx.message.staticAccountKeys[ix.programIdIndex].equals(SystemProgram.programId)
+    );
+    assertEquals(f.error, { InstructionError: [systemIndex, { Custom: 0 }] });
+    assertEquals(
+      [f.instruction.index, f.instruction.program, f.instruction.code],
+      [systemIndex, SystemProgram.programId.toBase58(), 0],
+    );
+    assertMatch(f.instruction.message, /already in use/);
+    assertMatch(taken.body.error.message, /already in use/);
+    assert(f.logs.some((l: string) => l.includes("already in use")));
 
     for (
       const [transaction, reason] of [

@@ -11,8 +11,9 @@ Deno.test("GET /v1/pricing needs no key and answers every field of the seed", as
     assertEquals(body, {
       network: "localnet",
       access: { usd: 10 },
-      // ceil(2.99 / 150 * 1e9)
-      token: { usd: 2.99, lamports: "19933334", solUsd: 150 },
+      // ceil(2.99 / 150 * 1e9); the network's share from the chain's rent: mint 1,461,600 +
+      // token account 2,039,280 + metadata 5,115,600 + protocol fee 10,000,000 + 5,000
+      token: { usd: 2.99, lamports: "19933334", solUsd: 150, networkLamports: "18621480" },
       limits: {
         requestsPerHour: 600,
         tokensPerDay: 25,

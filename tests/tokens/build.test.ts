@@ -21,6 +21,12 @@ import { decodeMetadataAccount } from "../../src/solana/token-metadata.ts";
 import { sha256Hex } from "../../events/hash.ts";
 import { PythPriceSource } from "../../src/pricing/price-source.ts";
 import { priorityPrice, unitLimitFromSimulation } from "../../src/tokens/costs.ts";
+import { buildToken } from "../../src/tokens/build-token.ts";
+import type { BuildRequest } from "../../src/tokens/request-schema.ts";
+import { newSeed } from "../../src/tokens/transaction.ts";
+import type { ApiError } from "../../src/http/errors.ts";
+import { projectionKey } from "../../events/keys.ts";
+import type { KeyDoc } from "../../projections/keys.ts";
 import { sweepOpenBuilds } from "../../src/creation/watcher.ts";
 import { WELL_KNOWN_NAMES_KEY } from "../../src/admin/well-known-names.ts";
 import { makePng, toBase64 } from "../metadata/image/fixtures.ts";
@@ -80,6 +86,7 @@ step(
     assertEquals(res.status, 201, JSON.stringify(body));
     assertEquals(Object.keys(body).sort(), [
       "buildId",
+      "costs",
       "expiresInSeconds",
       "fee",
       "format",
@@ -339,7 +346,7 @@ step("insufficient_funds names what is needed and what is there", async (h) => {
   // fee + mint, token account and metadata rent + metadata fee + network fee + payer reserve
   assertEquals(
     BigInt(body.error.fields.needed),
-    19_933_334n + 1_461_600n + 2_039_280n + 5_616_720n + 10_000_000n + 5_000n + 890_880n,
+    19_933_334n + 1_461_600n + 2_039_280n + 5_115_600n + 10_000_000n + 5_000n + 890_880n,
   );
   // A payer that has never been funded has nothing at all.
   const none = await build(h, apiKey, {
@@ -703,7 +710,7 @@ Deno.test("with priority fees on the chain, insufficient_funds names the whole n
   // Slots move only when told, so the bids below fill most of the fee market's recent slots.
   const h = await startHarness({ chain: { slotMs: "manual" } });
   try {
-    const { apiKey } = await h.newApiKey();
+    const { apiKey, keyId } = await h.newApiKey();
     const c = h.services.connection;
     // Others pay 50,000 micro-lamports a unit to write the treasury, slot after slot, until that
     // is the fee market's 75th percentile for the accounts a build writes.
@@ -729,7 +736,7 @@ Deno.test("with priority fees on the chain, insufficient_funds names the whole n
 
     // A lamport more than everything but the priority fee (and short of the reserve).
     const poor = Keypair.generate();
-    const fixed = 19_933_334n + 1_461_600n + 2_039_280n + 5_616_720n + 10_000_000n + 5_000n;
+    const fixed = 19_933_334n + 1_461_600n + 2_039_280n + 5_115_600n + 10_000_000n + 5_000n;
     h.chain.airdrop(poor.publicKey.toBase58(), fixed + 1n);
     const body = {
       payer: poor.publicKey.toBase58(),
@@ -744,6 +751,40 @@ Deno.test("with priority fees on the chain, insufficient_funds names the whole n
     const priorityFee = BigInt(refused.body.error.fields.breakdown.priorityFee);
     assert(priorityFee > 0n, JSON.stringify(refused.body));
     assertEquals(needed, fixed + priorityFee + 890_880n);
+    assertEquals(refused.body.error.fields.costs.totalLamports, String(fixed + priorityFee));
+
+    // Exactly the spend, priority fee included: the simulation (without the priority fee) leaves
+    // it a balance below the rent-exempt minimum, yet the transaction handed out spends to 0.
+    // Compute use (so the priority fee) depends on the mint: one seed, so one mint, for both.
+    const exact = Keypair.generate();
+    h.chain.airdrop(exact.publicKey.toBase58(), fixed + 1n);
+    const seed = newSeed();
+    const caller = (await h.kv.get<KeyDoc>(projectionKey("key", [keyId]))).value!;
+    const exactRequest: BuildRequest = {
+      payer: exact.publicKey,
+      recipient: exact.publicKey,
+      name: "Bid Cat",
+      symbol: "BID",
+      metadataUri: URI,
+      decimals: 9,
+      supplyRaw: 10n ** 9n,
+      revokeMint: false,
+      revokeFreeze: true,
+      immutableMetadata: false,
+    };
+    let total = 0n;
+    try {
+      await buildToken(h.services, caller, exactRequest, { seed });
+    } catch (e) {
+      total = BigInt(((e as ApiError).fields.costs as { totalLamports: string }).totalLamports);
+    }
+    assert(total > fixed, String(total));
+    h.chain.airdrop(exact.publicKey.toBase58(), total - fixed - 1n);
+    const exactBuild = await buildToken(h.services, caller, exactRequest, { seed });
+    assertEquals(exactBuild.costs.totalLamports, String(total));
+    assert(BigInt(exactBuild.costs.priorityFeeLamports) > 0n);
+    await signAndSend(h, exactBuild.transaction, exact);
+    assertEquals(await c.getBalance(exact.publicKey, "confirmed"), 0);
 
     // Top up to exactly what was named: it builds, and the transaction lands.
     h.chain.airdrop(poor.publicKey.toBase58(), needed - fixed - 1n);

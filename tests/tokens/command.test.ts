@@ -194,6 +194,17 @@ step("simulation_failed carries the program logs: the mint address is already ta
   assert(Array.isArray(logs) && logs.length > 0, JSON.stringify(error.fields));
   assertMatch(logs.join("\n"), /already in use/);
   assert(error.fields.error !== null && typeof error.fields.error === "object");
+  // The decoded reason: which instruction, which program, which code, in words.
+  const failedIx = (error.fields.error as { InstructionError: [number, unknown] }).InstructionError;
+  assertEquals(failedIx[1], { Custom: 0 });
+  const instruction = error.fields.instruction as Record<string, unknown>;
+  assertEquals([instruction.index, instruction.program, instruction.code], [
+    failedIx[0],
+    "11111111111111111111111111111111",
+    0,
+  ]);
+  assertMatch(String(instruction.message), /already in use/);
+  assertMatch(error.message, /already in use/);
   // Nothing was built or counted.
   const usage = await h.kv.get(["p", "usage", purchaseId, new Date().toISOString().slice(0, 10)]);
   assertEquals(usage.value, null);

@@ -277,11 +277,20 @@ Deno.test("rent follows the runtime's formula; costs and shortfall", () => {
   const p = decodeRentSysvar(data);
   assertEquals(minimumBalance(p, 0), 890_880n);
   const t = rentTable(p);
-  assertEquals([t.mint, t.tokenAccount, t.metadata], [1_461_600n, 2_039_280n, 5_616_720n]);
+  assertEquals([t.mint, t.tokenAccount, t.metadata], [1_461_600n, 2_039_280n, 5_115_600n]);
+  // The program's protocol fee is rent(1308) + 5440: 0.01 SOL at mainnet's rent, and it moves
+  // with the rent (doubled lamports per byte-year: doubled rent part, same offset).
+  assertEquals(t.metadataProtocolFee, 10_000_000n);
+  v.setBigUint64(0, 6960n, true);
+  assertEquals(rentTable(decodeRentSysvar(data)).metadataProtocolFee, 2n * 9_994_560n + 5_440n);
+  v.setBigUint64(0, 3480n, true);
+  // Lamports already at the token account's address lower its rent, down to 0.
+  assertEquals(costBreakdown(1n, t, 0n, 39_280n).tokenAccountRent, 2_000_000n);
+  assertEquals(costBreakdown(1n, t, 0n, 5_000_000n).tokenAccountRent, 0n);
   const c = costBreakdown(19_933_334n, t, 700n);
   assertEquals(
     spend(c),
-    19_933_334n + 1_461_600n + 2_039_280n + 5_616_720n + 10_000_000n + 5_000n + 700n,
+    19_933_334n + 1_461_600n + 2_039_280n + 5_115_600n + 10_000_000n + 5_000n + 700n,
   );
   assertEquals(shortfall(spend(c), c), null); // spending down to exactly zero is allowed
   assertEquals(shortfall(spend(c) + 1n, c), { needed: spend(c) + 890_880n });
@@ -289,8 +298,10 @@ Deno.test("rent follows the runtime's formula; costs and shortfall", () => {
   assertEquals(shortfall(0n, c), { needed: spend(c) + 890_880n });
 });
 
-Deno.test("compute budget: simulated units + 15% + 5000, price = capped p75 of recent fees", () => {
+Deno.test("compute budget: simulated units + 15% + 5000 (at least 100,000), price = capped p75 of recent fees", () => {
   assertEquals(unitLimitFromSimulation(100_000), 120_000);
+  // Never below the floor that covers the metadata program's worst case over mints.
+  assertEquals(unitLimitFromSimulation(60_000), 100_000);
   assertEquals(unitLimitFromSimulation(undefined), 300_000);
   assertEquals(unitLimitFromSimulation(1_390_000), 1_400_000);
   const fees = [0, 0, 10, 20, 30, 40, 50, 60].map((f, slot) => ({ slot, prioritizationFee: f }));

@@ -598,7 +598,15 @@ function renderPricing() {
         } now), inside each creation transaction`,
       ),
       h("dt", null, "Network costs"),
-      h("dd", null, "about 0.016–0.02 SOL per token, paid to the network by your wallet"),
+      h(
+        "dd",
+        null,
+        p.token.networkLamports
+          ? `${
+            formatSol(p.token.networkLamports)
+          } per token (rent of the mint, token account and metadata account, the metadata program's fee and the network fee), paid to the network by your wallet; each build lists its exact costs`
+          : "about 0.016–0.02 SOL per token, paid to the network by your wallet",
+      ),
       h("dt", null, "Limits per key"),
       h(
         "dd",
