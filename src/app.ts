@@ -42,9 +42,14 @@ export function createApp(s: Services, groups: RouteGroup[] = []): Hono<AppEnv> 
     return await bodyLimit({
       maxSize: max,
       onError: () => {
-        throw new ApiError("payload_too_large", `Request body is larger than ${max} bytes`, {
-          body: `at most ${max} bytes`,
-        });
+        // The rest of the body is never read, so the connection can't carry another request:
+        // closing it stops a client from streaming the remainder into a kept-alive socket.
+        throw new ApiError(
+          "payload_too_large",
+          `Request body is larger than ${max} bytes`,
+          { body: `at most ${max} bytes` },
+          { Connection: "close" },
+        );
       },
     })(c, next);
   });
