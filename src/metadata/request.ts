@@ -6,6 +6,7 @@ import { rendersBlank, type TextKind, textProblem } from "../domain/text-rules.t
 import { z } from "zod";
 import { zodFields } from "../http/body.ts";
 import { ApiError } from "../http/errors.ts";
+import { type WellKnownMatcher, wellKnownMessage } from "../tokens/well-known-names.ts";
 
 /** Field caps. The seed fixes name, symbol, description and the attribute count; the rest are ours. */
 export const LIMITS = {
@@ -97,11 +98,24 @@ const ONE_OF = "exactly one of imageUrl or imageBase64 is required";
 
 /**
  * Parses and validates the body; throws one 400 naming every bad field. The one-of rule is checked
- * on the raw body, because zod skips object-level refinements once a member has failed.
+ * on the raw body, because zod skips object-level refinements once a member has failed. A hosted
+ * document is what wallets show for a token, so its name and symbol obey the same well-known-names
+ * rule as a build's (`wellKnown`).
  */
-export function parseMetadataRequest(raw: unknown): MetadataRequest {
+export function parseMetadataRequest(
+  raw: unknown,
+  wellKnown: WellKnownMatcher | null = null,
+): MetadataRequest {
   const r = MetadataRequestSchema.safeParse(raw);
   const fields = r.success ? {} : zodFields(r.error);
+  if (wellKnown && isObject(raw)) {
+    for (const f of ["name", "symbol"] as const) {
+      const value = raw[f];
+      if (f in fields || typeof value !== "string") continue;
+      const hit = wellKnown.match(value);
+      if (hit) fields[f] = wellKnownMessage(hit);
+    }
+  }
   if (isObject(raw)) {
     const given = ["imageUrl", "imageBase64"].filter((k) => raw[k] !== undefined);
     if (given.length !== 1) {

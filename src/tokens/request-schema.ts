@@ -9,7 +9,7 @@ import { rendersBlank, textProblem } from "../domain/text-rules.ts";
 import { ApiError } from "../http/errors.ts";
 import { zodFields } from "../http/body.ts";
 import { isOwnMetadataUri } from "../metadata/document.ts";
-import type { WellKnownMatcher } from "./well-known-names.ts";
+import { type WellKnownMatcher, wellKnownMessage } from "./well-known-names.ts";
 
 export const MAX_NAME_BYTES = 32;
 export const MAX_SYMBOL_BYTES = 10;
@@ -187,8 +187,7 @@ export function parseBuildRequest(
     if (!ok(f)) continue;
     const hit = wellKnown.match(body[f] as string);
     if (hit) {
-      fields[f] =
-        `too close to the well-known project "${hit}"; names of well-known projects are refused`;
+      fields[f] = wellKnownMessage(hit);
     }
   }
 

@@ -36,8 +36,8 @@ Deno.test("normalizeNames trims, drops look-alike duplicates and names every bad
 Deno.test("a list past 30,000 characters in all is refused before KV's 64 KiB value limit", async () => {
   await withKv(async (kv) => {
     const s = { kv, config: { wellKnownNames: [] as string[] } };
-    // Distinct names of 64 CJK characters (two bytes each as KV stores them).
-    const cjk = (i: number) => String.fromCharCode(0x4e00 + i).repeat(63) + "\u4e00";
+    // Distinct names of 64 Hangul syllables (two bytes each as KV stores them; no two confusable).
+    const cjk = (i: number) => String.fromCharCode(0xac00 + i).repeat(63) + "\uac00";
     const fits = Array.from({ length: 468 }, (_, i) => cjk(i)); // 29,952 characters
     assertEquals((await setWellKnownNames(s, fits)).names.length, 468);
     assertEquals((await currentWellKnownNames(s)).length, 468);
