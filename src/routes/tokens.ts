@@ -9,6 +9,7 @@ import type { Services } from "../services.ts";
 import { buildToken } from "../tokens/build-token.ts";
 import { parseBuildRequest } from "../tokens/request-schema.ts";
 import { currentWellKnownMatcher } from "../admin/well-known-names.ts";
+import { checkHostedDocumentMatch } from "../tokens/hosted-match.ts";
 
 export function tokensRoutes(s: Services) {
   const app = new Hono<AppEnv>();
@@ -20,6 +21,7 @@ export function tokensRoutes(s: Services) {
       await currentWellKnownMatcher(s),
       s.config.publicBaseUrl,
     );
+    await checkHostedDocumentMatch(s.kv, [s.config.publicBaseUrl], req);
     const key = c.get("key");
     const body = await buildToken(s, key, req, {
       idempotency: c.get("idempotency"),
