@@ -8,6 +8,7 @@ import { bodyLimit } from "hono/body-limit";
 import type { AppEnv } from "./http/env.ts";
 import { ApiError } from "./http/errors.ts";
 import { bearerAuth } from "./http/auth.ts";
+import { hostedOrigin } from "./http/hosted-origin.ts";
 import { idempotency } from "./http/idempotency.ts";
 import { rateLimit } from "./http/rate-limit.ts";
 import { requestLog } from "./http/request-log.ts";
@@ -30,6 +31,7 @@ const IDEMPOTENT_POSTS = new Set(["/v1/tokens", "/v1/metadata", "/v1/transaction
 export function createApp(s: Services, groups: RouteGroup[] = []): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use("*", requestLog(s.logger));
+  app.use("*", hostedOrigin({ hostedBaseUrl: s.config.hostedBaseUrl }));
 
   app.use("/v1/*", async function apiHeaders(c, next) {
     await next();

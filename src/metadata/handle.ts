@@ -93,9 +93,11 @@ export async function hostMetadata(
     await writeImageChunks(s.kv, imageId, bytes);
   }
 
+  // Hosted files are linked at their own origin when one is configured (HOSTED_BASE_URL).
+  const base = s.config.hostedBaseUrl ?? s.config.publicBaseUrl;
   const response: HostedMetadataResponse = {
-    metadataUri: metadataUri(s.config.publicBaseUrl, id),
-    imageUri: imageUri(s.config.publicBaseUrl, imageId, image.ext),
+    metadataUri: metadataUri(base, id),
+    imageUri: imageUri(base, imageId, image.ext),
     id,
   };
   const json = buildMetadataJson(input.body, { uri: response.imageUri, mime: image.mime });

@@ -52,6 +52,8 @@ export const Pricing = z.object({
     tokensPerDay: z.number().int(),
     metadataPerDay: z.number().int(),
     imageBytes: z.number().int(),
+    imageMaxWidth: z.number().int().describe("widest image POST /v1/metadata hosts, in pixels"),
+    imageMaxHeight: z.number().int().describe("tallest image POST /v1/metadata hosts, in pixels"),
     hostedItemsPerKey: z.number().int(),
   }),
 });

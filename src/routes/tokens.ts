@@ -16,12 +16,14 @@ export function tokensRoutes(s: Services) {
 
   app.post("/v1/tokens", async (c) => {
     // The configured list, or an operator's edit of it (admin); one KV read, folded once per edit.
+    // Hosted documents are at HOSTED_BASE_URL when set; older ones stay at PUBLIC_BASE_URL.
+    const { publicBaseUrl, hostedBaseUrl } = s.config;
     const req = parseBuildRequest(
       await readJson(c),
       await currentWellKnownMatcher(s),
-      s.config.publicBaseUrl,
+      hostedBaseUrl ?? publicBaseUrl,
     );
-    await checkHostedDocumentMatch(s.kv, [s.config.publicBaseUrl], req);
+    await checkHostedDocumentMatch(s.kv, [publicBaseUrl, hostedBaseUrl ?? publicBaseUrl], req);
     const key = c.get("key");
     const body = await buildToken(s, key, req, {
       idempotency: c.get("idempotency"),
