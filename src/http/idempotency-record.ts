@@ -7,6 +7,7 @@
  * record carry a nonce in their keys, so a record written again (a retry that took the key over)
  * never reads another write's chunks.
  */
+import { commitOrConflict } from "../../events/commit.ts";
 import type { ExtraSet } from "../../events/store.ts";
 
 /** UTF-16 units of JSON text a record keeps inline, and per chunk. */
@@ -78,10 +79,14 @@ export async function loadBody(
  */
 export async function writeChunks(kv: Deno.Kv, chunks: ExtraSet[]): Promise<void> {
   for (let at = 0; at < chunks.length; at += READ_BATCH) {
-    const op = kv.atomic();
-    for (const c of chunks.slice(at, at + READ_BATCH)) {
-      op.set(c.key, c.value, { expireIn: c.expireIn });
+    // Plain sets, so a commit refused by a busy local KV file is simply tried again.
+    for (let attempt = 0;; attempt++) {
+      const op = kv.atomic();
+      for (const c of chunks.slice(at, at + READ_BATCH)) {
+        op.set(c.key, c.value, { expireIn: c.expireIn });
+      }
+      if ((await commitOrConflict(op)).ok) break;
+      if (attempt >= 20) throw new Error("could not store an idempotency record's body");
     }
-    await op.commit();
   }
 }
