@@ -136,7 +136,7 @@ const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
  * letter each; one decoration at a time may stand for one letter. A pattern is tried only when
  * its literal letters outnumber its wildcards, so a string of emoji resembles nothing.
  */
-function wildcardPatterns(ps: Piece[]): RegExp[] {
+function wildcardPatterns(ps: Piece[]): { re: RegExp; length: number }[] {
   const letters = ps.filter((p): p is Extract<Piece, { kind: "letters" }> => p.kind === "letters");
   const counts = new Map<string, number>();
   for (const p of letters) counts.set(p.script, (counts.get(p.script) ?? 0) + 1);
@@ -144,7 +144,7 @@ function wildcardPatterns(ps: Piece[]): RegExp[] {
   // Latin is always tried as the base: the listed names are read as Latin, and a word of Coptic or
   // Cherokee letters most of which the data folds to Latin ones ("ⲂⲞⲚⲔ") is read the same way.
   const bases = [...new Set([...scripts, "Latin"])];
-  const out: RegExp[] = [];
+  const out: { re: RegExp; length: number }[] = [];
   for (const base of bases) {
     // A letter the data already folded to plain Latin is compared as such; only letters it left
     // alone can be wildcards.
@@ -152,7 +152,7 @@ function wildcardPatterns(ps: Piece[]): RegExp[] {
       p.kind === "letters" && !p.ascii && p.script !== base &&
       !(MIXES_WITH_LATIN.has(p.script) || (MIXES_WITH_LATIN.has(base) && p.script === "Latin"));
     const wild = ps.filter(foreign).length;
-    const literal = letters.filter((p) => !foreign(p)).reduce((n, p) => n + p.text.length, 0);
+    const literal = letters.filter((p) => !foreign(p)).reduce((n, p) => n + [...p.text].length, 0);
     const decorations = ps.map((p, i) => (p.kind === "decoration" ? i : -1)).filter((i) => i >= 0);
     const variants = [-1, ...decorations.slice(0, 8)];
     for (const sub of variants) {
@@ -163,7 +163,8 @@ function wildcardPatterns(ps: Piece[]): RegExp[] {
         if (p.kind === "decoration") return "";
         return foreign(p) ? "." : escape(p.text);
       }).join("");
-      out.push(new RegExp(`^${src}$`, "u"));
+      // Each wildcard is one code point, so the pattern only fits keys of one length.
+      out.push({ re: new RegExp(`^${src}$`, "u"), length: literal + wildcards });
     }
   }
   return out;
@@ -186,7 +187,11 @@ export function wellKnownMatcher(names: readonly string[]): WellKnownMatcher {
       if (k && !byKey.has(k)) byKey.set(k, n);
     }
   }
-  const keys = [...byKey.keys()];
+  const keysByLength = new Map<number, string[]>();
+  for (const k of byKey.keys()) {
+    const n = [...k].length;
+    keysByLength.set(n, [...(keysByLength.get(n) ?? []), k]);
+  }
   return {
     match(value) {
       const forms = caseForms(value).map(pieces);
@@ -196,8 +201,8 @@ export function wellKnownMatcher(names: readonly string[]): WellKnownMatcher {
         if (hit) return hit;
       }
       for (const ps of forms) {
-        for (const re of wildcardPatterns(ps)) {
-          const k = keys.find((key) => re.test(key));
+        for (const { re, length } of wildcardPatterns(ps)) {
+          const k = keysByLength.get(length)?.find((key) => re.test(key));
           if (k) return byKey.get(k)!;
         }
       }
