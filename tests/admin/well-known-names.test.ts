@@ -100,3 +100,16 @@ Deno.test("currentWellKnownMatcher follows edits and folds look-alikes", async (
     assertEquals(m2.match("ACME"), "Acme");
   });
 });
+
+Deno.test("listed names obey the text rules", () => {
+  assertEquals(normalizeNames(["USDC", " Moon Cat "]), ["USDC", "Moon Cat"]);
+  for (const bad of ["US\u202EDC", "A\u3164B", "Lone\ud800"]) {
+    let problems: Record<string, string> = {};
+    try {
+      normalizeNames([bad]);
+    } catch (e) {
+      problems = (e as NamesError).problems;
+    }
+    assertEquals(Object.keys(problems), ["names.0"], JSON.stringify(bad));
+  }
+});
