@@ -8,6 +8,7 @@ import { bodyLimit } from "hono/body-limit";
 import type { AppEnv } from "./http/env.ts";
 import { ApiError } from "./http/errors.ts";
 import { bearerAuth } from "./http/auth.ts";
+import { hostedOrigin } from "./http/hosted-origin.ts";
 import { idempotency } from "./http/idempotency.ts";
 import { rateLimit } from "./http/rate-limit.ts";
 import { requestLog } from "./http/request-log.ts";
@@ -33,6 +34,7 @@ export function createApp(s: Services, groups: RouteGroup[] = []): Hono<AppEnv> 
   const app = new Hono<AppEnv>();
   app.use("*", requestLog(s.logger));
   app.use("*", traceRequests());
+  app.use("*", hostedOrigin({ hostedBaseUrl: s.config.hostedBaseUrl }));
 
   app.use("/v1/*", async function apiHeaders(c, next) {
     await next();
@@ -45,9 +47,14 @@ export function createApp(s: Services, groups: RouteGroup[] = []): Hono<AppEnv> 
     return await bodyLimit({
       maxSize: max,
       onError: () => {
-        throw new ApiError("payload_too_large", `Request body is larger than ${max} bytes`, {
-          body: `at most ${max} bytes`,
-        });
+        // The rest of the body is never read, so the connection can't carry another request:
+        // closing it stops a client from streaming the remainder into a kept-alive socket.
+        throw new ApiError(
+          "payload_too_large",
+          `Request body is larger than ${max} bytes`,
+          { body: `at most ${max} bytes` },
+          { Connection: "close" },
+        );
       },
     })(c, next);
   });

@@ -99,6 +99,7 @@ const EnvSchema = z.object({
   HOSTNAME: z.string().default("127.0.0.1"),
   DATA_DIR: z.string().default(".data"),
   PUBLIC_BASE_URL: httpUrl.optional(),
+  HOSTED_BASE_URL: httpUrl.optional(),
   SOLANA_RPC_URL: httpUrl.optional(),
   RPC_TIMEOUT_MS: int(10_000),
   RPC_RETRIES: z.coerce.number().int().min(0).max(5).default(2),
@@ -130,6 +131,8 @@ const EnvSchema = z.object({
   TOKENS_PER_DAY: int(25),
   METADATA_PER_DAY: int(100),
   HOSTED_ITEMS_PER_KEY: int(5000),
+  IMAGE_MAX_WIDTH: int(4096),
+  IMAGE_MAX_HEIGHT: int(4096),
   MAX_PRIORITY_FEE_MICROLAMPORTS: int(1_000_000),
   SUSPEND_AFTER_UNVERIFIED: int(3),
   WELL_KNOWN_NAMES: z.string().optional(),
@@ -147,6 +150,9 @@ export interface Limits {
   tokensPerDay: number;
   metadataPerDay: number;
   imageBytes: number;
+  /** The pixel bound of a hosted image: every wallet that shows it must decode it. */
+  imageMaxWidth: number;
+  imageMaxHeight: number;
   hostedItemsPerKey: number;
 }
 
@@ -157,6 +163,12 @@ export interface Config {
   /** Deno Deploy: KV from Deno.openKv(), no file writes, secrets must come from the env. */
   deployMode: boolean;
   publicBaseUrl: string;
+  /**
+   * Where hosted files (/m/, /i/) are served and linked from: an origin apart from the portal's,
+   * so nothing hosted can ever act with the portal's cookies or storage (docs/deploy.md). Null:
+   * `publicBaseUrl`.
+   */
+  hostedBaseUrl: string | null;
   /** null: start the embedded chain in-process. */
   solanaRpcUrl: string | null;
   chainPort: number;
@@ -241,12 +253,28 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       }`,
     ]);
   }
+  const publicBaseUrl = (e.PUBLIC_BASE_URL ?? `http://127.0.0.1:${e.PORT}`).replace(/\/+$/, "");
+  const hostedBaseUrl = e.HOSTED_BASE_URL?.replace(/\/+$/, "") ?? null;
+  if (hostedBaseUrl !== null) {
+    const problems: string[] = [];
+    if ((deployMode || e.NETWORK !== "localnet") && new URL(hostedBaseUrl).protocol !== "https:") {
+      problems.push("HOSTED_BASE_URL: must be an https URL off a local chain");
+    }
+    if (new URL(hostedBaseUrl).origin === new URL(publicBaseUrl).origin) {
+      problems.push("HOSTED_BASE_URL: must be another origin than PUBLIC_BASE_URL's (or unset)");
+    }
+    if (new URL(hostedBaseUrl).pathname !== "/") {
+      problems.push("HOSTED_BASE_URL: must be an origin only (no path)");
+    }
+    if (problems.length) throw new ConfigError(problems);
+  }
   return {
     port: e.PORT,
     hostname: e.HOSTNAME,
     dataDir: e.DATA_DIR,
     deployMode,
-    publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://127.0.0.1:${e.PORT}`).replace(/\/+$/, ""),
+    publicBaseUrl,
+    hostedBaseUrl,
     solanaRpcUrl: e.SOLANA_RPC_URL ?? null,
     chainPort: e.CHAIN_PORT,
     rpc: { timeoutMs: e.RPC_TIMEOUT_MS, retries: e.RPC_RETRIES },
@@ -269,6 +297,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       tokensPerDay: e.TOKENS_PER_DAY,
       metadataPerDay: e.METADATA_PER_DAY,
       imageBytes: 1_048_576,
+      imageMaxWidth: e.IMAGE_MAX_WIDTH,
+      imageMaxHeight: e.IMAGE_MAX_HEIGHT,
       hostedItemsPerKey: e.HOSTED_ITEMS_PER_KEY,
     },
     maxPriorityFeeMicroLamports: e.MAX_PRIORITY_FEE_MICROLAMPORTS,

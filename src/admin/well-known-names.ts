@@ -4,6 +4,7 @@
  * and overrides it until reset, so the list can change without a redeploy.
  */
 import type { Config } from "../config.ts";
+import { textProblem } from "../domain/text-rules.ts";
 import { skeleton, type WellKnownMatcher, wellKnownMatcher } from "../tokens/well-known-names.ts";
 
 export const WELL_KNOWN_NAMES_KEY: Deno.KvKey = ["admin", "well_known_names"];
@@ -82,6 +83,9 @@ export function normalizeNames(names: unknown[]): string[] {
     if (n.length === 0 || n.length > MAX_NAME_LENGTH) {
       return void (problems[`names.${i}`] = `must be 1 to ${MAX_NAME_LENGTH} characters`);
     }
+    // The operator's names obey the same text rules as the names they guard against.
+    const problem = textProblem(n, "name");
+    if (problem) return void (problems[`names.${i}`] = problem);
     const k = skeleton(n);
     if (!k) return void (problems[`names.${i}`] = "has no letters or digits to compare");
     if (seen.has(k)) return;

@@ -14,6 +14,7 @@ import type { ExtraSet } from "../../events/store.ts";
 import type { Clock } from "../clock.ts";
 import type { AppEnv } from "./env.ts";
 import { ApiError } from "./errors.ts";
+import { loadBody, storeBody, type StoredBody, writeChunks } from "./idempotency-record.ts";
 
 const DAY_MS = 24 * 3_600_000;
 const LEASE_MS = 60_000;
@@ -25,13 +26,12 @@ interface InFlight {
   leaseUntil: number;
   expiresAt: number;
 }
-interface Done {
+type Done = {
   state: "done";
   bodyHash: string;
   status: number;
-  body: unknown;
   expiresAt: number;
-}
+} & StoredBody;
 type Record_ = InFlight | Done;
 
 export interface IdempotencyScope {
@@ -58,14 +58,19 @@ export function recordFor(
   body: unknown,
 ): ExtraSet[] {
   if (!scope) return [];
+  // A body too large for one KV value goes in chunks written in the same commit.
+  const { stored, chunks } = storeBody(scope.kvKey, body, DAY_MS);
   const value: Done = {
     state: "done",
     bodyHash: scope.bodyHash,
     status,
-    body,
     expiresAt: scope.expiresAt,
+    ...stored,
   };
-  return [{ key: scope.kvKey, value, expireIn: DAY_MS, ifVersionstamp: scope.markerVersionstamp }];
+  return [
+    { key: scope.kvKey, value, expireIn: DAY_MS, ifVersionstamp: scope.markerVersionstamp },
+    ...chunks,
+  ];
 }
 
 export function idempotency(opts: { kv: Deno.Kv; clock: Clock }): MiddlewareHandler<AppEnv> {
@@ -100,7 +105,8 @@ export function idempotency(opts: { kv: Deno.Kv; clock: Clock }): MiddlewareHand
       }
       if (rec?.state === "done") {
         c.header("Idempotent-Replayed", "true");
-        return c.json(rec.body as Record<string, unknown>, rec.status as 200);
+        const body = await loadBody(opts.kv, kvKey, rec);
+        return c.json(body as Record<string, unknown>, rec.status as 200);
       }
       if (rec?.state === "in_flight" && rec.leaseUntil > now) {
         throw new ApiError(
@@ -173,7 +179,9 @@ async function storeOrRelease(
   } catch {
     body = null;
   }
-  const [set] = recordFor(scope, res.status, body);
+  const [set, ...chunks] = recordFor(scope, res.status, body);
+  // Chunks first, in commits of their own: a body of any size is stored, never refused by KV.
+  await writeChunks(kv, chunks);
   await commitOrConflict(
     kv.atomic().check(current).set(set.key, set.value, { expireIn: set.expireIn }),
   );

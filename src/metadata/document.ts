@@ -16,8 +16,14 @@ export function metadataUri(publicBaseUrl: string, id: string): string {
 
 /** Whether `uri` is one of the metadata URLs this service (at `publicBaseUrl`) hands out. */
 export function isOwnMetadataUri(publicBaseUrl: string, uri: string): boolean {
-  const prefix = `${publicBaseUrl}/m/`;
-  return uri.startsWith(prefix) && /^[0-9a-f]{32}\.json$/.test(uri.slice(prefix.length));
+  return hostedMetadataId(publicBaseUrl, uri) !== null;
+}
+
+/** The document id of a metadata URL this service (at `base`) hands out, or null. */
+export function hostedMetadataId(base: string, uri: string): string | null {
+  const prefix = `${base}/m/`;
+  if (!uri.startsWith(prefix)) return null;
+  return /^([0-9a-f]{32})\.json$/.exec(uri.slice(prefix.length))?.[1] ?? null;
 }
 
 export function imageUri(publicBaseUrl: string, imageId: string, ext: string): string {

@@ -27,6 +27,7 @@ import type { MetadataRequest } from "./request.ts";
 import { decodeBase64Image } from "./image/decode-base64.ts";
 import { DEFAULT_TIMEOUT_MS, fetchImage, imageUrlProblem } from "./image/fetch-image.ts";
 import type { SniffedImage } from "./image/sniff.ts";
+import { verifyImage } from "./image/verify-image.ts";
 
 /**
  * Test-only settings a harness may put beside the real config. Production config never has them,
@@ -93,9 +94,11 @@ export async function hostMetadata(
     await writeImageChunks(s.kv, imageId, bytes);
   }
 
+  // Hosted files are linked at their own origin when one is configured (HOSTED_BASE_URL).
+  const base = s.config.hostedBaseUrl ?? s.config.publicBaseUrl;
   const response: HostedMetadataResponse = {
-    metadataUri: metadataUri(s.config.publicBaseUrl, id),
-    imageUri: imageUri(s.config.publicBaseUrl, imageId, image.ext),
+    metadataUri: metadataUri(base, id),
+    imageUri: imageUri(base, imageId, image.ext),
     id,
   };
   const json = buildMetadataJson(input.body, { uri: response.imageUri, mime: image.mime });
@@ -164,7 +167,7 @@ async function loadImage(s: Services, input: HostMetadataInput): Promise<LoadedI
   const { imageBase64, imageUrl } = input.body;
   if (imageBase64 !== undefined) {
     const r = decodeBase64Image(imageBase64, { maxBytes });
-    if (r.ok) return r;
+    if (r.ok) return verified(s, r, "imageBase64", false);
     const error = new ApiError("invalid_request", "Image is invalid", { imageBase64: r.reason });
     return { ok: false, error, reason: r.reason, counts: false };
   }
@@ -183,7 +186,7 @@ async function loadImage(s: Services, input: HostMetadataInput): Promise<LoadedI
     timeoutMs: knobs.imageFetchTimeoutMsForTests ?? DEFAULT_TIMEOUT_MS,
     allowLoopbackHttpForTests,
   });
-  if (r.ok) return r;
+  if (r.ok) return verified(s, r, "imageUrl", true);
   s.logger.log("info", "image fetch refused", {
     requestId: input.requestId,
     reason: r.reason,
@@ -193,6 +196,26 @@ async function loadImage(s: Services, input: HostMetadataInput): Promise<LoadedI
     imageUrl: r.reason,
   });
   return { ok: false, error, reason: r.reason, counts: true };
+}
+
+/**
+ * The image checked whole (structure to its end, nothing after it, the pixel bound) and with its
+ * privacy-leaking metadata stripped (src/metadata/image/verify-image.ts); the stripped bytes are
+ * the ones hosted. A refusal names the field the image came in; a fetched one counts.
+ */
+function verified(
+  s: Services,
+  loaded: { bytes: Uint8Array; image: SniffedImage },
+  field: "imageBase64" | "imageUrl",
+  counts: boolean,
+): LoadedImage {
+  const r = verifyImage(loaded.bytes, loaded.image, {
+    maxWidth: s.config.limits.imageMaxWidth,
+    maxHeight: s.config.limits.imageMaxHeight,
+  });
+  if (r.ok) return { ok: true, bytes: r.bytes, image: r.image };
+  const error = new ApiError("invalid_request", "Image is invalid", { [field]: r.reason });
+  return { ok: false, error, reason: r.reason, counts };
 }
 
 /**

@@ -2,10 +2,11 @@
  * The POST /v1/metadata body: a strict schema (unknown members are refused) and a parse that names
  * every bad field at once, the imageUrl / imageBase64 one-of included.
  */
-import { INVISIBLE_FORMAT, INVISIBLE_FORMAT_MESSAGE } from "../domain/invisible-text.ts";
+import { rendersBlank, type TextKind, textProblem } from "../domain/text-rules.ts";
 import { z } from "zod";
 import { zodFields } from "../http/body.ts";
 import { ApiError } from "../http/errors.ts";
+import { type WellKnownMatcher, wellKnownMessage } from "../tokens/well-known-names.ts";
 
 /** Field caps. The seed fixes name, symbol, description and the attribute count; the rest are ours. */
 export const LIMITS = {
@@ -26,19 +27,21 @@ const chars = (s: string) => [...s].length;
 const str = (what = "a string") =>
   z.string({ error: (i) => (i.input === undefined ? "required" : `must be ${what}`) });
 
-// Control characters render as nothing or break layouts in wallets; newlines make sense only in
-// the description.
-const CONTROL = /\p{Cc}/u;
-const CONTROL_BUT_NEWLINES = /[^\P{Cc}\n\r\t]/u;
-
-const text = (max: number, opts: { multiline?: boolean; required?: boolean } = {}) =>
-  str()
-    .refine((s) => !opts.required || s.trim() !== "", "must not be empty")
-    .refine((s) => chars(s) <= max, `at most ${max} characters`)
-    .refine(
-      (s) => !(opts.multiline ? CONTROL_BUT_NEWLINES : CONTROL).test(s),
-      "must not contain control characters",
-    );
+/**
+ * A text field under the shared text rules (src/domain/text-rules.ts): well-formed, no control
+ * characters but a description's newlines, no bidi controls, and for names and symbols nothing
+ * that renders blank. One message per field, the first rule broken.
+ */
+const text = (max: number, kind: TextKind, opts: { required?: boolean } = {}) =>
+  str().superRefine((s, ctx) => {
+    const problem = textProblem(s, kind);
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
+    else if (opts.required && rendersBlank(s)) {
+      ctx.addIssue({ code: "custom", message: "must not be empty" });
+    } else if (chars(s) > max) {
+      ctx.addIssue({ code: "custom", message: `at most ${max} characters` });
+    }
+  });
 
 function httpsUrl(s: string): URL | null {
   try {
@@ -68,28 +71,16 @@ export const TELEGRAM_HOSTS = ["t.me"] as const;
 export const DISCORD_HOSTS = ["discord.gg", "discord.com", "www.discord.com"] as const;
 
 const Attribute = z.strictObject({
-  trait_type: text(LIMITS.traitType, { required: true }),
-  value: z.union([
-    z.string().refine(
-      (s) => chars(s) <= LIMITS.attributeValue,
-      `at most ${LIMITS.attributeValue} characters`,
-    ),
-    z.number(),
-  ], {
+  trait_type: text(LIMITS.traitType, "line", { required: true }),
+  value: z.union([text(LIMITS.attributeValue, "line"), z.number()], {
     error: (i) => i.input === undefined ? "required" : "must be a string or a finite number",
   }),
 }, { error: "must be an object {trait_type, value}" });
 
 export const MetadataRequestSchema = z.strictObject({
-  name: text(LIMITS.name, { required: true })
-    .refine((s) => !INVISIBLE_FORMAT.test(s), INVISIBLE_FORMAT_MESSAGE),
-  symbol: str()
-    .refine((s) => s.length > 0, "must not be empty")
-    .refine((s) => chars(s) <= LIMITS.symbol, `at most ${LIMITS.symbol} characters`)
-    .refine((s) => !/\s/.test(s), "must not contain spaces")
-    .refine((s) => !CONTROL.test(s), "must not contain control characters")
-    .refine((s) => !INVISIBLE_FORMAT.test(s), INVISIBLE_FORMAT_MESSAGE),
-  description: text(LIMITS.description, { multiline: true }).optional(),
+  name: text(LIMITS.name, "name", { required: true }),
+  symbol: text(LIMITS.symbol, "symbol", { required: true }),
+  description: text(LIMITS.description, "multiline").optional(),
   imageUrl: str("a URL").max(LIMITS.imageUrl, `at most ${LIMITS.imageUrl} characters`).optional(),
   imageBase64: str("a base64 string").optional(),
   website: link().optional(),
@@ -107,11 +98,24 @@ const ONE_OF = "exactly one of imageUrl or imageBase64 is required";
 
 /**
  * Parses and validates the body; throws one 400 naming every bad field. The one-of rule is checked
- * on the raw body, because zod skips object-level refinements once a member has failed.
+ * on the raw body, because zod skips object-level refinements once a member has failed. A hosted
+ * document is what wallets show for a token, so its name and symbol obey the same well-known-names
+ * rule as a build's (`wellKnown`).
  */
-export function parseMetadataRequest(raw: unknown): MetadataRequest {
+export function parseMetadataRequest(
+  raw: unknown,
+  wellKnown: WellKnownMatcher | null = null,
+): MetadataRequest {
   const r = MetadataRequestSchema.safeParse(raw);
   const fields = r.success ? {} : zodFields(r.error);
+  if (wellKnown && isObject(raw)) {
+    for (const f of ["name", "symbol"] as const) {
+      const value = raw[f];
+      if (f in fields || typeof value !== "string") continue;
+      const hit = wellKnown.match(value);
+      if (hit) fields[f] = wellKnownMessage(hit);
+    }
+  }
   if (isObject(raw)) {
     const given = ["imageUrl", "imageBase64"].filter((k) => raw[k] !== undefined);
     if (given.length !== 1) {

@@ -33,7 +33,10 @@ export const ErrorBody = z.object({
     message: z.string().describe("human-readable explanation"),
     fields: z.record(z.string(), z.unknown()).describe(
       "for invalid_request: each missing or invalid field (dot path for nested members) with a " +
-        "message; otherwise usually empty",
+        "message; otherwise usually empty. At most 20 are listed",
+    ),
+    fieldsOmitted: z.number().int().optional().describe(
+      "present when more fields were invalid than are listed: how many were left out",
     ),
   }),
 }).describe("The body of every error response");
@@ -57,6 +60,8 @@ export const Pricing = z.object({
     tokensPerDay: z.number().int(),
     metadataPerDay: z.number().int(),
     imageBytes: z.number().int(),
+    imageMaxWidth: z.number().int().describe("widest image POST /v1/metadata hosts, in pixels"),
+    imageMaxHeight: z.number().int().describe("tallest image POST /v1/metadata hosts, in pixels"),
     hostedItemsPerKey: z.number().int(),
   }),
 });

@@ -6,9 +6,13 @@
  * of the bytes) and documents found once are kept in a bounded in-process map: a revalidation
  * (If-None-Match, answered 304) usually costs no KV read at all. Only existence is cached, never
  * absence, so an item created a moment later is served at once.
+ *
+ * Every answer under /m/ and /i/ carries `Content-Security-Policy: default-src 'none'; sandbox`:
+ * an uploaded file that is also HTML or SVG (a polyglot) can load nothing and run nothing, and a
+ * browser treats it as a unique opaque origin, never the portal's, even if opened directly.
  */
 import { Hono } from "hono";
-import type { Context } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { projectionKey } from "../../events/keys.ts";
 import type { HostedImageDoc, HostedMetadataDoc } from "../../projections/hosted.ts";
 import type { AppEnv } from "../http/env.ts";
@@ -74,10 +78,23 @@ function respond(
   return Promise.resolve(body()).then((b) => c.body(b as Uint8Array<ArrayBuffer>, 200, headers));
 }
 
+export const HOSTED_CSP = "default-src 'none'; sandbox";
+
+/** Sets the sandbox policy on every hosted-file answer, 404s and preflights included. */
+export function sandboxHostedFiles(): MiddlewareHandler<AppEnv> {
+  return async function sandboxHostedFiles(c, next) {
+    await next();
+    c.res.headers.set("Content-Security-Policy", HOSTED_CSP);
+  };
+}
+
 export function hostedRoutes(s: Services) {
   const metadata = new BoundedCache<MetadataEntry>(CACHE_MAX);
   const images = new BoundedCache<HostedImageDoc>(CACHE_MAX);
   const app = new Hono<AppEnv>();
+  const sandbox = sandboxHostedFiles();
+  app.use("/m/*", sandbox);
+  app.use("/i/*", sandbox);
 
   app.get("/m/:file", async (c) => {
     const m = METADATA_FILE.exec(c.req.param("file"));

@@ -5,10 +5,11 @@ import type { AppEnv } from "../http/env.ts";
 import { hostMetadata } from "../metadata/handle.ts";
 import { parseMetadataRequest } from "../metadata/request.ts";
 import type { Services } from "../services.ts";
+import { currentWellKnownMatcher } from "../admin/well-known-names.ts";
 
 export function metadataRoutes(s: Services) {
   return new Hono<AppEnv>().post("/v1/metadata", async (c) => {
-    const body = parseMetadataRequest(await readJson(c));
+    const body = parseMetadataRequest(await readJson(c), await currentWellKnownMatcher(s));
     const hosted = await hostMetadata(s, {
       key: c.get("key"),
       idempotency: c.get("idempotency"),

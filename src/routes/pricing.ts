@@ -29,6 +29,8 @@ export function pricingRoutes(s: Services) {
         tokensPerDay: limits.tokensPerDay,
         metadataPerDay: limits.metadataPerDay,
         imageBytes: limits.imageBytes,
+        imageMaxWidth: limits.imageMaxWidth,
+        imageMaxHeight: limits.imageMaxHeight,
         hostedItemsPerKey: limits.hostedItemsPerKey,
       },
     });

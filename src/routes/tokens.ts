@@ -9,17 +9,21 @@ import type { Services } from "../services.ts";
 import { buildToken } from "../tokens/build-token.ts";
 import { parseBuildRequest } from "../tokens/request-schema.ts";
 import { currentWellKnownMatcher } from "../admin/well-known-names.ts";
+import { checkHostedDocumentMatch } from "../tokens/hosted-match.ts";
 
 export function tokensRoutes(s: Services) {
   const app = new Hono<AppEnv>();
 
   app.post("/v1/tokens", async (c) => {
     // The configured list, or an operator's edit of it (admin); one KV read, folded once per edit.
+    // Hosted documents are at HOSTED_BASE_URL when set; older ones stay at PUBLIC_BASE_URL.
+    const { publicBaseUrl, hostedBaseUrl } = s.config;
     const req = parseBuildRequest(
       await readJson(c),
       await currentWellKnownMatcher(s),
-      s.config.publicBaseUrl,
+      hostedBaseUrl ?? publicBaseUrl,
     );
+    await checkHostedDocumentMatch(s.kv, [publicBaseUrl, hostedBaseUrl ?? publicBaseUrl], req);
     const key = c.get("key");
     const body = await buildToken(s, key, req, {
       idempotency: c.get("idempotency"),

@@ -5,11 +5,11 @@
  */
 import { PublicKey } from "@solana/web3.js";
 import { z } from "zod";
-import { INVISIBLE_FORMAT, INVISIBLE_FORMAT_MESSAGE } from "../domain/invisible-text.ts";
+import { rendersBlank, textProblem } from "../domain/text-rules.ts";
 import { ApiError } from "../http/errors.ts";
 import { zodFields } from "../http/body.ts";
 import { isOwnMetadataUri } from "../metadata/document.ts";
-import type { WellKnownMatcher } from "./well-known-names.ts";
+import { type WellKnownMatcher, wellKnownMessage } from "./well-known-names.ts";
 
 export const MAX_NAME_BYTES = 32;
 export const MAX_SYMBOL_BYTES = 10;
@@ -57,31 +57,23 @@ const payerAddress = z.string().superRefine((s, ctx) => {
   }
 });
 
-// NUL pads names on chain and readers strip it, so a name holding one can't round-trip; other
-// control characters only serve to hide text from people.
-const CONTROL = /[\p{Cc}]/u;
-
+// The text rules (src/domain/text-rules.ts) come first: a lone surrogate's UTF-8 length is that
+// of the U+FFFD it would become, not of what the record would keep.
 const name = z.string().superRefine((s, ctx) => {
-  if (s.trim() === "") ctx.addIssue({ code: "custom", message: "must not be empty" });
+  const problem = textProblem(s, "name");
+  if (problem) ctx.addIssue({ code: "custom", message: problem });
+  else if (rendersBlank(s)) ctx.addIssue({ code: "custom", message: "must not be empty" });
   else if (utf8Bytes(s) > MAX_NAME_BYTES) {
     ctx.addIssue({ code: "custom", message: `at most ${MAX_NAME_BYTES} bytes of UTF-8` });
-  } else if (CONTROL.test(s)) {
-    ctx.addIssue({ code: "custom", message: "must not contain control characters" });
-  } else if (INVISIBLE_FORMAT.test(s)) {
-    ctx.addIssue({ code: "custom", message: INVISIBLE_FORMAT_MESSAGE });
   }
 });
 
 const symbol = z.string().superRefine((s, ctx) => {
-  if (s === "") ctx.addIssue({ code: "custom", message: "must not be empty" });
+  if (s === "") return void ctx.addIssue({ code: "custom", message: "must not be empty" });
+  const problem = textProblem(s, "symbol");
+  if (problem) ctx.addIssue({ code: "custom", message: problem });
   else if (utf8Bytes(s) > MAX_SYMBOL_BYTES) {
     ctx.addIssue({ code: "custom", message: `at most ${MAX_SYMBOL_BYTES} bytes of UTF-8` });
-  } else if (/[\s\u200b-\u200d\u2060\ufeff]/u.test(s)) {
-    ctx.addIssue({ code: "custom", message: "must not contain spaces or other whitespace" });
-  } else if (CONTROL.test(s)) {
-    ctx.addIssue({ code: "custom", message: "must not contain control characters" });
-  } else if (INVISIBLE_FORMAT.test(s)) {
-    ctx.addIssue({ code: "custom", message: INVISIBLE_FORMAT_MESSAGE });
   }
 });
 
@@ -195,8 +187,7 @@ export function parseBuildRequest(
     if (!ok(f)) continue;
     const hit = wellKnown.match(body[f] as string);
     if (hit) {
-      fields[f] =
-        `too close to the well-known project "${hit}"; names of well-known projects are refused`;
+      fields[f] = wellKnownMessage(hit);
     }
   }
 

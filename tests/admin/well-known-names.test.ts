@@ -36,8 +36,8 @@ Deno.test("normalizeNames trims, drops look-alike duplicates and names every bad
 Deno.test("a list past 30,000 characters in all is refused before KV's 64 KiB value limit", async () => {
   await withKv(async (kv) => {
     const s = { kv, config: { wellKnownNames: [] as string[] } };
-    // Distinct names of 64 CJK characters (two bytes each as KV stores them).
-    const cjk = (i: number) => String.fromCharCode(0x4e00 + i).repeat(63) + "\u4e00";
+    // Distinct names of 64 Hangul syllables (two bytes each as KV stores them; no two confusable).
+    const cjk = (i: number) => String.fromCharCode(0xac00 + i).repeat(63) + "\uac00";
     const fits = Array.from({ length: 468 }, (_, i) => cjk(i)); // 29,952 characters
     assertEquals((await setWellKnownNames(s, fits)).names.length, 468);
     assertEquals((await currentWellKnownNames(s)).length, 468);
@@ -99,4 +99,17 @@ Deno.test("currentWellKnownMatcher follows edits and folds look-alikes", async (
     assertEquals(m2.match("Solana"), null);
     assertEquals(m2.match("ACME"), "Acme");
   });
+});
+
+Deno.test("listed names obey the text rules", () => {
+  assertEquals(normalizeNames(["USDC", " Moon Cat "]), ["USDC", "Moon Cat"]);
+  for (const bad of ["US\u202EDC", "A\u3164B", "Lone\ud800"]) {
+    let problems: Record<string, string> = {};
+    try {
+      normalizeNames([bad]);
+    } catch (e) {
+      problems = (e as NamesError).problems;
+    }
+    assertEquals(Object.keys(problems), ["names.0"], JSON.stringify(bad));
+  }
 });

@@ -111,6 +111,7 @@ Deno.test("defaults: an empty environment is a working local configuration", () 
   assertEquals(c.hostname, "127.0.0.1");
   assertEquals(c.dataDir, ".data");
   assertEquals(c.publicBaseUrl, "http://127.0.0.1:8000");
+  assertEquals(c.hostedBaseUrl, null);
   assertEquals(c.solanaRpcUrl, null);
   assertEquals(c.network, "localnet");
   assertEquals(c.keyPrefix, "tcb");
@@ -120,6 +121,8 @@ Deno.test("defaults: an empty environment is a working local configuration", () 
     tokensPerDay: 25,
     metadataPerDay: 100,
     imageBytes: 1048576,
+    imageMaxWidth: 4096,
+    imageMaxHeight: 4096,
     hostedItemsPerKey: 5000,
   });
   assertEquals(c.fees, { accessUsd: 10, tokenUsd: 2.99 });

@@ -108,8 +108,9 @@ Deno.test("examples/create-token.ts creates a token end to end and refuses a doc
       headers: { ...bearer(apiKey), "idempotency-key": crypto.randomUUID() },
       json: {
         payer: payer.publicKey.toBase58(),
-        name: "Second",
-        symbol: "SEC",
+        // A build pointing at our hosted document carries its name and symbol.
+        name: "Example Token",
+        symbol: "EXT",
         metadataUri: result.metadataUri,
         supply: "5",
         decimals: 0,

@@ -19,6 +19,8 @@ Deno.test("GET /v1/pricing needs no key and answers every field of the seed", as
         tokensPerDay: 25,
         metadataPerDay: 100,
         imageBytes: 1048576,
+        imageMaxWidth: 4096,
+        imageMaxHeight: 4096,
         hostedItemsPerKey: 5000,
       },
     });
