@@ -101,6 +101,8 @@ const EnvSchema = z.object({
   PRICE_MAX_AGE_S: int(120),
   STABLECOIN_MINT: address.optional(),
   STABLECOIN_DECIMALS: z.coerce.number().int().min(0).max(9).default(6),
+  // How long an access quote is payable at its amount; a payment landed later is priced anew.
+  QUOTE_TTL_S: int(600),
   ACCESS_FEE_USD: z.coerce.number().min(0.000001, "at least 0.000001").default(10),
   TOKEN_FEE_USD: z.coerce.number().min(0.000001, "at least 0.000001").default(2.99),
   REQUESTS_PER_HOUR: int(600),
@@ -147,6 +149,8 @@ export interface Config {
   price: { fixedSolUsd: number | null; pythAccount: string; maxAgeS: number };
   stablecoin: { mint: string | null; decimals: number };
   fees: { accessUsd: number; tokenUsd: number };
+  /** Seconds an access quote (or top-up) is payable at its amount. */
+  quoteTtlS: number;
   limits: Limits;
   maxPriorityFeeMicroLamports: number;
   suspendAfterUnverified: number;
@@ -215,6 +219,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     },
     stablecoin: { mint: e.STABLECOIN_MINT ?? null, decimals: e.STABLECOIN_DECIMALS },
     fees: { accessUsd: e.ACCESS_FEE_USD, tokenUsd: e.TOKEN_FEE_USD },
+    quoteTtlS: e.QUOTE_TTL_S,
     limits: {
       requestsPerHour: e.REQUESTS_PER_HOUR,
       portalRequestsPerHour: e.PORTAL_REQUESTS_PER_HOUR,

@@ -11,7 +11,7 @@ import { PublicKey } from "@solana/web3.js";
 import { z } from "zod";
 import { deleteKey, issueKey, rotateKey } from "../domain/access/key-life.ts";
 import { isKeyId } from "../keys/api-key.ts";
-import { checkPurchase, quotePurchase } from "../domain/access/purchase.ts";
+import { checkPurchase, quotePurchase, quoteTopUp } from "../domain/access/purchase.ts";
 import { readBody } from "../http/body.ts";
 import type { AppEnv } from "../http/env.ts";
 import { ApiError } from "../http/errors.ts";
@@ -150,6 +150,11 @@ export function portalApiRoutes(s: Services) {
   /** Polled by the page after the wallet sent the payment: looks for it on chain by reference. */
   app.post("/portal/api/purchases/:id/check", session, async (c) => {
     return c.json(await checkPurchase(s, c.req.param("id"), c.get("portalWallet")));
+  });
+
+  /** A new quote, at the current price, for what an underpaid purchase still owes. */
+  app.post("/portal/api/purchases/:id/top-up", session, async (c) => {
+    return c.json(await quoteTopUp(s, c.req.param("id"), c.get("portalWallet")), 201);
   });
 
   app.post("/portal/api/purchases/:id/key", session, async (c) => {

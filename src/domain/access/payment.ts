@@ -62,20 +62,26 @@ export const newReference = () => Keypair.generate().publicKey;
 export interface FoundPayment {
   signature: string;
   slot: number;
+  /** Seconds; what the quote's validity is judged by. */
+  blockTime: number | null;
+  /** Base units this transaction brought to the treasury for this reference. */
+  received: bigint;
 }
 
 /**
- * Looks the reference up with getSignaturesForAddress and accepts the first landed transaction
- * signed by the wallet that has a transfer of at least the amount to the treasury carrying the
- * reference as the instruction was built (`paidTo`).
+ * Looks the reference up with getSignaturesForAddress and accepts the first landed transaction,
+ * not among `counted`, signed by the wallet that transfers to the treasury carrying the reference
+ * as the instruction was built (`paidTo`). What it is worth (late, short) is for the caller to
+ * price: nothing the wallet paid is ignored.
  */
 export async function findPayment(
   connection: Connection,
   r: PaymentRequest,
+  counted: ReadonlySet<string> = new Set(),
 ): Promise<FoundPayment | null> {
   const sigs = await connection.getSignaturesForAddress(r.reference, { limit: 20 }, "confirmed");
   for (const s of sigs) {
-    if (s.err) continue;
+    if (s.err || counted.has(s.signature)) continue;
     const tx = await connection.getTransaction(s.signature, {
       commitment: "confirmed",
       maxSupportedTransactionVersion: 0,
@@ -90,7 +96,10 @@ export async function findPayment(
       accounts: ix.accountKeyIndexes.map((i) => keys[i]),
       data: ix.data,
     }));
-    if (paidTo(instructions, r) >= r.amount) return { signature: s.signature, slot: tx.slot };
+    const received = paidTo(instructions, r);
+    if (received > 0n) {
+      return { signature: s.signature, slot: tx.slot, blockTime: tx.blockTime ?? null, received };
+    }
   }
   return null;
 }

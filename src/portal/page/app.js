@@ -322,7 +322,8 @@ function signOut() {
 
 const canPay = () => !!S.account && S.account.address === S.signedIn;
 
-function buy() {
+/** `topUpOf`: an underpaid purchase; its top-up quote (the rest, at today's price) is paid. */
+function buy(topUpOf = null) {
   const wallet = S.wallet;
   if (!canPay()) {
     showError("Connect the wallet you signed in with first; it pays the access fee.");
@@ -341,7 +342,9 @@ function buy() {
   return run("Preparing the payment…", "The payment", async () => {
     S.payment = { purchaseId: null, phase: "quote", started: Date.now(), now: Date.now() };
     try {
-      const quote = await api("/portal/api/purchases", { json: { currency: S.currency } });
+      const quote = typeof topUpOf === "string"
+        ? await api(`/portal/api/purchases/${topUpOf}/top-up`, { json: {} })
+        : await api("/portal/api/purchases", { json: { currency: S.currency } });
       S.payment = {
         ...S.payment,
         purchaseId: quote.purchaseId,
@@ -396,6 +399,15 @@ async function waitForPayment(purchaseId) {
         await loadState();
         announce("Payment confirmed. You can create your API key now.");
         focusNext = `create-${purchaseId}`;
+        render();
+        return;
+      }
+      if (r.status === "underpaid") {
+        // Landed after its quote expired and the price moved: the rest is a top-up away.
+        S.payment = null;
+        await loadState();
+        announce("The payment landed but doesn't cover the fee at today's price.");
+        focusNext = `top-up-${purchaseId}`;
         render();
         return;
       }
@@ -835,6 +847,29 @@ function paymentPanel() {
 }
 
 function unpaidRow(p) {
+  if (p.status === "underpaid") {
+    const units = (n) => p.currency === "SOL" ? formatSol(n) : `${n} stablecoin base units`;
+    return h(
+      "li",
+      { class: "row" },
+      h(
+        "span",
+        null,
+        `Received ${units(p.received)}, ${
+          units(p.shortfall)
+        } short of the fee at the price when it landed.`,
+      ),
+      button("Pay the difference", () => buy(p.purchaseId), {
+        class: "btn btn-small",
+        fid: `top-up-${p.purchaseId}`,
+        disabled: !canPay(),
+      }),
+      button("Check payment", () => recheck(p.purchaseId), {
+        class: "btn btn-small",
+        fid: `recheck-${p.purchaseId}`,
+      }),
+    );
+  }
   return h(
     "li",
     { class: "row" },
