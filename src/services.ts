@@ -5,6 +5,7 @@ import type { Clock } from "./clock.ts";
 import type { Config } from "./config.ts";
 import type { Logger } from "./http/logger.ts";
 import type { PriceSource } from "./pricing/price-source.ts";
+import type { Stablecoin } from "./solana/stablecoin.ts";
 
 export interface Services {
   config: Config;
@@ -16,4 +17,6 @@ export interface Services {
   logger: Logger;
   pepper: CryptoKey;
   treasury: PublicKey;
+  /** The stablecoin the access fee can be paid in, as read from the chain at start. */
+  stablecoin?: Stablecoin;
 }

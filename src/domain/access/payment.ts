@@ -23,7 +23,8 @@ export interface PaymentRequest {
   currency: "SOL" | "STABLECOIN";
   amount: bigint;
   reference: PublicKey;
-  stablecoin?: { mint: PublicKey; decimals: number };
+  /** The mint's facts from the chain; `programId` defaults to SPL Token. */
+  stablecoin?: { mint: PublicKey; decimals: number; programId?: PublicKey };
 }
 
 export function paymentInstructions(r: PaymentRequest): TransactionInstruction[] {
@@ -38,13 +39,22 @@ export function paymentInstructions(r: PaymentRequest): TransactionInstruction[]
     return [ix];
   }
   if (!r.stablecoin) throw new Error("no stablecoin configured");
-  const { mint, decimals } = r.stablecoin;
-  const from = getAssociatedTokenAddressSync(mint, r.wallet, true);
-  const to = getAssociatedTokenAddressSync(mint, r.treasury, true);
-  const transfer = createTransferCheckedInstruction(from, mint, to, r.wallet, r.amount, decimals);
+  const { mint, decimals, programId = TOKEN_PROGRAM_ID } = r.stablecoin;
+  const from = getAssociatedTokenAddressSync(mint, r.wallet, true, programId);
+  const to = getAssociatedTokenAddressSync(mint, r.treasury, true, programId);
+  const transfer = createTransferCheckedInstruction(
+    from,
+    mint,
+    to,
+    r.wallet,
+    r.amount,
+    decimals,
+    [],
+    programId,
+  );
   transfer.keys.push(ref);
   return [
-    createAssociatedTokenAccountIdempotentInstruction(r.wallet, to, r.treasury, mint),
+    createAssociatedTokenAccountIdempotentInstruction(r.wallet, to, r.treasury, mint, programId),
     transfer,
   ];
 }
@@ -129,11 +139,12 @@ export function paidTo(instructions: PaymentInstruction[], r: PaymentRequest): b
       paid += d.getBigUint64(4, true);
     } else {
       // Token instruction 12 = TransferChecked { amount: u64, decimals: u8 }.
-      const { mint, decimals } = r.stablecoin!;
-      if (!ix.program.equals(TOKEN_PROGRAM_ID) || ix.data.length !== 10) continue;
+      if (!r.stablecoin) continue; // no stablecoin configured now: nothing can pay in it
+      const { mint, decimals, programId = TOKEN_PROGRAM_ID } = r.stablecoin;
+      if (!ix.program.equals(programId) || ix.data.length !== 10) continue;
       if (ix.data[0] !== 12 || ix.data[9] !== decimals) continue;
-      const from = getAssociatedTokenAddressSync(mint, r.wallet, true);
-      const to = getAssociatedTokenAddressSync(mint, r.treasury, true);
+      const from = getAssociatedTokenAddressSync(mint, r.wallet, true, programId);
+      const to = getAssociatedTokenAddressSync(mint, r.treasury, true, programId);
       if (!is([from, mint, to, r.wallet, r.reference])) continue;
       paid += d.getBigUint64(1, true);
     }

@@ -57,13 +57,13 @@ export async function quotePurchase(
   currency: Currency,
 ): Promise<PurchaseQuote> {
   const usd = s.config.fees.accessUsd;
-  if (currency === "STABLECOIN" && !s.config.stablecoin.mint) {
+  if (currency === "STABLECOIN" && !s.stablecoin) {
     throw new ApiError("invalid_request", "No stablecoin is configured on this service", {
       currency: "use SOL",
     });
   }
   const solUsd = currency === "SOL" ? await currentSolUsd(s) : null;
-  const amount = feeUnits(usd, currency, { solUsd, decimals: s.config.stablecoin.decimals });
+  const amount = feeUnits(usd, currency, { solUsd, decimals: s.stablecoin?.decimals ?? 0 });
   const purchaseId = toHex(crypto.getRandomValues(new Uint8Array(8)));
   const request = paymentRequest(s, {
     wallet,
@@ -134,7 +134,7 @@ export async function quoteTopUp(
     currency: p.currency,
     amount: amount.toString(),
     usd: solUsd === null
-      ? Number(amount) / 10 ** s.config.stablecoin.decimals
+      ? Number(amount) / 10 ** (s.stablecoin?.decimals ?? 0)
       : Number(amount) * solUsd / 1e9,
     reference: p.reference,
     treasury: p.treasury,
@@ -167,7 +167,7 @@ export async function checkPurchase(
       blockTime: found.blockTime,
       received: found.received.toString(),
       currentSolUsd: late && p.currency === "SOL" ? await currentSolUsd(s) : null,
-      stablecoinDecimals: s.config.stablecoin.decimals,
+      stablecoinDecimals: s.stablecoin?.decimals ?? 0,
     });
     p = await ownPurchase(s, purchaseId, wallet);
   }
@@ -212,9 +212,7 @@ function paymentRequest(
     currency: p.currency,
     amount: BigInt(p.amount),
     reference: new PublicKey(p.reference),
-    stablecoin: s.config.stablecoin.mint
-      ? { mint: new PublicKey(s.config.stablecoin.mint), decimals: s.config.stablecoin.decimals }
-      : undefined,
+    stablecoin: s.stablecoin,
   };
 }
 
