@@ -166,6 +166,11 @@ export interface Config {
   logLevel: "debug" | "info" | "warn" | "error" | "silent";
   /** Test-only: lets the image fetcher reach a plain-http loopback server. Never from the env. */
   allowLoopbackImageFetchForTests: boolean;
+  /**
+   * Test-only: false stands for a process too stalled to renew its Idempotency-Key leases (see
+   * src/http/idempotency.ts). Never from the env; unset means renew.
+   */
+  idempotencyLeaseRenewalForTests?: boolean;
 }
 
 export class ConfigError extends Error {
