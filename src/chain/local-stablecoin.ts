@@ -37,7 +37,7 @@ export async function localStablecoinKeys(): Promise<{ mint: Keypair; authority:
   };
 }
 
-/** Sends and waits until confirmed (polling: no subscription needed). */
+/** Sends and waits until confirmed. */
 async function send(
   connection: Connection,
   payer: Keypair,
@@ -51,7 +51,8 @@ async function send(
   await confirmed(connection, sig);
 }
 
-async function confirmed(connection: Connection, signature: string) {
+/** Waits until `signature` is confirmed, polling (no subscription needed); 30 s at most. */
+export async function confirmed(connection: Connection, signature: string) {
   for (let i = 0; i < 300; i++) {
     const { value } = await connection.getSignatureStatuses([signature]);
     if (value[0]?.err) throw new Error(`transaction failed: ${JSON.stringify(value[0].err)}`);

@@ -8,7 +8,11 @@
  */
 import { Connection, Keypair, LAMPORTS_PER_SOL, Transaction } from "@solana/web3.js";
 import bs58 from "bs58";
-import { fundLocalStablecoin, LOCAL_STABLECOIN_DECIMALS } from "../chain/local-stablecoin.ts";
+import {
+  confirmed,
+  fundLocalStablecoin,
+  LOCAL_STABLECOIN_DECIMALS,
+} from "../chain/local-stablecoin.ts";
 import { saveKeypair } from "../local/data-dir.ts";
 import { signWithKeypair } from "../portal/sign-with-keypair.ts";
 import { defaultRpcUrl } from "./kv.ts";
@@ -39,17 +43,10 @@ async function call(path: string, body?: unknown) {
   return json;
 }
 
-async function confirmed(signature: string) {
-  for (let i = 0; i < 150; i++) {
-    const { value } = await connection.getSignatureStatuses([signature]);
-    if (value[0]?.err) throw new Error(`transaction failed: ${JSON.stringify(value[0].err)}`);
-    if (value[0]?.confirmationStatus && value[0].confirmationStatus !== "processed") return;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`transaction ${signature} not confirmed in 30 s`);
-}
-
-await confirmed(await connection.requestAirdrop(wallet.publicKey, 2 * LAMPORTS_PER_SOL));
+await confirmed(
+  connection,
+  await connection.requestAirdrop(wallet.publicKey, 2 * LAMPORTS_PER_SOL),
+);
 await Deno.mkdir(`${dataDir}/wallets`, { recursive: true });
 const keypairPath = `${dataDir}/wallets/${walletAddress}.json`;
 await saveKeypair(keypairPath, wallet);
@@ -73,7 +70,7 @@ await call("/portal/api/session", {
 const quote = await call("/portal/api/purchases", { currency });
 const tx = Transaction.from(Uint8Array.from(atob(quote.transaction), (c) => c.charCodeAt(0)));
 tx.partialSign(wallet);
-await confirmed(await connection.sendRawTransaction(tx.serialize()));
+await confirmed(connection, await connection.sendRawTransaction(tx.serialize()));
 for (let i = 0;; i++) {
   const check = await call(`/portal/api/purchases/${quote.purchaseId}/check`, {});
   if (check.status === "paid") break;

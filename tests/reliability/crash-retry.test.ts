@@ -12,7 +12,7 @@ import { assert, assertEquals } from "../support/assert.ts";
 import { bearer, startHarness } from "../support/harness.ts";
 import { makePng, toBase64 } from "../metadata/image/fixtures.ts";
 import { httpClient, startServiceProcess } from "../support/service-process.ts";
-import { allEvents, sleep } from "./support.ts";
+import { allEvents, holdNextCommit, sleep } from "./support.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -130,21 +130,7 @@ Deno.test("a live request renews its lease: past the first lease a retry with it
   const h = await startHarness({ env: { METADATA_PER_DAY: "1000" } });
   try {
     const k = await h.newApiKey();
-    const store = h.services.store;
-    const transact = store.transact.bind(store);
-    let release!: () => void;
-    const held = new Promise<void>((r) => (release = r));
-    let reached!: () => void;
-    const atCommit = new Promise<void>((r) => (reached = r));
-    let first = true;
-    store.transact = (async (fn: Parameters<typeof transact>[0]) => {
-      if (first) {
-        first = false;
-        reached();
-        await held;
-      }
-      return await transact(fn);
-    }) as typeof store.transact;
+    const { atCommit, release, restore } = holdNextCommit(h.services.store);
     const send = () =>
       h.request("/v1/metadata", {
         method: "POST",
@@ -170,7 +156,7 @@ Deno.test("a live request renews its lease: past the first lease a retry with it
     const aDone = await a;
     assertEquals(aDone.status, 201);
     const body = await aDone.json();
-    store.transact = transact;
+    restore();
     const replay = await send();
     assertEquals(replay.headers.get("idempotent-replayed"), "true");
     assertEquals(await replay.json(), body);

@@ -16,7 +16,7 @@ import { QueueDispatcher } from "../../src/queue.ts";
 import { makePng, toBase64 } from "../metadata/image/fixtures.ts";
 import { assert, assertEquals } from "../support/assert.ts";
 import { bearer, decodeTx, type Harness, startHarness } from "../support/harness.ts";
-import { allEvents, assertErrorShape } from "./support.ts";
+import { allEvents, assertErrorShape, holdNextCommit } from "./support.ts";
 
 const LIMITS = { TOKENS_PER_DAY: "1000", METADATA_PER_DAY: "1000", REQUESTS_PER_HOUR: "100000" };
 
@@ -643,22 +643,8 @@ Deno.test("a request whose Idempotency-Key lease ran out and was taken over by a
   });
   try {
     const k = await h.newApiKey();
-    const store = h.services.store;
-    const transact = store.transact.bind(store);
     // Request A stops just before its own commit, for longer than its lease.
-    let release!: () => void;
-    const held = new Promise<void>((r) => (release = r));
-    let reached!: () => void;
-    const atCommit = new Promise<void>((r) => (reached = r));
-    let first = true;
-    store.transact = (async (fn: Parameters<typeof transact>[0]) => {
-      if (first) {
-        first = false;
-        reached();
-        await held;
-      }
-      return await transact(fn);
-    }) as typeof store.transact;
+    const { atCommit, release, restore } = holdNextCommit(h.services.store);
 
     const send = () =>
       call(h, "/v1/metadata", {
@@ -674,7 +660,7 @@ Deno.test("a request whose Idempotency-Key lease ran out and was taken over by a
     release();
     const aDone = await a;
     assertEquals([aDone.status, aDone.body.error.code], [409, "idempotency_key_in_flight"]);
-    store.transact = transact;
+    restore();
 
     assertEquals(await count(h, "MetadataHosted"), 1);
     const replay = await send();
