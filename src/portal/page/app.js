@@ -352,6 +352,9 @@ function buy(topUpOf = null) {
         amount: quote.amount,
         currency: quote.currency,
         usd: quote.usd,
+        // A top-up is waited for until the purchase has received more than it had.
+        receivedBefore: S.purchases.find((p) => p.purchaseId === quote.purchaseId)?.received ??
+          "0",
       };
       announce(`Approve the payment of ${amountText(quote)} in your wallet.`);
       render();
@@ -386,6 +389,7 @@ function amountText(p) {
 /** Polls the service until it sees the payment on chain, showing progress meanwhile. */
 async function waitForPayment(purchaseId) {
   const started = Date.now();
+  const receivedBefore = S.payment?.receivedBefore ?? "0";
   S.payment = { ...(S.payment ?? {}), purchaseId, phase: "confirming", started, now: started };
   announce("Payment sent. Waiting for the network to confirm it…");
   render();
@@ -402,7 +406,7 @@ async function waitForPayment(purchaseId) {
         render();
         return;
       }
-      if (r.status === "underpaid") {
+      if (r.status === "underpaid" && r.received !== receivedBefore) {
         // Landed after its quote expired and the price moved: the rest is a top-up away.
         S.payment = null;
         await loadState();
@@ -742,7 +746,13 @@ function renderAccess() {
     parts.push(
       h(
         "details",
-        { class: "more", open: S.payment?.phase === "timeout" ? true : null },
+        {
+          class: "more",
+          // A payment short of the fee is the user's to act on: shown, with its top-up.
+          open: S.payment?.phase === "timeout" || unpaid.some((p) => p.status === "underpaid")
+            ? true
+            : null,
+        },
         h("summary", null, `Payments not confirmed (${unpaid.length})`),
         h(
           "p",
