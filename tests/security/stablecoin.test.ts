@@ -225,3 +225,32 @@ Deno.test("deno task dev:key --stablecoin funds the wallet with the local test s
     await Deno.remove(dataDir, { recursive: true });
   }
 });
+
+Deno.test("deno task start with a STABLECOIN_MINT that is not on the chain exits 2 naming it", async () => {
+  const chain = await startChain({ port: 0, slotMs: 40, quiet: true });
+  const dataDir = await Deno.makeTempDir({ prefix: "tcb-stablecoin-" });
+  try {
+    const missing = Keypair.generate().publicKey.toBase58();
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "--unstable-kv", "--unstable-cron", "src/main.ts"],
+      cwd: ROOT,
+      env: {
+        NO_COLOR: "1",
+        DATA_DIR: dataDir,
+        PORT: "0",
+        SOLANA_RPC_URL: chain.url,
+        STABLECOIN_MINT: missing,
+      },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const stderr = new TextDecoder().decode(out.stderr);
+    assertEquals(out.code, 2, stderr);
+    assert(stderr.includes(`STABLECOIN_MINT: ${missing} does not exist on this chain`), stderr);
+    assert(!new TextDecoder().decode(out.stdout).includes("ready on"), "it never served");
+  } finally {
+    await chain.close();
+    await Deno.remove(dataDir, { recursive: true });
+  }
+});
