@@ -8,6 +8,8 @@ import { Keypair, Transaction } from "@solana/web3.js";
 import { assert, assertEquals } from "../support/assert.ts";
 import { bearer, type Harness, startHarness } from "../support/harness.ts";
 import type { PriceSource, SolPrice } from "../../src/pricing/price-source.ts";
+import { allProjections } from "../../projections/index.ts";
+import { replayAndCompare } from "../../projections/replay.ts";
 
 const HOUR = 3_600_000;
 
@@ -124,6 +126,9 @@ Deno.test("given a quote at $300/SOL that expired, when it is paid after the pri
     assertEquals((await h.request("/v1/me", { headers: bearer(apiKey) })).status, 200);
     const purchased = (await eventTypes(h)).find((e) => e.type === "AccessPurchased")!;
     assertEquals((purchased.data as { amount: string }).amount, "66666667");
+    // The purchase as the projections hold it is what a replay of the log gives.
+    const replay = await replayAndCompare(h.kv, allProjections);
+    assert(replay.equal, JSON.stringify(replay.mismatches));
   } finally {
     await h.close();
   }
