@@ -4,7 +4,7 @@
  * with a message naming it; the payment goes through the mint's own token program. All on the
  * embedded chain with real token programs.
  */
-import { Connection, Keypair, type PublicKey, Transaction } from "@solana/web3.js";
+import { Connection, Keypair, PublicKey, Transaction } from "@solana/web3.js";
 import {
   getAccount,
   getAssociatedTokenAddressSync,
@@ -25,6 +25,7 @@ import {
   localStablecoinKeys,
 } from "../../src/chain/local-stablecoin.ts";
 import { appClient } from "../support/app-client.ts";
+import { paymentInstructions } from "../../src/domain/access/payment.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
@@ -252,5 +253,55 @@ Deno.test("deno task start with a STABLECOIN_MINT that is not on the chain exits
   } finally {
     await chain.close();
     await Deno.remove(dataDir, { recursive: true });
+  }
+});
+
+Deno.test("a stablecoin payment short of the quote (a hand-built transfer) is underpaid by the rest; the top-up pays it", async () => {
+  const h = await startHarness({ env: { STABLECOIN_MINT: "local" } });
+  try {
+    const coin = h.services.stablecoin!;
+    const wallet = h.fundedWallet();
+    await fundLocalStablecoin(h.services.connection, wallet.publicKey, 50_000_000n);
+    const cookie = await h.signIn(wallet);
+    const quote = await (await h.portal(cookie, "/portal/api/purchases", {
+      currency: "STABLECOIN",
+    })).json();
+    assertEquals(quote.amount, "10000000");
+    // The wallet pays 9 of the 10 tokens, with the portal's own instruction shape.
+    const short = new Transaction().add(...paymentInstructions({
+      wallet: wallet.publicKey,
+      treasury: h.treasury.publicKey,
+      currency: "STABLECOIN",
+      amount: 9_000_000n,
+      reference: new PublicKey(quote.reference),
+      stablecoin: coin,
+    }));
+    short.feePayer = wallet.publicKey;
+    short.recentBlockhash = (await h.services.connection.getLatestBlockhash()).blockhash;
+    short.sign(wallet);
+    await h.waitForConfirmation(await h.services.connection.sendRawTransaction(short.serialize()));
+    const check =
+      await (await h.portal(cookie, `/portal/api/purchases/${quote.purchaseId}/check`, {})).json();
+    assertEquals([check.status, check.received, check.shortfall], [
+      "underpaid",
+      "9000000",
+      "1000000",
+    ]);
+    assertEquals(check.receivedLamports, undefined, "no lamports for a stablecoin");
+
+    const top =
+      await (await h.portal(cookie, `/portal/api/purchases/${quote.purchaseId}/top-up`, {}))
+        .json();
+    assertEquals(top.amount, "1000000");
+    const tx = Transaction.from(Uint8Array.from(atob(top.transaction), (c) => c.charCodeAt(0)));
+    tx.partialSign(wallet);
+    await h.waitForConfirmation(await h.services.connection.sendRawTransaction(tx.serialize()));
+    const paid =
+      await (await h.portal(cookie, `/portal/api/purchases/${quote.purchaseId}/check`, {})).json();
+    assertEquals([paid.status, paid.received], ["paid", "10000000"]);
+    const ata = getAssociatedTokenAddressSync(coin.mint, h.treasury.publicKey, true);
+    assertEquals((await getAccount(h.services.connection, ata, "confirmed")).amount, 10_000_000n);
+  } finally {
+    await h.close();
   }
 });
