@@ -3,9 +3,16 @@
  * wallet, saves its keypair (Solana CLI JSON) under DATA_DIR/wallets/, goes through the real
  * purchase flow (sign-in, on-chain payment, key) and prints one JSON line:
  * {"apiKey":"…","wallet":"…","keypairPath":"…"}.
+ * `--stablecoin`: with the service started with STABLECOIN_MINT=local, also funds the wallet with
+ * 1,000 of the local test stablecoin and pays the access fee in it.
  */
 import { Connection, Keypair, LAMPORTS_PER_SOL, Transaction } from "@solana/web3.js";
 import bs58 from "bs58";
+import {
+  confirmed,
+  fundLocalStablecoin,
+  LOCAL_STABLECOIN_DECIMALS,
+} from "../chain/local-stablecoin.ts";
 import { saveKeypair } from "../local/data-dir.ts";
 import { signWithKeypair } from "../portal/sign-with-keypair.ts";
 import { defaultRpcUrl } from "./kv.ts";
@@ -14,6 +21,7 @@ const service = (Deno.env.get("SERVICE_URL") ?? `http://127.0.0.1:${Deno.env.get
   .replace(/\/+$/, "");
 const rpcUrl = defaultRpcUrl();
 const dataDir = Deno.env.get("DATA_DIR") ?? ".data";
+const currency = Deno.args.includes("--stablecoin") ? "STABLECOIN" : "SOL";
 
 const connection = new Connection(rpcUrl, "confirmed");
 const wallet = Keypair.generate();
@@ -23,7 +31,9 @@ let cookie = "";
 async function call(path: string, body?: unknown) {
   const res = await fetch(service + path, {
     method: body === undefined ? "GET" : "POST",
-    headers: { "content-type": "application/json", origin: service, ...(cookie ? { cookie } : {}) },
+    // No Origin: this is no browser, and the service's origin is its PUBLIC_BASE_URL, which a
+    // SERVICE_URL reaching it another way (a port forward, 127.0.0.1 for localhost) need not be.
+    headers: { "content-type": "application/json", ...(cookie ? { cookie } : {}) },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const setCookie = res.headers.get("set-cookie");
@@ -33,20 +43,21 @@ async function call(path: string, body?: unknown) {
   return json;
 }
 
-async function confirmed(signature: string) {
-  for (let i = 0; i < 150; i++) {
-    const { value } = await connection.getSignatureStatuses([signature]);
-    if (value[0]?.err) throw new Error(`transaction failed: ${JSON.stringify(value[0].err)}`);
-    if (value[0]?.confirmationStatus && value[0].confirmationStatus !== "processed") return;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`transaction ${signature} not confirmed in 30 s`);
-}
-
-await confirmed(await connection.requestAirdrop(wallet.publicKey, 2 * LAMPORTS_PER_SOL));
+await confirmed(
+  connection,
+  await connection.requestAirdrop(wallet.publicKey, 2 * LAMPORTS_PER_SOL),
+);
 await Deno.mkdir(`${dataDir}/wallets`, { recursive: true });
 const keypairPath = `${dataDir}/wallets/${walletAddress}.json`;
 await saveKeypair(keypairPath, wallet);
+
+if (currency === "STABLECOIN") {
+  await fundLocalStablecoin(
+    connection,
+    wallet.publicKey,
+    1_000n * 10n ** BigInt(LOCAL_STABLECOIN_DECIMALS),
+  );
+}
 
 const challenge = await call("/portal/api/challenge", { wallet: walletAddress });
 const signature = await signWithKeypair(wallet, new TextEncoder().encode(challenge.message));
@@ -56,10 +67,10 @@ await call("/portal/api/session", {
   signature: bs58.encode(signature),
 });
 
-const quote = await call("/portal/api/purchases", { currency: "SOL" });
+const quote = await call("/portal/api/purchases", { currency });
 const tx = Transaction.from(Uint8Array.from(atob(quote.transaction), (c) => c.charCodeAt(0)));
 tx.partialSign(wallet);
-await confirmed(await connection.sendRawTransaction(tx.serialize()));
+await confirmed(connection, await connection.sendRawTransaction(tx.serialize()));
 for (let i = 0;; i++) {
   const check = await call(`/portal/api/purchases/${quote.purchaseId}/check`, {});
   if (check.status === "paid") break;

@@ -58,13 +58,13 @@ function findChromium(): string | null {
   return null;
 }
 
-/** A price feed the test can take down, for the "price unavailable" state. */
+/** A price feed the test can take down, for the "price unavailable" state, or move. */
 class SwitchablePrice implements PriceSource {
   down = false;
-  readonly #fixed = new FixedPriceSource(150, Date.now);
+  usd = 150;
   solUsd(): Promise<SolPrice> {
     if (this.down) return Promise.reject(new PriceUnavailable("test: feed down"));
-    return this.#fixed.solUsd();
+    return new FixedPriceSource(this.usd, Date.now).solUsd();
   }
 }
 
@@ -72,6 +72,8 @@ interface Served {
   h: Harness;
   base: string;
   price: SwitchablePrice;
+  /** Moves the service's clock (the chain keeps the real time): a quote made in the past. */
+  clockOffsetMs: number;
   close(): Promise<void>;
 }
 
@@ -85,17 +87,20 @@ async function serve(): Promise<Served> {
   );
   const base = `http://127.0.0.1:${server.addr.port}`;
   const price = new SwitchablePrice();
-  const h = await startHarness({ env: { PUBLIC_BASE_URL: base }, price });
+  const clock = () => Date.now() + served.clockOffsetMs;
+  const h = await startHarness({ env: { PUBLIC_BASE_URL: base }, price, clock });
   handler = (req) => h.app.fetch(req);
-  return {
+  const served: Served = {
     h,
     base,
     price,
+    clockOffsetMs: 0,
     async close() {
       await server.shutdown();
       await h.close();
     },
   };
+  return served;
 }
 
 async function launch(): Promise<Browser> {
@@ -430,7 +435,9 @@ Deno.test({
       await page.setViewportSize({ width: 1100, height: 900 });
       await page.getByRole("button", { name: "Sign out" }).click();
       await page.getByRole("button", { name: `Connect ${WALLET_NAME}` }).waitFor();
-      assertEquals(await page.getByRole("button", { name: "Rotate key…" }).count(), 0);
+      // The Connect button was already there (signed in after the reload, wallet not connected):
+      // wait for sign-out to clear the keys rather than count them at once.
+      await page.getByRole("button", { name: "Rotate key…" }).waitFor({ state: "detached" });
       assertEquals(await statusOf(s, key3), 200, "signing out of the portal doesn't touch the key");
 
       assertEquals(problems, []);
@@ -510,6 +517,40 @@ Deno.test({
         await ctx.close();
       });
 
+      await t.step(
+        "paid after the quote expired, the price having halved: the difference is offered and buys access",
+        async () => {
+          const ctx = await fresh();
+          const wallet: TestWallet = { keypair: s.h.fundedWallet(1), held: [] };
+          const { page, problems } = await openPage(ctx, s, wallet, "hold");
+          const connection = new Connection(s.h.chain.url, "confirmed");
+          // Quoted two hours ago at $300/SOL; it lands now, at $150/SOL.
+          s.clockOffsetMs = -2 * 3_600_000;
+          s.price.usd = 300;
+          await connectAndSignIn(page, wallet);
+          await page.getByRole("button", { name: "Pay $10.00 for access" }).click();
+          await page.getByText("Payment sent. Waiting for the network to confirm it.").first()
+            .waitFor();
+          s.clockOffsetMs = 0;
+          s.price.usd = 150;
+          await connection.sendRawTransaction(wallet.held[0]);
+          const difference = page.getByRole("button", { name: "Pay the difference" });
+          await difference.waitFor({ timeout: 60_000 });
+          await page.getByText(/short of the fee at the price when it landed/).waitFor();
+          assertEquals(await page.getByRole("button", { name: "Create API key" }).count(), 0);
+          await shot(page, "fail-underpaid");
+          await difference.click();
+          await page.getByText("Payment sent. Waiting for the network to confirm it.").first()
+            .waitFor();
+          assertEquals(wallet.held.length, 2);
+          await connection.sendRawTransaction(wallet.held[1]);
+          await page.getByRole("button", { name: "Create API key" }).waitFor({ timeout: 60_000 });
+          await shot(page, "fail-underpaid-topped-up");
+          allProblems.push(...problems);
+          await ctx.close();
+        },
+      );
+
       await t.step("wallet that can sign but not send", async () => {
         const ctx = await fresh();
         const wallet = { keypair: s.h.fundedWallet(1), held: [] };
@@ -545,6 +586,8 @@ Deno.test({
       assertEquals(allProblems, []);
     } finally {
       s.price.down = false;
+      s.price.usd = 150;
+      s.clockOffsetMs = 0;
       await browser.close();
       await s.close();
     }

@@ -331,7 +331,8 @@ function signOut() {
 
 const canPay = () => !!S.account && S.account.address === S.signedIn;
 
-function buy() {
+/** `topUpOf`: an underpaid purchase; its top-up quote (the rest, at today's price) is paid. */
+function buy(topUpOf = null) {
   const wallet = S.wallet;
   if (!canPay()) {
     showError("Connect the wallet you signed in with first; it pays the access fee.");
@@ -350,7 +351,9 @@ function buy() {
   return run("Preparing the payment…", "The payment", async () => {
     S.payment = { purchaseId: null, phase: "quote", started: Date.now(), now: Date.now() };
     try {
-      const quote = await api("/portal/api/purchases", { json: { currency: S.currency } });
+      const quote = typeof topUpOf === "string"
+        ? await api(`/portal/api/purchases/${topUpOf}/top-up`, { json: {} })
+        : await api("/portal/api/purchases", { json: { currency: S.currency } });
       S.payment = {
         ...S.payment,
         purchaseId: quote.purchaseId,
@@ -358,6 +361,9 @@ function buy() {
         amount: quote.amount,
         currency: quote.currency,
         usd: quote.usd,
+        // A top-up is waited for until the purchase has received more than it had.
+        receivedBefore: S.purchases.find((p) => p.purchaseId === quote.purchaseId)?.received ??
+          "0",
       };
       announce(`Approve the payment of ${amountText(quote)} in your wallet.`);
       render();
@@ -392,6 +398,7 @@ function amountText(p) {
 /** Polls the service until it sees the payment on chain, showing progress meanwhile. */
 async function waitForPayment(purchaseId) {
   const started = Date.now();
+  const receivedBefore = S.payment?.receivedBefore ?? "0";
   S.payment = { ...(S.payment ?? {}), purchaseId, phase: "confirming", started, now: started };
   announce("Payment sent. Waiting for the network to confirm it…");
   render();
@@ -405,6 +412,15 @@ async function waitForPayment(purchaseId) {
         await loadState();
         announce("Payment confirmed. You can create your API key now.");
         focusNext = `create-${purchaseId}`;
+        render();
+        return;
+      }
+      if (r.status === "underpaid" && r.received !== receivedBefore) {
+        // Landed after its quote expired and the price moved: the rest is a top-up away.
+        S.payment = null;
+        await loadState();
+        announce("The payment landed but doesn't cover the fee at today's price.");
+        focusNext = `top-up-${purchaseId}`;
         render();
         return;
       }
@@ -747,7 +763,13 @@ function renderAccess() {
     parts.push(
       h(
         "details",
-        { class: "more", open: S.payment?.phase === "timeout" ? true : null },
+        {
+          class: "more",
+          // A payment short of the fee is the user's to act on: shown, with its top-up.
+          open: S.payment?.phase === "timeout" || unpaid.some((p) => p.status === "underpaid")
+            ? true
+            : null,
+        },
         h("summary", null, `Payments not confirmed (${unpaid.length})`),
         h(
           "p",
@@ -852,6 +874,29 @@ function paymentPanel() {
 }
 
 function unpaidRow(p) {
+  if (p.status === "underpaid") {
+    const units = (n) => p.currency === "SOL" ? formatSol(n) : `${n} stablecoin base units`;
+    return h(
+      "li",
+      { class: "row" },
+      h(
+        "span",
+        null,
+        `Received ${units(p.received)}, ${
+          units(p.shortfall)
+        } short of the fee at the price when it landed.`,
+      ),
+      button("Pay the difference", () => buy(p.purchaseId), {
+        class: "btn btn-small",
+        fid: `top-up-${p.purchaseId}`,
+        disabled: !canPay(),
+      }),
+      button("Check payment", () => recheck(p.purchaseId), {
+        class: "btn btn-small",
+        fid: `recheck-${p.purchaseId}`,
+      }),
+    );
+  }
   return h(
     "li",
     { class: "row" },
