@@ -114,6 +114,8 @@ const EnvSchema = z.object({
   ADMIN_TOKEN: z.string().min(32, "at least 32 characters").optional(),
   DEPLOY_MODE: z.enum(["0", "1"]).optional(),
   DENO_DEPLOYMENT_ID: z.string().optional(),
+  // How long one vanity-address grind may take before 422 vanity_timeout (0: refuse at once).
+  VANITY_BUDGET_MS: z.coerce.number().int().min(0).max(60_000).default(10_000),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
 });
 
@@ -152,6 +154,8 @@ export interface Config {
   suspendAfterUnverified: number;
   wellKnownNames: string[];
   adminToken: string | null;
+  /** Time budget of one vanity mint-address grind (ms); over it the build is 422. */
+  vanityBudgetMs: number;
   logLevel: "debug" | "info" | "warn" | "error" | "silent";
   /** Test-only: lets the image fetcher reach a plain-http loopback server. Never from the env. */
   allowLoopbackImageFetchForTests: boolean;
@@ -229,6 +233,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       ? e.WELL_KNOWN_NAMES.split(",").map((s) => s.trim()).filter(Boolean)
       : DEFAULT_WELL_KNOWN_NAMES,
     adminToken: e.ADMIN_TOKEN ?? null,
+    vanityBudgetMs: e.VANITY_BUDGET_MS,
     logLevel: e.LOG_LEVEL,
     allowLoopbackImageFetchForTests: false,
   };

@@ -12,7 +12,8 @@ export type ErrorCode =
   | "idempotency_key_in_flight"
   | "price_unavailable"
   | "server_error"
-  | "forbidden";
+  | "forbidden"
+  | "vanity_timeout";
 
 const STATUS: Record<ErrorCode, number> = {
   invalid_request: 400,
@@ -24,6 +25,7 @@ const STATUS: Record<ErrorCode, number> = {
   payload_too_large: 413,
   idempotency_key_in_flight: 409,
   idempotency_key_reused: 422,
+  vanity_timeout: 422,
   rate_limited: 429,
   daily_limit: 429,
   server_error: 500,

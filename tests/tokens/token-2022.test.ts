@@ -1,0 +1,174 @@
+/**
+ * Token-2022 builds on the embedded chain (litesvm's bundled Token-2022 program): every option
+ * combination lands, and what landed reads back through @solana/spl-token's own Token-2022
+ * helpers (getMint, getTokenMetadata, getTransferFeeConfig, getAccount); the payer's balance
+ * drops by exactly costs.totalLamports; the mint's lamports are exactly the rent of its final
+ * size (after the metadata realloc).
+ */
+import { type Keypair, PublicKey } from "@solana/web3.js";
+import {
+  ExtensionType,
+  getAccount,
+  getExtensionTypes,
+  getMetadataPointerState,
+  getMint,
+  getMintLen,
+  getTokenMetadata,
+  getTransferFeeConfig,
+  TOKEN_2022_PROGRAM_ID,
+} from "@solana/spl-token";
+import { assert, assertEquals } from "../support/assert.ts";
+import { bearer, decodeTx, type Harness, startHarness } from "../support/harness.ts";
+
+const URI = "https://example.com/m/0123abcd.json";
+/** spl-token reads an unset OptionalNonZeroPubkey back as the all-zero key or null. */
+const keyOrNull = (k: PublicKey | null | undefined) =>
+  !k || k.equals(PublicKey.default) ? null : k.toBase58();
+
+interface Options {
+  immutableMetadata: boolean;
+  revokeMint: boolean;
+  revokeFreeze: boolean;
+  transferFee: "none" | "payer" | "permanent";
+}
+
+async function buildAndLand(
+  h: Harness,
+  apiKey: string,
+  wallet: Keypair,
+  o: Options,
+  extra: Record<string, unknown> = {},
+) {
+  const json: Record<string, unknown> = {
+    payer: wallet.publicKey.toBase58(),
+    name: "Twenty Two",
+    symbol: "T22",
+    metadataUri: URI,
+    supply: "1000000",
+    decimals: 6,
+    tokenProgram: "token-2022",
+    immutableMetadata: o.immutableMetadata,
+    revokeMint: o.revokeMint,
+    revokeFreeze: o.revokeFreeze,
+    ...extra,
+  };
+  if (o.transferFee !== "none") {
+    json.transferFee = {
+      basisPoints: 250,
+      maximum: "5000000",
+      ...(o.transferFee === "permanent" ? { permanent: true } : {}),
+    };
+  }
+  const res = await h.request("/v1/tokens", {
+    method: "POST",
+    headers: { ...bearer(apiKey), "idempotency-key": crypto.randomUUID() },
+    json,
+  });
+  const body = await res.json();
+  assertEquals(res.status, 201, JSON.stringify(body));
+  const c = h.services.connection;
+  const before = BigInt(await c.getBalance(wallet.publicKey, "confirmed"));
+  const tx = decodeTx(body.transaction);
+  tx.sign([wallet]);
+  const signature = await c.sendRawTransaction(tx.serialize());
+  await h.waitForConfirmation(signature);
+  const after = BigInt(await c.getBalance(wallet.publicKey, "confirmed"));
+  return { body, signature, spent: before - after };
+}
+
+Deno.test("token-2022: every option combination lands and reads back with spl-token's helpers", async () => {
+  const h = await startHarness();
+  try {
+    const c = h.services.connection;
+    const { apiKey, wallet } = await h.newApiKey();
+    h.chain.airdrop(wallet.publicKey.toBase58(), 100_000_000_000n);
+    const combos: Options[] = [];
+    for (const immutableMetadata of [false, true]) {
+      for (const revokeMint of [false, true]) {
+        for (const revokeFreeze of [false, true]) {
+          for (const transferFee of ["none", "payer", "permanent"] as const) {
+            combos.push({ immutableMetadata, revokeMint, revokeFreeze, transferFee });
+          }
+        }
+      }
+    }
+    for (const o of combos) {
+      const label = JSON.stringify(o);
+      const { body, spent } = await buildAndLand(h, apiKey, wallet, o);
+      assertEquals(body.tokenProgram, "token-2022", label);
+      // The balance drops by exactly what costs said.
+      assertEquals(spent, BigInt(body.costs.totalLamports), label);
+      assertEquals(body.costs.metadataRentLamports, "0", label);
+      assertEquals(body.costs.metadataProtocolFeeLamports, "0", label);
+      const mintKey = new PublicKey(body.mint);
+      // The metadata lives in the mint.
+      assertEquals(body.metadataAccount, body.mint, label);
+      const info = await c.getAccountInfo(mintKey, "confirmed");
+      assert(info!.owner.equals(TOKEN_2022_PROGRAM_ID), label);
+      // Funded for exactly its final size, the metadata's realloc included.
+      assertEquals(BigInt(info!.lamports), BigInt(body.costs.mintRentLamports), label);
+      assertEquals(
+        BigInt(info!.lamports),
+        BigInt(await c.getMinimumBalanceForRentExemption(info!.data.length)),
+        label,
+      );
+      const mint = await getMint(c, mintKey, "confirmed", TOKEN_2022_PROGRAM_ID);
+      assertEquals(mint.decimals, 6, label);
+      assertEquals(mint.supply, 1_000_000n * 10n ** 6n, label);
+      assertEquals(
+        mint.mintAuthority?.toBase58() ?? null,
+        o.revokeMint ? null : body.requiredSigner,
+      );
+      assertEquals(
+        mint.freezeAuthority?.toBase58() ?? null,
+        o.revokeFreeze ? null : body.requiredSigner,
+        label,
+      );
+      const expected = [ExtensionType.MetadataPointer, ExtensionType.TokenMetadata];
+      if (o.transferFee !== "none") expected.push(ExtensionType.TransferFeeConfig);
+      assertEquals(getExtensionTypes(mint.tlvData).sort(), expected.sort(), label);
+      const pointer = getMetadataPointerState(mint)!;
+      assertEquals(pointer.metadataAddress?.toBase58(), body.mint, label);
+      assertEquals(
+        keyOrNull(pointer.authority),
+        o.immutableMetadata ? null : body.requiredSigner,
+        label,
+      );
+      const meta = (await getTokenMetadata(c, mintKey, "confirmed", TOKEN_2022_PROGRAM_ID))!;
+      assertEquals([meta.name, meta.symbol, meta.uri], ["Twenty Two", "T22", URI], label);
+      assertEquals(meta.mint.toBase58(), body.mint, label);
+      assertEquals(
+        keyOrNull(meta.updateAuthority),
+        o.immutableMetadata ? null : body.requiredSigner,
+        label,
+      );
+      const fee = getTransferFeeConfig(mint);
+      if (o.transferFee === "none") assertEquals(fee, null, label);
+      else {
+        const authority = o.transferFee === "permanent" ? null : body.requiredSigner;
+        assertEquals(keyOrNull(fee!.transferFeeConfigAuthority), authority, label);
+        assertEquals(keyOrNull(fee!.withdrawWithheldAuthority), authority, label);
+        assertEquals(fee!.newerTransferFee.transferFeeBasisPoints, 250, label);
+        assertEquals(fee!.newerTransferFee.maximumFee, 5_000_000n, label);
+      }
+      const account = await getAccount(
+        c,
+        new PublicKey(body.recipientTokenAccount),
+        "confirmed",
+        TOKEN_2022_PROGRAM_ID,
+      );
+      assertEquals(account.amount, 1_000_000n * 10n ** 6n, label);
+      assertEquals(account.owner.toBase58(), body.requiredSigner, label);
+      assertEquals(account.mint.toBase58(), body.mint, label);
+      const accountInfo = await c.getAccountInfo(account.address, "confirmed");
+      assertEquals(
+        BigInt(accountInfo!.lamports),
+        BigInt(body.costs.tokenAccountRentLamports),
+        label,
+      );
+      assert(getMintLen([]) < info!.data.length, label);
+    }
+  } finally {
+    await h.close();
+  }
+});
