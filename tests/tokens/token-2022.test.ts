@@ -5,7 +5,7 @@
  * drops by exactly costs.totalLamports; the mint's lamports are exactly the rent of its final
  * size (after the metadata realloc).
  */
-import { type Keypair, PublicKey } from "@solana/web3.js";
+import { Keypair, PublicKey } from "@solana/web3.js";
 import {
   ExtensionType,
   getAccount,
@@ -19,6 +19,11 @@ import {
 } from "@solana/spl-token";
 import { assert, assertEquals } from "../support/assert.ts";
 import { bearer, decodeTx, type Harness, startHarness } from "../support/harness.ts";
+import {
+  MAX_NAME_BYTES,
+  MAX_SYMBOL_BYTES,
+  MAX_URI_BYTES,
+} from "../../src/tokens/request-schema.ts";
 
 const URI = "https://example.com/m/0123abcd.json";
 /** spl-token reads an unset OptionalNonZeroPubkey back as the all-zero key or null. */
@@ -168,6 +173,109 @@ Deno.test("token-2022: every option combination lands and reads back with spl-to
       );
       assert(getMintLen([]) < info!.data.length, label);
     }
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("token-2022 with every option on and the longest name, symbol and uri: within 1232 bytes, lands", async () => {
+  const h = await startHarness();
+  try {
+    const c = h.services.connection;
+    const { apiKey, wallet } = await h.newApiKey();
+    const recipient = Keypair.generate().publicKey.toBase58();
+    const name = "€".repeat(10) + "Zq"; // 32 bytes of UTF-8
+    const symbol = "SYMBOLXYZW"; // 10 bytes
+    const uri = "https://example.com/" + "u".repeat(180); // 200 bytes
+    assertEquals(
+      [name, symbol, uri].map((s) => new TextEncoder().encode(s).length),
+      [MAX_NAME_BYTES, MAX_SYMBOL_BYTES, MAX_URI_BYTES],
+    );
+    const res = await h.request("/v1/tokens", {
+      method: "POST",
+      headers: bearer(apiKey),
+      json: {
+        payer: wallet.publicKey.toBase58(),
+        recipient,
+        name,
+        symbol,
+        metadataUri: uri,
+        supplyRaw: "18446744073709551615",
+        decimals: 9,
+        tokenProgram: "token-2022",
+        transferFee: { basisPoints: 10_000, maximum: "18446744073709551615" },
+        immutableMetadata: true,
+        revokeMint: true,
+        revokeFreeze: false,
+        vanity: { suffix: "z", ignoreCase: true },
+      },
+    });
+    const body = await res.json();
+    assertEquals(res.status, 201, JSON.stringify(body));
+    const wire = Uint8Array.from(atob(body.transaction), (ch) => ch.charCodeAt(0));
+    assert(wire.length <= 1232, `${wire.length} bytes`);
+    assertEquals(body.mint.toLowerCase().endsWith("z"), true);
+    const tx = decodeTx(body.transaction);
+    // Signed, it is the same size: the signature fills the slot the unsigned form carries.
+    tx.sign([wallet]);
+    assertEquals(tx.serialize().length, wire.length);
+    const before = BigInt(await c.getBalance(wallet.publicKey, "confirmed"));
+    const sig = await c.sendRawTransaction(tx.serialize());
+    await h.waitForConfirmation(sig);
+    assertEquals(
+      before - BigInt(await c.getBalance(wallet.publicKey, "confirmed")),
+      BigInt(body.costs.totalLamports),
+    );
+    const meta = (await getTokenMetadata(c, new PublicKey(body.mint), "confirmed"))!;
+    assertEquals([meta.name, meta.symbol, meta.uri], [name, symbol, uri]);
+    const account = await getAccount(
+      c,
+      new PublicKey(body.recipientTokenAccount),
+      "confirmed",
+      TOKEN_2022_PROGRAM_ID,
+    );
+    assertEquals([account.owner.toBase58(), account.amount], [recipient, (1n << 64n) - 1n]);
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("token-2022 costs: a payer holding exactly totalLamports builds and lands at 0; one lamport less is insufficient_funds", async () => {
+  const h = await startHarness();
+  try {
+    const c = h.services.connection;
+    const { apiKey } = await h.newApiKey();
+    const payer = Keypair.generate();
+    const json = {
+      payer: payer.publicKey.toBase58(),
+      name: "Exact Two",
+      symbol: "EX2",
+      metadataUri: URI,
+      supply: "10",
+      tokenProgram: "token-2022",
+      transferFee: { basisPoints: 50, maximum: "10" },
+    };
+    const post = async () => {
+      const res = await h.request("/v1/tokens", { method: "POST", headers: bearer(apiKey), json });
+      return { status: res.status, body: await res.json() };
+    };
+    const none = await post();
+    assertEquals(none.body.error.code, "insufficient_funds");
+    const total = BigInt(none.body.error.fields.costs.totalLamports);
+    // No Metaplex account: the network's share is the two accounts' rent and the fee.
+    assertEquals(none.body.error.fields.costs.metadataProtocolFeeLamports, "0");
+    h.chain.airdrop(payer.publicKey.toBase58(), total - 1n);
+    const short = await post();
+    assertEquals(short.body.error.code, "insufficient_funds");
+    h.chain.airdrop(payer.publicKey.toBase58(), 1n);
+    const ok = await post();
+    assertEquals(ok.status, 201, JSON.stringify(ok.body));
+    assertEquals(ok.body.costs.totalLamports, total.toString());
+    const tx = decodeTx(ok.body.transaction);
+    tx.sign([payer]);
+    const sig = await c.sendRawTransaction(tx.serialize());
+    await h.waitForConfirmation(sig);
+    assertEquals(await c.getBalance(payer.publicKey, "confirmed"), 0);
   } finally {
     await h.close();
   }
