@@ -273,7 +273,7 @@ const P58_42 = 58 ** 42, P58_43 = 58 ** 43;
 const TWO32 = 2 ** 32, TWO192 = 2 ** 192;
 
 /** A matcher over digest words: `true` for a likely match (confirmed exactly afterwards). */
-function matcher(p: VanityPattern): (h: Int32Array) => boolean {
+export function fastMatcher(p: VanityPattern): (h: Int32Array) => boolean {
   const pre = [...p.prefix].map((ch) => choicesOf(ch, p.ignoreCase));
   const suf = [...p.suffix].map((ch) => choicesOf(ch, p.ignoreCase));
   const allowed = (sets: number[][]) =>
@@ -285,15 +285,18 @@ function matcher(p: VanityPattern): (h: Int32Array) => boolean {
   const preOk = allowed(pre), sufOk = allowed(suf);
   const k = pre.length, j = suf.length;
   const sufMod = 58 ** j;
+  // N mod 58^j as a sum of 16-bit halves times (2^(16 i) mod 58^j): each product is below
+  // 2^16 * 58^4 < 2^40 and the 16 of them below 2^44, exact in a double; one % at the end.
+  const weight = new Float64Array(16);
+  for (let i = 0, c = 1; i < 16; i++, c = (c * 65536) % sufMod) weight[15 - i] = c;
   return (h) => {
     if (j > 0) {
-      // N mod 58^j, 16 bits at a time so every intermediate stays an exact integer.
-      let r = 0;
+      let sum = 0;
       for (let i = 0; i < 8; i++) {
         const w = h[i] >>> 0;
-        r = (r * 65536 + (w >>> 16)) % sufMod;
-        r = (r * 65536 + (w & 0xffff)) % sufMod;
+        sum += (w >>> 16) * weight[2 * i] + (w & 0xffff) * weight[2 * i + 1];
       }
+      let r = sum % sufMod;
       for (let i = j - 1; i >= 0; i--) {
         if (!sufOk[i][r % 58]) return false;
         r = Math.floor(r / 58);
@@ -310,7 +313,7 @@ function matcher(p: VanityPattern): (h: Int32Array) => boolean {
     let d = Math.floor(t);
     const frac = t - d;
     // Too near a digit boundary for 53 bits to tell: the exact check decides.
-    if (frac < 1e-9 || frac > 1 - 1e-9) return true;
+    if (frac < 1e-6 || frac > 1 - 1e-6) return true;
     for (let i = k - 1; i >= 0; i--) {
       if (!preOk[i][d % 58]) return false;
       d = Math.floor(d / 58);
@@ -355,7 +358,7 @@ export async function grindVanitySeed(
   const stem = opts.seedStem ?? randomStem();
   if (!/^[0-9a-f]{24}$/.test(stem)) throw new Error("seedStem must be 24 hex characters");
   const hash = seedHasher(base, stem, program);
-  const likely = matcher(pattern);
+  const likely = fastMatcher(pattern);
   const h = new Int32Array(8);
   const started = now();
   let counter = 0;
