@@ -11,6 +11,7 @@ import { parseArgs } from "node:util";
 import { api } from "./sections/api.ts";
 import { bareHono } from "./sections/bare.ts";
 import { eventStore } from "./sections/events.ts";
+import { vanity } from "./sections/vanity.ts";
 import { renderTable, type Row } from "./lib/report.ts";
 
 const args = parseArgs({
@@ -24,7 +25,7 @@ const args = parseArgs({
   },
 }).values;
 const quick = args.quick!;
-const only = new Set((args.only ?? "bare,api,events").split(","));
+const only = new Set((args.only ?? "bare,api,events,vanity").split(","));
 const started = performance.now();
 const log = (m: string) =>
   console.error(`[bench ${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s] ${m}`);
@@ -92,6 +93,8 @@ await section("events", () =>
     profile: (args.profile ?? "").split(",").includes("replay"),
     log,
   }));
+
+await section("vanity", () => vanity({ quick, log }));
 
 const wallS = (performance.now() - started) / 1000;
 const goals = rows.filter((r) => r.met !== undefined);

@@ -5,8 +5,8 @@
  *
  * Why our own SHA-256 here and not a library's: a try must cost well under a microsecond for 4
  * case-insensitive characters (about 700,000 tries on average) to take under 2 s, and a
- * general-purpose hash pays an object, a copy and a call per try (node:crypto measured 77k
- * tries/s in Deno, @noble/hashes 35k). The input is fixed: the 64-byte first block is the payer
+ * general-purpose hash pays an object, a copy and a call per try (node:crypto does 2-3x fewer
+ * tries per second, @noble/hashes fewer still: BENCHMARKS.md). The input is fixed: the 64-byte first block is the payer
  * and the seed, the second block is the program id and the padding (constant), and only the
  * seed's last 8 characters (a hex counter, words 14 and 15) change between tries. So rounds 0-13
  * of the first block and the whole message schedule of the second are computed once per grind.
