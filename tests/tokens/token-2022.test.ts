@@ -5,7 +5,7 @@
  * drops by exactly costs.totalLamports; the mint's lamports are exactly the rent of its final
  * size (after the metadata realloc).
  */
-import { Keypair, PublicKey } from "@solana/web3.js";
+import { Keypair, PublicKey, SYSVAR_RENT_PUBKEY } from "@solana/web3.js";
 import {
   ExtensionType,
   getAccount,
@@ -276,6 +276,43 @@ Deno.test("token-2022 costs: a payer holding exactly totalLamports builds and la
     const sig = await c.sendRawTransaction(tx.serialize());
     await h.waitForConfirmation(sig);
     assertEquals(await c.getBalance(payer.publicKey, "confirmed"), 0);
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("token-2022 costs stay exact through an RPC that serves no Rent sysvar (rent asked by size)", async () => {
+  const asked: number[] = [];
+  // The node answers getAccountInfo(Rent sysvar) with null, as some RPC providers do.
+  const rpcFetch: typeof fetch = async (input, init) => {
+    const body = typeof init?.body === "string" ? JSON.parse(init.body) : null;
+    if (
+      body?.method === "getAccountInfo" && body.params?.[0] === SYSVAR_RENT_PUBKEY.toBase58()
+    ) {
+      return Response.json({
+        jsonrpc: "2.0",
+        id: body.id,
+        result: { context: { slot: 1 }, value: null },
+      });
+    }
+    if (body?.method === "getMinimumBalanceForRentExemption") asked.push(body.params[0]);
+    return await fetch(input, init);
+  };
+  const h = await startHarness({ rpcFetch });
+  try {
+    const { apiKey, wallet } = await h.newApiKey();
+    const o = {
+      immutableMetadata: false,
+      revokeMint: true,
+      revokeFreeze: true,
+      transferFee: "payer",
+    } as const;
+    const { body, spent } = await buildAndLand(h, apiKey, wallet, o);
+    assertEquals(spent, BigInt(body.costs.totalLamports));
+    // The mint's final size and the 182-byte token account were asked for by size.
+    const info = await h.services.connection.getAccountInfo(new PublicKey(body.mint), "confirmed");
+    assert(asked.includes(info!.data.length), `asked ${asked}`);
+    assert(asked.includes(182), `asked ${asked}`);
   } finally {
     await h.close();
   }
