@@ -47,6 +47,7 @@ import {
 } from "./rent.ts";
 import { token2022Rent, token2022Sizes } from "./token-2022.ts";
 import { grindVanitySeed, matchProbability, VanityTimeout } from "./vanity.ts";
+import { vanityGateFor } from "./vanity-gate.ts";
 import {
   compileToken,
   deriveAddresses,
@@ -175,7 +176,7 @@ async function build(
   let vanityTries: number | null = null;
   if (req.vanity && opts.seed === undefined) {
     // Before any RPC: a grind that runs out of time costs the caller nothing and counts nothing.
-    const found = await grindVanity(s, req, tokenProgram);
+    const found = await grindVanity(s, req, tokenProgram, caller.keyId);
     seed = found.seed;
     vanityTries = found.tries;
   }
@@ -478,9 +479,11 @@ async function grindVanity(
   s: Services,
   req: BuildRequest,
   tokenProgram: "spl-token" | "token-2022",
+  keyId: string,
 ): Promise<{ seed: string; tries: number }> {
   const pattern = req.vanity!;
   const budgetMs = s.config.vanityBudgetMs ?? 10_000;
+  const leave = vanityGateFor(s, s.config.vanityConcurrency ?? 2).enter(keyId);
   try {
     return await grindVanitySeed(req.payer, tokenProgramId(tokenProgram), pattern, { budgetMs });
   } catch (e) {
@@ -492,6 +495,8 @@ async function grindVanity(
         `about ${expected} are needed on average); nothing was built or counted`,
       { tries: e.tries, budgetMs, expectedTries: expected },
     );
+  } finally {
+    leave();
   }
 }
 

@@ -2,7 +2,8 @@
  * The vanity grinder: its SHA-256 agrees with node:crypto and PublicKey.createWithSeed, the
  * fast number check never misses a real match, it finds what was asked within its budget
  * (and says how many tries), it yields to the event loop between slices, and over its budget a
- * build is 422 vanity_timeout with nothing built or counted.
+ * build is 422 vanity_timeout with nothing built or counted; one grind per key and a few per
+ * process run at once.
  */
 import { createHash } from "node:crypto";
 import { Keypair, PublicKey } from "@solana/web3.js";
@@ -20,6 +21,8 @@ import {
   VanityTimeout,
 } from "../../src/tokens/vanity.ts";
 import { allEvents } from "../reliability/support.ts";
+import { VanityGate, vanityGateFor } from "../../src/tokens/vanity-gate.ts";
+import { ApiError } from "../../src/http/errors.ts";
 
 const STEM = "00112233445566778899aabb";
 const digest = (h: Int32Array) => {
@@ -182,6 +185,56 @@ Deno.test("POST /v1/tokens with vanity: the mint matches and tries are reported;
     assertEquals(refused.error.fields.budgetMs, 0);
     assert(refused.error.fields.expectedTries > 100_000);
     assertEquals(await me(), before);
+    assertEquals((await allEvents(h.kv)).filter((e) => e.type === "TokenBuilt").length, 2);
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("vanity gate: one grind per key, at most the configured number at once; 429 beyond", async () => {
+  const gate = new VanityGate(2);
+  const a = gate.enter("a");
+  await assertRejects(
+    () => Promise.resolve().then(() => gate.enter("a")),
+    ApiError,
+    "this API key",
+  );
+  const b = gate.enter("b");
+  const full = await assertRejects(
+    () => Promise.resolve().then(() => gate.enter("c")),
+    ApiError,
+    "2 vanity addresses",
+  );
+  assertEquals([(full as ApiError).status, (full as ApiError).headers["Retry-After"]], [429, "1"]);
+  a();
+  a(); // giving a place back twice frees it once
+  assertEquals(gate.running, 1);
+  gate.enter("c")();
+  b();
+  assertEquals(gate.running, 0);
+
+  // Through the API: while this key's grind holds the gate, a second vanity build is 429 and
+  // counts nothing; a build without vanity goes ahead; once released, vanity builds again.
+  const h = await startHarness();
+  try {
+    const { apiKey, wallet, keyId } = await h.newApiKey();
+    const body = {
+      payer: wallet.publicKey.toBase58(),
+      name: "Gate Cat",
+      symbol: "GATE",
+      metadataUri: "https://example.com/g.json",
+      supply: "1",
+    };
+    const post = async (json: Record<string, unknown>) => {
+      const res = await h.request("/v1/tokens", { method: "POST", headers: bearer(apiKey), json });
+      return { status: res.status, body: await res.json(), retry: res.headers.get("retry-after") };
+    };
+    const held = vanityGateFor(h.services, h.services.config.vanityConcurrency).enter(keyId);
+    const busy = await post({ ...body, vanity: { suffix: "a" } });
+    assertEquals([busy.status, busy.body.error.code, busy.retry], [429, "rate_limited", "1"]);
+    assertEquals((await post(body)).status, 201);
+    held();
+    assertEquals((await post({ ...body, vanity: { suffix: "a" } })).status, 201);
     assertEquals((await allEvents(h.kv)).filter((e) => e.type === "TokenBuilt").length, 2);
   } finally {
     await h.close();
