@@ -84,7 +84,9 @@ export const MetadataCreated = z.object({
 export const TokenBuilt = z.object({
   buildId: z.number().int(),
   mint: base58("address of the new mint"),
-  metadataAccount: base58("address of the metadata account"),
+  metadataAccount: base58(
+    "address of the metadata account (Token-2022: the mint itself, which holds the metadata)",
+  ),
   recipientTokenAccount: base58("address of the recipient's token account"),
   transaction: z.string().describe("base64 unsigned legacy transaction"),
   transactionEncoding: z.literal("base64"),
