@@ -18,7 +18,7 @@
  * (candidates near a digit boundary or with a leading zero byte go to the exact check).
  *
  * The work runs in slices of a few milliseconds with a yield to the event loop between them, so
- * other requests are served while a grind runs (Deno Deploy runs no Workers; slices run
+ * other requests are served while a grind runs (Deno Deploy has not offered Workers; slices run
  * everywhere).
  */
 import { PublicKey } from "@solana/web3.js";
