@@ -187,6 +187,12 @@ export interface TokenBuilt {
     lastValidBlockHeight: number;
     /** SHA-256 (hex) of the exact message bytes the payer is asked to sign. */
     messageHash: string;
+    /** Absent: the classic SPL Token program (events from before carry none). */
+    tokenProgram?: "token-2022";
+    /** Token-2022 TransferFeeConfig; authority null: the fee is permanent. */
+    transferFee?: { basisPoints: number; maximum: string; authority: string | null };
+    /** The vanity pattern the seed was ground for, and how many seeds were tried. */
+    vanity?: { prefix: string; suffix: string; ignoreCase: boolean; tries: number };
   };
 }
 

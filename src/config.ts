@@ -144,6 +144,10 @@ const EnvSchema = z.object({
   ADMIN_TOKEN: z.string().min(32, "at least 32 characters").optional(),
   DEPLOY_MODE: z.enum(["0", "1"]).optional(),
   DENO_DEPLOYMENT_ID: z.string().optional(),
+  // How long one vanity-address grind may take before 422 vanity_timeout (0: refuse at once).
+  VANITY_BUDGET_MS: z.coerce.number().int().min(0).max(60_000).default(10_000),
+  // Vanity grinds running at once in the process (one per API key in any case).
+  VANITY_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
   WEBHOOK_ALLOW_LOOPBACK: z.enum(["true", "false"]).default("false"),
 });
@@ -210,6 +214,10 @@ export interface Config {
   suspendAfterUnverified: number;
   wellKnownNames: string[];
   adminToken: string | null;
+  /** Time budget of one vanity mint-address grind (ms); over it the build is 422. */
+  vanityBudgetMs: number;
+  /** Vanity grinds at once in the process; over it (or a second per key) 429. */
+  vanityConcurrency: number;
   logLevel: "debug" | "info" | "warn" | "error" | "silent";
   /** Test-only: lets the image fetcher reach a plain-http loopback server. Never from the env. */
   allowLoopbackImageFetchForTests: boolean;
@@ -329,6 +337,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       ? e.WELL_KNOWN_NAMES.split(",").map((s) => s.trim()).filter(Boolean)
       : DEFAULT_WELL_KNOWN_NAMES,
     adminToken: e.ADMIN_TOKEN ?? null,
+    vanityBudgetMs: e.VANITY_BUDGET_MS,
+    vanityConcurrency: e.VANITY_CONCURRENCY,
     logLevel: e.LOG_LEVEL,
     allowLoopbackImageFetchForTests: false,
     webhooks: { allowLoopback: e.WEBHOOK_ALLOW_LOOPBACK === "true" },
