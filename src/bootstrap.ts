@@ -94,6 +94,7 @@ export async function bootstrap(config: Config, opts: BootOptions = {}): Promise
     queue = new QueueDispatcher(
       kv,
       (e, kind) => logger.log("error", "queue job failed", { kind, error: String(e) }),
+      (kind) => logger.log("info", "stopping: queue message left for the next start", { kind }),
     );
     // On Deploy, src/main.ts also sweeps from a top-level Deno.cron (it must be registered there).
     await startWatcher(services, queue);
