@@ -45,8 +45,9 @@ Deno.test("queue: a message delivered while stopping goes back on the queue for 
     const handled: string[] = [];
     let handBack!: (kind: string) => void;
     const handedBack = new Promise<string>((r) => (handBack = r));
-    const queue = new QueueDispatcher(kv, () => {}, handBack).on("job", async (m) => {
+    const queue = new QueueDispatcher(kv, () => {}, handBack).on("job", (m) => {
       handled.push(String(m.id));
+      return Promise.resolve();
     });
     queue.listen();
     await queue.stop();
