@@ -49,7 +49,7 @@ Deno.test("deno task demo: dev key, metadata, build, sign, submit, verified; a s
     ) {
       assert(out.includes(step), `missing step "${step}":\n${out}`);
     }
-    assertMatch(out, /^  feeVerified:\s+true$/m);
+    assertMatch(out, /^ {2}feeVerified:\s+true$/m);
     const mint = field(out, "mint")!;
     const signature = field(out, "signature")!;
     const metadataUri = field(out, "metadata")!;
