@@ -1,5 +1,6 @@
 /**
- * GET /v1/openapi.json and the reference at /docs (Scalar's, see ../openapi/reference-page.ts).
+ * GET /v1/openapi.json, the reference at /docs (Scalar's, see ../openapi/reference-page.ts) and
+ * the example client examples/create-token.ts, as text.
  * The page, the renderer and its start-up script come from this origin, and the CSP allows this
  * origin only: reading the docs, or trying a call, reaches nothing else.
  */
@@ -14,6 +15,10 @@ import {
   INIT_PATH,
 } from "../openapi/reference-page.ts";
 import type { Services } from "../services.ts";
+// The integrator example, served as it is in the repository (one example, not a copy).
+import EXAMPLE_CLIENT from "../../examples/create-token.ts" with { type: "text" };
+
+export const EXAMPLE_PATH = "/examples/create-token.ts";
 
 // The renderer sets styles from script (style elements and attributes): 'unsafe-inline' for
 // styles only; scripts stay 'self'.
@@ -40,6 +45,7 @@ export function docsRoutes(s: Services) {
   };
   app.get("/docs", page("text/html; charset=utf-8", DOCS_HTML));
   app.get("/docs/", (c) => c.redirect("/docs", 301));
+  app.get(EXAMPLE_PATH, page("text/plain; charset=utf-8", EXAMPLE_CLIENT));
   app.get(INIT_PATH, page("text/javascript; charset=utf-8", INIT_JS));
   // Versioned URL: the bytes under it never change.
   app.get(
