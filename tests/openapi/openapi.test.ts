@@ -286,3 +286,18 @@ Deno.test("/docs serves Scalar's reference from this origin, under a CSP naming 
     await h.close();
   }
 });
+
+Deno.test("the reference's versioned bundle URL names the version deno.json installs", async () => {
+  const { SCALAR_VERSION } = await import("../../src/openapi/reference-page.ts");
+  const config = JSON.parse(await Deno.readTextFile(new URL("../../deno.json", import.meta.url)));
+  assertEquals(
+    config.imports["@scalar/api-reference"],
+    `npm:@scalar/api-reference@${SCALAR_VERSION}`,
+  );
+  const pkg = JSON.parse(
+    await Deno.readTextFile(
+      new URL("../../node_modules/@scalar/api-reference/package.json", import.meta.url),
+    ),
+  );
+  assertEquals(pkg.version, SCALAR_VERSION);
+});
