@@ -680,8 +680,21 @@ Deno.test({
  * else a description of what covers it.
  */
 async function coverOf(page: Page, name: string): Promise<string> {
+  // The page rebuilds its sections on each render (a reload of the state, an announcement), so
+  // the button found may be replaced before it is measured: look again, a bounded number of times.
+  for (let attempt = 1;; attempt++) {
+    try {
+      return await measureCover(page, name);
+    } catch (e) {
+      if (attempt >= 20 || !/not attached|detached/i.test(String(e))) throw e;
+      await page.waitForTimeout(100);
+    }
+  }
+}
+
+async function measureCover(page: Page, name: string): Promise<string> {
   const button = page.getByRole("button", { name });
-  await button.scrollIntoViewIfNeeded();
+  await button.scrollIntoViewIfNeeded({ timeout: 5_000 });
   // Runs in the page; this file is type-checked without the DOM library, hence the anys.
   // deno-lint-ignore no-explicit-any
   return await button.evaluate((el: any) => {
@@ -748,6 +761,7 @@ Deno.test({
       await page.getByRole("button", { name: "Pay $10.00 for access" }).click();
       await page.getByRole("button", { name: "Create API key" }).click({ timeout: 60_000 });
       const key = await revealedKey(page);
+      await page.getByText("Your API key is ready.").waitFor();
       // A copyable command using the key, right after it is shown.
       const command = await page.locator("#try-it").textContent();
       assertEquals(command, `curl -H "Authorization: Bearer ${key}" ${s.base}/v1/me`);
