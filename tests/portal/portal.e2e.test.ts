@@ -701,6 +701,8 @@ async function measureCover(page: Page, name: string): Promise<string> {
     // deno-lint-ignore no-explicit-any
     const doc = (globalThis as any).document;
     const r = el.getBoundingClientRect();
+    // Replaced by a re-render between finding and measuring it.
+    if (!el.isConnected || r.width === 0) throw new Error("detached");
     const hit = doc.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
     if (hit !== null && el.contains(hit)) return "";
     return hit
