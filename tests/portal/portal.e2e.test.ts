@@ -419,6 +419,8 @@ Deno.test({
 
       await page.setViewportSize({ width: 1100, height: 900 });
       await page.getByRole("button", { name: "Sign out" }).click();
+      // Signed in but not connected, the page shows Connect too: wait for the signed-out state.
+      await page.locator("#signed-in-address").waitFor({ state: "detached" });
       await page.getByRole("button", { name: `Connect ${WALLET_NAME}` }).waitFor();
       assertEquals(await page.getByRole("button", { name: "Rotate key…" }).count(), 0);
       assertEquals(await statusOf(s, key3), 200, "signing out of the portal doesn't touch the key");
