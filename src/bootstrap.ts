@@ -139,6 +139,7 @@ export async function bootstrap(config: Config, opts: BootOptions = {}): Promise
     queue = new QueueDispatcher(
       kv,
       (e, kind) => logger.log("error", "queue job failed", { kind, error: String(e) }),
+      (kind) => logger.log("info", "stopping: queue message left for the next start", { kind }),
     );
     queue.on(WEBHOOK_QUEUE_KIND, async (m) => {
       if (isDeliveryMessage(m)) await deliverWebhook(services, m);

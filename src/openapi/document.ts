@@ -8,6 +8,7 @@ import { MetadataRequestSchema } from "../metadata/request.ts";
 import { BuildRequestSchema } from "../tokens/request-schema.ts";
 import * as S from "./schemas.ts";
 import { integratorPaths, integratorResponses, integratorSchemas } from "./integrator.ts";
+import { withSamples } from "./samples.ts";
 
 export const API_VERSION = "1.0.0";
 
@@ -529,14 +530,14 @@ export function openApiDocument(opts: DocumentOptions) {
       { name: "Webhooks" },
       { name: "Meta" },
     ],
-    paths,
+    paths: withSamples(paths, opts.serverUrl),
     components: {
       securitySchemes: {
         bearerAuth: {
           type: "http",
           scheme: "bearer",
           description:
-            "Authorization: Bearer <key_prefix>_live_<key_id>_<secret>. Created in the portal " +
+            "`Authorization: Bearer <key_prefix>_live_<key_id>_<secret>`. Created in the portal " +
             "after the one-time access fee; shown once.",
         },
       },

@@ -143,6 +143,13 @@ export function portalApiRoutes(s: Services) {
     return c.json({ ok: true });
   });
 
+  // The page asks this first: being signed out is an answer here, not a 401 (which a browser
+  // logs as an error on every signed-out visit).
+  app.get("/portal/api/session", async (c) => {
+    const sess = await readSession(s.kv, s.clock, getCookie(c, SESSION_COOKIE));
+    return c.json({ wallet: sess?.wallet ?? null });
+  });
+
   app.get("/portal/api/state", session, async (c) => {
     const wallet = c.get("portalWallet");
     return c.json({ wallet, purchases: await walletPurchases(s, wallet) });

@@ -176,12 +176,14 @@ Deno.test("RPC slow: 700 ms per call still builds, relays and verifies", async (
     h.chain.setFaults({ latencyMs: 700 });
     const v = await call(h, `/v1/transactions/${r.body.signature}`, { headers: bearer(k.apiKey) });
     assertEquals([v.status, v.body.status], [200, "confirmed"]);
-    // Final now: served from the projection, so the slow RPC no longer matters.
+    // Final now: served from the projection, so even an RPC a minute slow no longer matters
+    // (a generous bound, far under one round trip).
+    h.chain.setFaults({ latencyMs: 60_000 });
     const again = await call(h, `/v1/transactions/${r.body.signature}`, {
       headers: bearer(k.apiKey),
     });
     assertEquals(again.body.status, "confirmed");
-    assert(again.ms < 300, `a final verify took ${again.ms} ms with a slow RPC`);
+    assert(again.ms < 30_000, `a final verify took ${again.ms} ms with a slow RPC`);
   } finally {
     h.chain.setFaults({ latencyMs: 0 });
     await h.close();
