@@ -28,6 +28,7 @@ import type { ApiError } from "../../src/http/errors.ts";
 import { projectionKey } from "../../events/keys.ts";
 import type { KeyDoc } from "../../projections/keys.ts";
 import { sweepOpenBuilds } from "../../src/creation/watcher.ts";
+import { holdNextCommit } from "../reliability/support.ts";
 import { WELL_KNOWN_NAMES_KEY } from "../../src/admin/well-known-names.ts";
 import { makePng, toBase64 } from "../metadata/image/fixtures.ts";
 
@@ -633,12 +634,17 @@ step(
     const other = await build(h, apiKey, { ...body, supply: "8" }, key);
     assertEquals([other.res.status, other.body.error.code], [422, "idempotency_key_reused"]);
 
+    // The first request is held at its commit, so the second surely meets it in flight (two
+    // requests merely started together can also run one after the other on a busy machine).
     const concurrent = { "idempotency-key": "build-once-2" };
-    const pair = await Promise.all([
-      build(h, apiKey, body, concurrent),
-      build(h, apiKey, body, concurrent),
-    ]);
-    assertEquals(pair.map((r) => r.res.status).sort(), [201, 409]);
+    const hold = holdNextCommit(h.services.store);
+    const firstOfPair = build(h, apiKey, body, concurrent);
+    await hold.atCommit;
+    const secondOfPair = await build(h, apiKey, body, concurrent);
+    hold.release();
+    hold.restore();
+    const pair = [await firstOfPair, secondOfPair];
+    assertEquals(pair.map((r) => r.res.status), [201, 409]);
     assertEquals(
       pair.find((r) => r.res.status === 409)!.body.error.code,
       "idempotency_key_in_flight",
