@@ -44,6 +44,8 @@ Deno.test("pricing reads the Pyth account on the chain; a stale price is 503 pri
     assertEquals(ok.token.solUsd, 200);
     assertEquals(ok.token.lamports, "14950000");
     h.chain.setSolPrice(100);
+    // The public endpoint shares one reading for 5 s (src/pricing/display-price.ts).
+    offsetMs = 5_001;
     assertEquals((await (await h.request("/v1/pricing")).json()).token.solUsd, 100);
     h.chain.pausePricePublishing(true);
     offsetMs = 121_000;
