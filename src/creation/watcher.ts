@@ -32,6 +32,7 @@ import {
   readLanded,
   signedByPayer,
   type SignedLanding,
+  speaksFor,
 } from "./chain-reader.ts";
 import { recordLifecycle } from "./handle.ts";
 
@@ -188,6 +189,8 @@ async function settleWith(s: Services, tx: SignedLanding): Promise<void> {
       });
       continue;
     }
+    // The payer's, but it created nothing (speaksFor): not this build's landing.
+    if (!speaksFor(tx, build)) continue;
     if (build.status !== "built" && build.status !== "submitted") continue;
     await recordLifecycle(s, id, {
       type: "RecordLanding",
@@ -253,10 +256,15 @@ async function settleOne(
   if (!build) return;
   const about = { buildId: open.buildId };
   let lookup = created
-    ? await findPayerTransaction(s, build.mint, build.payer, about, limits)
+    ? await findPayerTransaction(s, build.mint, build, about, limits)
     : { found: null, uncertain: false };
   if (!lookup.found && !lookup.uncertain) {
-    lookup = await findPayerTransaction(s, build.reference, build.payer, about, limits);
+    lookup = await findPayerTransaction(s, build.reference, build, about, limits);
+  }
+  // The mint exists, so the payer signed what created it, in a way not recognised above (through
+  // another program): the payer's oldest transaction that carries the mint stands for it.
+  if (created && !lookup.found && !lookup.uncertain) {
+    lookup = await findPayerTransaction(s, build.mint, build.payer, about, limits);
   }
   const { found, uncertain } = lookup;
   if (found) {
