@@ -46,3 +46,23 @@ Deno.test("GET /v1/pricing: a burst of anonymous requests costs one price read, 
     await h.close();
   }
 });
+
+Deno.test("GET /v1/pricing: while the price is stale, a burst still costs one read", async () => {
+  let now = Date.now() + 5_000;
+  let account = "";
+  const { counter, f } = countingFetch(() => account);
+  const h = await startHarness({ price: "pyth", clock: () => now, rpcFetch: f });
+  account = h.chain.pythSolUsdAccount;
+  try {
+    h.chain.pausePricePublishing(true);
+    now += 200_000;
+    for (let i = 0; i < 20; i++) {
+      const res = await h.request("/v1/pricing");
+      assertEquals(res.status, 503);
+      assertEquals((await res.json()).error.code, "price_unavailable");
+    }
+    assertEquals(counter.priceReads, 1);
+  } finally {
+    await h.close();
+  }
+});
