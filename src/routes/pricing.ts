@@ -8,8 +8,8 @@ import { clusterRent } from "../tokens/build-token.ts";
 import { costBreakdown, spend } from "../tokens/costs.ts";
 
 export function pricingRoutes(s: Services) {
-  // Public and unlimited: one price read per few seconds, whoever asks (display-price.ts).
-  const source = { solUsd: sharedPrice(s.price, s.clock) };
+  // Public and unlimited: a held reading or one shared read, whoever asks (display-price.ts).
+  const source = { solUsd: sharedPrice(s.price) };
   return new Hono<AppEnv>().get("/v1/pricing", async (c) => {
     const price = await solPriceOr503(source, (d) => s.logger.log("warn", "price unavailable", d));
     const { limits, fees } = s.config;
