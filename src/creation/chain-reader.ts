@@ -4,6 +4,7 @@
  * our reference key or a build's mint, read-only, into a transaction of their own.
  */
 import { type Connection, PublicKey } from "@solana/web3.js";
+import { TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID } from "@solana/spl-token";
 import type { Logger } from "../http/logger.ts";
 import { addressHistory } from "../solana/address-history.ts";
 import { knownForeign, noteForeign } from "../solana/foreign-transactions.ts";
@@ -48,6 +49,27 @@ export async function readLanded(
 export const signedByPayer = (tx: { signers: string[] }, payer: string) =>
   tx.signers.includes(payer);
 
+const TOKEN_PROGRAMS = new Set([TOKEN_PROGRAM_ID.toBase58(), TOKEN_2022_PROGRAM_ID.toBase58()]);
+/** Token instructions InitializeMint (0) and InitializeMint2 (20): the mint is their account 0. */
+const INITIALIZE_MINT = new Set([0, 20]);
+
+/**
+ * Whether a landed transaction is the build's own: its payer signed it and, if it succeeded, the
+ * creation ran (it initialized the mint, or a token account of the mint exists after it). In an
+ * integrator's app the payer is any end user, who can land a cheap transaction of their own
+ * carrying the reference and mint; taken as an unverified creation, a few of those suspended the
+ * integrator's key with nothing created. A failed one still fails the build: it was the payer's.
+ */
+export function speaksFor(tx: SignedLanding, build: { payer: string; mint: string }): boolean {
+  if (!signedByPayer(tx, build.payer)) return false;
+  if (tx.err !== null && tx.err !== undefined) return true;
+  if (tx.postTokenBalances.some((b) => b.mint === build.mint)) return true;
+  return tx.instructions.some((ix) =>
+    TOKEN_PROGRAMS.has(tx.accountKeys[ix.programIdIndex]) && INITIALIZE_MINT.has(ix.data[0]) &&
+    tx.accountKeys[ix.accounts[0]] === build.mint
+  );
+}
+
 /**
  * Whether the cluster has seen the signature at all (processed or later, from its recent status
  * cache): a transaction in flight, not yet readable at confirmed commitment.
@@ -90,10 +112,12 @@ export interface PayerLookup {
 export async function findPayerTransaction(
   r: ReaderContext,
   address: string,
-  payer: string,
+  /** The payer; or the build (payer and mint), and then only a transaction that `speaksFor` it. */
+  owner: string | { payer: string; mint: string },
   about: { buildId?: number },
   limits: LookupLimits = {},
 ): Promise<PayerLookup> {
+  const payer = typeof owner === "string" ? owner : owner.payer;
   const walk = await addressHistory(r.connection, new PublicKey(address), limits);
   if (!walk.complete) {
     r.logger.log("warn", "history lookup stopped at its page bound", {
@@ -134,6 +158,8 @@ export async function findPayerTransaction(
       });
       continue;
     }
+    // The payer's own, but it created nothing: not the build's landing (read again next time).
+    if (typeof owner !== "string" && !speaksFor(tx, owner)) continue;
     if (tx.err === null || tx.err === undefined) return { found: tx, uncertain: false };
     failed ??= tx;
   }

@@ -9,7 +9,7 @@ import { ApiError } from "../http/errors.ts";
 import type { Services } from "../services.ts";
 import { assessCreation } from "./assess.ts";
 import { buildBy, ownBuildBy } from "./build-records.ts";
-import { clusterHasSeen, readLanded, signedByPayer } from "./chain-reader.ts";
+import { clusterHasSeen, readLanded, signedByPayer, speaksFor } from "./chain-reader.ts";
 import { noteForeign } from "../solana/foreign-transactions.ts";
 import { recordLifecycle } from "./handle.ts";
 
@@ -76,6 +76,8 @@ export async function verifySignature(
     });
     return unknownBuild(signature, "unverified");
   }
+  // The payer's own, but it created nothing: not the build's landing, and no record changes.
+  if (!speaksFor(landed, b)) return unknownBuild(signature, "unverified");
   const { build: after } = await recordLifecycle(s, b.buildId, {
     type: "RecordLanding",
     signature,

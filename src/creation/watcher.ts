@@ -28,9 +28,11 @@ import { buildById } from "./build-records.ts";
 import {
   clusterHasSeen,
   findPayerTransaction,
+  type LookupLimits,
   readLanded,
   signedByPayer,
   type SignedLanding,
+  speaksFor,
 } from "./chain-reader.ts";
 import { recordLifecycle } from "./handle.ts";
 
@@ -57,6 +59,14 @@ const FIRST_SCAN_SLACK_S = 120;
 const MAX_STUCK_SWEEPS = 30;
 /** KV's getMany limit. */
 const GET_MANY = 10;
+/**
+ * Blocks past its blockhash's validity after which a build whose mint was never created expires
+ * even if its lookup is uncertain. The lookup pages back from the newest transaction, so anyone
+ * who lands more transactions carrying the reference than it pages through keeps it uncertain
+ * for good, and the build open, each full sweep paying the whole page bound again. With no mint
+ * no creation ran, and by now every node has the payer's transaction, if any, to read.
+ */
+const UNCERTAIN_EXPIRY_BLOCKS = 150;
 
 const CURSOR = ["watcher", "treasury_cursor"];
 const HEIGHT = ["watcher", "block_height"];
@@ -96,12 +106,12 @@ async function openBuilds(s: Services): Promise<OpenBuildDoc[]> {
  */
 export async function sweepOpenBuilds(
   s: Services,
-  opts: { full?: boolean } = {},
+  opts: { full?: boolean; lookup?: LookupLimits } = {},
 ): Promise<SweepResult> {
   const open = await openBuilds(s);
   if (open.length === 0) return { open: 0, scanned: 0, settled: 0 };
   const scanned = await scanTreasury(s, open);
-  const settled = opts.full === false ? 0 : await checkOpenBuilds(s);
+  const settled = opts.full === false ? 0 : await checkOpenBuilds(s, opts.lookup);
   return { open: open.length, scanned, settled };
 }
 
@@ -179,6 +189,8 @@ async function settleWith(s: Services, tx: SignedLanding): Promise<void> {
       });
       continue;
     }
+    // The payer's, but it created nothing (speaksFor): not this build's landing.
+    if (!speaksFor(tx, build)) continue;
     if (build.status !== "built" && build.status !== "submitted") continue;
     await recordLifecycle(s, id, {
       type: "RecordLanding",
@@ -194,7 +206,7 @@ async function settleWith(s: Services, tx: SignedLanding): Promise<void> {
  * The slower pass: mints in batches of 100, and the block height. A build is looked up on its
  * own only when its mint exists (it landed, perhaps without paying us) or its blockhash expired.
  */
-async function checkOpenBuilds(s: Services): Promise<number> {
+async function checkOpenBuilds(s: Services, limits?: LookupLimits): Promise<number> {
   const open = await openBuilds(s);
   if (open.length === 0) return 0;
   const height = await s.connection.getBlockHeight("confirmed");
@@ -211,7 +223,7 @@ async function checkOpenBuilds(s: Services): Promise<number> {
       if (!created && height <= chunk[j].lastValidBlockHeight) continue;
       settled++;
       try {
-        await settleOne(s, chunk[j], created, height);
+        await settleOne(s, chunk[j], created, height, limits);
       } catch (err) {
         // One build's RPC trouble must not stop the others; it stays open for the next pass.
         s.logger.log("warn", "watcher: build check failed", {
@@ -233,15 +245,26 @@ function isCreated(info: AccountInfo<Uint8Array> | null): boolean {
   return info !== null && !info.owner.equals(SystemProgram.programId);
 }
 
-async function settleOne(s: Services, open: OpenBuildDoc, created: boolean, height: number) {
+async function settleOne(
+  s: Services,
+  open: OpenBuildDoc,
+  created: boolean,
+  height: number,
+  limits?: LookupLimits,
+) {
   const build = await buildById(s.kv, open.buildId);
   if (!build) return;
   const about = { buildId: open.buildId };
   let lookup = created
-    ? await findPayerTransaction(s, build.mint, build.payer, about)
+    ? await findPayerTransaction(s, build.mint, build, about, limits)
     : { found: null, uncertain: false };
   if (!lookup.found && !lookup.uncertain) {
-    lookup = await findPayerTransaction(s, build.reference, build.payer, about);
+    lookup = await findPayerTransaction(s, build.reference, build, about, limits);
+  }
+  // The mint exists, so the payer signed what created it, in a way not recognised above (through
+  // another program): the payer's oldest transaction that carries the mint stands for it.
+  if (created && !lookup.found && !lookup.uncertain) {
+    lookup = await findPayerTransaction(s, build.mint, build.payer, about, limits);
   }
   const { found, uncertain } = lookup;
   if (found) {
@@ -255,8 +278,9 @@ async function settleOne(s: Services, open: OpenBuildDoc, created: boolean, heig
     return;
   }
   // Listed but not readable yet, or a bound cut the lookup short: it may be the payer's
-  // landing, so the build must not expire; the next full sweep looks again.
-  if (uncertain || created) return;
+  // landing, so the build must not expire yet; the next full sweep looks again.
+  if (created) return;
+  if (uncertain && height <= open.lastValidBlockHeight + UNCERTAIN_EXPIRY_BLOCKS) return;
   if (height > open.lastValidBlockHeight) {
     await recordLifecycle(s, open.buildId, { type: "RecordExpiry", blockHeight: height });
   }

@@ -10,7 +10,6 @@
 import { projectionKey } from "../../events/keys.ts";
 import type { HostedMetadataDoc } from "../../projections/hosted.ts";
 import { ApiError } from "../http/errors.ts";
-import { hostedMetadataId } from "../metadata/document.ts";
 import type { BuildRequest } from "./request-schema.ts";
 
 /** Throws 400 naming `metadataUri`, or `name` and `symbol`, when the build does not match. */
@@ -19,10 +18,11 @@ export async function checkHostedDocumentMatch(
   hostedBases: readonly string[],
   req: Pick<BuildRequest, "name" | "symbol" | "metadataUri">,
 ): Promise<void> {
-  const id = hostedBases.map((b) => hostedMetadataId(b, req.metadataUri)).find((x) => x !== null);
+  const id = hostedDocumentId(req.metadataUri);
   if (!id) return;
   const doc = (await kv.get<HostedMetadataDoc>(projectionKey("metadata", [id]))).value;
   if (!doc) {
+    if (!onOwnOrigin(hostedBases, req.metadataUri)) return;
     throw new ApiError("invalid_request", "Request is invalid", {
       metadataUri: "no document is hosted at this URL; POST /v1/metadata first",
     });
@@ -41,5 +41,39 @@ export async function checkHostedDocumentMatch(
       "The name and symbol must be those of the hosted metadata document",
       fields,
     );
+  }
+}
+
+const HOSTED_PATH = /^\/m\/([0-9a-f]{32})\.json$/;
+
+/**
+ * The hosted document a URL reaches, whatever its spelling: the path as the server routes it
+ * (dot segments resolved, percent-escapes decoded), any host. The same document answers with a
+ * query or fragment added, with the host in capitals, with :443 or a trailing dot, and under any
+ * other name of the deployment (a Deno Deploy domain beside a custom one, or the portal's origin
+ * redirecting to HOSTED_BASE_URL); a prefix test on the text let each of those through.
+ */
+function hostedDocumentId(uri: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return null;
+  }
+  let path = url.pathname;
+  try {
+    path = decodeURIComponent(path);
+  } catch { /* not decodable: the server would not route it either */ }
+  return HOSTED_PATH.exec(path)?.[1] ?? null;
+}
+
+/** Whether the URL is on one of our origins (host case, default port and trailing dot aside). */
+function onOwnOrigin(bases: readonly string[], uri: string): boolean {
+  const host = (u: URL) => `${u.protocol}//${u.hostname.replace(/\.$/, "")}:${u.port}`;
+  try {
+    const target = host(new URL(uri));
+    return bases.some((b) => host(new URL(b)) === target);
+  } catch {
+    return false;
   }
 }

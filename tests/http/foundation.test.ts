@@ -45,6 +45,8 @@ Deno.test("pricing reads the Pyth account on the chain; a stale price is 503 pri
     assertEquals(ok.token.solUsd, 200);
     assertEquals(ok.token.lamports, "14950000");
     h.chain.setSolPrice(100);
+    // The public endpoint shows the reading the source holds as current (under a second old).
+    offsetMs = 5_001;
     assertEquals((await (await h.request("/v1/pricing")).json()).token.solUsd, 100);
     h.chain.pausePricePublishing(true);
     offsetMs = 121_000;
