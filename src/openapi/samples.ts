@@ -11,6 +11,42 @@ const PAYER = "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin";
 const SIGNATURE =
   "5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW";
 
+const WEBHOOK = {
+  id: "we_3f6c1d2b8a9e4f70",
+  url: "https://hooks.example.com/tcb",
+  events: ["token.confirmed", "token.failed"],
+  description: null,
+  status: "enabled",
+  failingSince: null,
+  createdAt: "2025-11-25T00:00:00.000Z",
+  disabledAt: null,
+};
+
+const DELIVERY = {
+  id: "dlv_5c2d9e0f1a3b4c68",
+  messageId: "msg_2b7f0c9e4d1a8e35",
+  type: "token.confirmed",
+  buildId: 42,
+  status: "delivered",
+  replayOf: null,
+  createdAt: "2025-11-25T00:00:07.000Z",
+  nextAttemptAt: null,
+  failureReason: null,
+  attempts: [{
+    attempt: 1,
+    at: "2025-11-25T00:00:07.000Z",
+    ok: true,
+    httpStatus: 200,
+    error: null,
+    durationMs: 84,
+  }],
+  payload: {
+    type: "token.confirmed",
+    timestamp: "2025-11-25T00:00:06.000Z",
+    data: { buildId: 42, mint: MINT, status: "confirmed", signature: SIGNATURE },
+  },
+};
+
 export interface OperationSamples {
   /** The request body used in both samples, when the operation has one. */
   body?: unknown;
@@ -30,6 +66,8 @@ export const SAMPLES: Record<string, OperationSamples> = {
         tokensPerDay: 25,
         metadataPerDay: 100,
         imageBytes: 1048576,
+        imageMaxWidth: 4096,
+        imageMaxHeight: 4096,
         hostedItemsPerKey: 5000,
       },
     },
@@ -84,6 +122,17 @@ export const SAMPLES: Record<string, OperationSamples> = {
         lamports: "19933334",
         treasury: "7c3hvvQt9TKVt9nB3aUT1ugxL5Zhk9vkvLEiV3cd91tq",
       },
+      // Mainnet's rent: 82-byte mint, 165-byte token account, 607-byte metadata account.
+      costs: {
+        networkFeeLamports: "5000",
+        priorityFeeLamports: "10000",
+        mintRentLamports: "1461600",
+        tokenAccountRentLamports: "2039280",
+        metadataRentLamports: "5115600",
+        metadataProtocolFeeLamports: "10000000",
+        serviceFeeLamports: "19933334",
+        totalLamports: "38564814",
+      },
     },
   },
   "GET /v1/tokens/{mint}": {
@@ -114,9 +163,58 @@ export const SAMPLES: Record<string, OperationSamples> = {
       fee: { amount: "19933334", currency: "SOL" },
     },
   },
+  "GET /v1/tokens": {
+    success: {
+      items: [{
+        buildId: 42,
+        mint: MINT,
+        name: "Example Token",
+        symbol: "EXT",
+        status: "confirmed",
+        signature: SIGNATURE,
+        feeVerified: true,
+        createdAt: 1764028800,
+        confirmedAt: 1764028806,
+      }],
+      nextCursor: "42",
+    },
+  },
+  "POST /v1/webhooks": {
+    body: { url: "https://hooks.example.com/tcb", events: ["token.confirmed", "token.failed"] },
+    success: {
+      ...WEBHOOK,
+      secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+    },
+  },
+  "GET /v1/webhooks": { success: { items: [WEBHOOK] } },
+  "GET /v1/webhooks/{id}": { success: WEBHOOK },
+  "DELETE /v1/webhooks/{id}": { success: null },
+  "GET /v1/webhooks/{id}/deliveries": { success: { items: [DELIVERY], nextCursor: null } },
+  "POST /v1/webhooks/{id}/deliveries/{deliveryId}/replay": {
+    success: {
+      ...DELIVERY,
+      id: "dlv_7b0e4c2a9f1d3e58",
+      status: "pending",
+      replayOf: DELIVERY.id,
+      createdAt: "2025-11-25T00:10:00.000Z",
+      nextAttemptAt: "2025-11-25T00:10:00.000Z",
+      attempts: [],
+    },
+  },
+  "GET /v1/health": {
+    success: {
+      status: "ready",
+      checks: { kv: { ok: true, ms: 1 }, rpc: { ok: true, ms: 12, slot: 287654000 } },
+    },
+  },
 };
 
-const PATH_EXAMPLES: Record<string, string> = { "{mint}": MINT, "{signature}": SIGNATURE };
+const PATH_EXAMPLES: Record<string, string> = {
+  "{mint}": MINT,
+  "{signature}": SIGNATURE,
+  "{id}": WEBHOOK.id,
+  "{deliveryId}": DELIVERY.id,
+};
 const concrete = (path: string) => path.replace(/\{[a-z]+\}/gi, (p) => PATH_EXAMPLES[p] ?? p);
 
 function curl(method: string, url: string, keyed: boolean, body: unknown): string {
