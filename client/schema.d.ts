@@ -76,9 +76,11 @@ export interface paths {
         put?: never;
         /**
          * Build an unsigned token-creation transaction
-         * @description Validates the parameters, checks the payer's SOL balance, simulates the transaction and returns it unsigned (legacy, one required signature: the payer). Nothing is sent to the network. The transaction holds, in order: compute budget, mint account (derived from the payer and a random seed), mint initialization, the recipient's associated token account (idempotent), minting of the full supply, the metadata account, optionally the mint-authority revocation, and the fee transfer to the treasury with a read-only reference account. Sign and submit within about 60 seconds. Each successful build counts toward the daily token limit (25 per UTC day).
+         * @description Validates the parameters, checks the payer's SOL balance, simulates the transaction and returns it unsigned (legacy, one required signature: the payer). Nothing is sent to the network. The transaction holds, in order: compute budget, mint account (derived from the payer and a random seed; funded with its rent by a transfer, then allocated with the seed, so lamports already at its address do not stop it), mint initialization, the recipient's associated token account (idempotent), minting of the full supply, the metadata account, optionally the mint-authority revocation, and the fee transfer to the treasury with a read-only reference account. Sign and submit within about 60 seconds. Each successful build counts toward the daily token limit (25 per UTC day).
          *
-         *     400 insufficient_funds: the payer cannot cover the fee plus network costs. 400 simulation_failed: the network simulation says the transaction would fail.
+         *     The 201 carries `costs`: every lamport the payer spends if the transaction lands (network and priority fee, the rent of the mint, token account and metadata account, the Token Metadata program's protocol fee and our fee) and their sum, totalLamports, read from the cluster's rent.
+         *
+         *     400 insufficient_funds: the payer cannot cover the fee plus network costs; its fields name needed, available, shortfall and the same costs. A payer may hold exactly totalLamports (it ends at 0) or at least totalLamports plus a wallet's rent-exempt minimum. 400 simulation_failed: the network simulation says the transaction would fail; its fields name the reason: `instruction` {index, program, raisedBy (the program that raised it, e.g. the System Program inside a CPI), code (a program's custom code or the runtime's error name), name (where the program publishes one), message}, `error` (the node's error JSON) and `logs` (the program logs).
          */
         post: operations["buildToken"];
         delete?: never;
@@ -118,7 +120,7 @@ export interface paths {
         put?: never;
         /**
          * Relay a signed transaction (optional)
-         * @description Accepts only a transaction whose message is byte-identical to one built for the calling key within the last hour, signed by its payer, before its blockhash expires; otherwise 400 invalid_request with fields.transaction saying which. Sent with preflight and re-sent until confirmed or expired. 400 simulation_failed: the network refused it.
+         * @description Accepts only a transaction whose message is byte-identical to one built for the calling key within the last hour, signed by its payer, before its blockhash expires; otherwise 400 invalid_request with fields.transaction saying which. Sent with preflight and re-sent until confirmed or expired. 400 simulation_failed: the network refused it; its fields name the reason: `instruction` {index, program, raisedBy (the program that raised it, e.g. the System Program inside a CPI), code (a program's custom code or the runtime's error name), name (where the program publishes one), message}, `error` (the node's error JSON) and `logs` (the program logs).
          */
         post: operations["submitTransaction"];
         delete?: never;
@@ -271,13 +273,15 @@ export interface components {
                  * @description machine-readable error code
                  * @enum {string}
                  */
-                code: "invalid_request" | "insufficient_funds" | "simulation_failed" | "unauthorized" | "not_found" | "payload_too_large" | "idempotency_key_in_flight" | "idempotency_key_reused" | "rate_limited" | "daily_limit" | "price_unavailable" | "server_error" | "not_ready";
+                code: "invalid_request" | "insufficient_funds" | "simulation_failed" | "unauthorized" | "not_found" | "payload_too_large" | "idempotency_key_in_flight" | "idempotency_key_reused" | "rate_limited" | "daily_limit" | "price_unavailable" | "rpc_busy" | "server_error" | "not_ready";
                 /** @description human-readable explanation */
                 message: string;
-                /** @description for invalid_request: each missing or invalid field (dot path for nested members) with a message; otherwise usually empty */
+                /** @description for invalid_request: each missing or invalid field (dot path for nested members) with a message; otherwise usually empty. At most 20 are listed */
                 fields: {
                     [key: string]: unknown;
                 };
+                /** @description present when more fields were invalid than are listed: how many were left out */
+                fieldsOmitted?: number;
             };
         };
         Pricing: {
@@ -294,12 +298,18 @@ export interface components {
                 lamports: string;
                 /** @description SOL price in USD used */
                 solUsd: number;
+                /** @description what the network takes per token besides the fee: the network fee and the rent of the mint, token account and metadata account plus the Token Metadata program's fee, from the cluster's rent (a build's costs add any priority fee); absent when the rent can't be read, a string of decimal digits */
+                networkLamports?: string;
             };
             limits: {
                 requestsPerHour: number;
                 tokensPerDay: number;
                 metadataPerDay: number;
                 imageBytes: number;
+                /** @description widest image POST /v1/metadata hosts, in pixels */
+                imageMaxWidth: number;
+                /** @description tallest image POST /v1/metadata hosts, in pixels */
+                imageMaxHeight: number;
                 hostedItemsPerKey: number;
             };
         };
@@ -437,6 +447,25 @@ export interface components {
                 lamports: string;
                 /** @description address receiving the fee (base58) */
                 treasury: string;
+            };
+            /** @description Every lamport the payer spends if the transaction lands, from the cluster's rent and fee rules. The payer needs totalLamports exactly, or at least totalLamports plus the rent-exempt minimum of a wallet (it may not be left between 0 and that); insufficient_funds carries the same costs, needed, available and shortfall. */
+            costs: {
+                /** @description base fee of the one signature, a string of decimal digits */
+                networkFeeLamports: string;
+                /** @description priority fee: the compute-unit limit times the unit price set, a string of decimal digits */
+                priorityFeeLamports: string;
+                /** @description rent-exempt minimum of the mint account, a string of decimal digits */
+                mintRentLamports: string;
+                /** @description rent the payer adds to the recipient's token account (0 when its address already holds it), a string of decimal digits */
+                tokenAccountRentLamports: string;
+                /** @description rent-exempt minimum of the metadata account (607 bytes), a string of decimal digits */
+                metadataRentLamports: string;
+                /** @description the Token Metadata program's creation fee, kept in the metadata account, a string of decimal digits */
+                metadataProtocolFeeLamports: string;
+                /** @description our fee (fee.lamports), a string of decimal digits */
+                serviceFeeLamports: string;
+                /** @description the sum: exactly what leaves the payer's balance if the transaction lands, a string of decimal digits */
+                totalLamports: string;
             };
         };
         RelayRequest: {
@@ -766,7 +795,18 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description price_unavailable: the SOL price feed is temporarily unavailable; retry */
+        /** @description rpc_busy: the Solana RPC's request budget can't serve this request now (or the RPC is rate limiting us); retry after Retry-After seconds */
+        RpcBusy: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description price_unavailable: the SOL price feed is temporarily unavailable; retry. rpc_busy: the Solana RPC's request budget can't serve this request now; retry after Retry-After seconds */
         PriceUnavailable: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1087,6 +1127,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["RpcBusy"];
         };
     };
     verifyTransaction: {
@@ -1122,6 +1163,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["RpcBusy"];
         };
     };
     getOpenApi: {
