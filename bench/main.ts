@@ -1,5 +1,5 @@
 /**
- * `deno task bench [--quick] [--only=api,lifecycle,watcher,events]`
+ * `deno task bench [--quick] [--only=api,lifecycle,watcher,events,vanity]`
  *   [--profile=build,verify,hosted,replay] [--log-events=N] [--exact-events=N]
  *
  * One command: starts the embedded chain in a process of its own and the service in this one,
@@ -13,6 +13,7 @@ import { bareHono } from "./sections/bare.ts";
 import { eventStore } from "./sections/events.ts";
 import { lifecycle } from "./sections/lifecycle.ts";
 import { watcher } from "./sections/watcher.ts";
+import { vanity } from "./sections/vanity.ts";
 import { renderTable, type Row } from "./lib/report.ts";
 
 const args = parseArgs({
@@ -26,7 +27,7 @@ const args = parseArgs({
   },
 }).values;
 const quick = args.quick!;
-const only = new Set((args.only ?? "bare,api,lifecycle,watcher,events").split(","));
+const only = new Set((args.only ?? "bare,api,lifecycle,watcher,events,vanity").split(","));
 const started = performance.now();
 const log = (m: string) =>
   console.error(`[bench ${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s] ${m}`);
@@ -96,6 +97,8 @@ await section("events", () =>
     profile: (args.profile ?? "").split(",").includes("replay"),
     log,
   }));
+
+await section("vanity", () => vanity({ quick, log }));
 
 const wallS = (performance.now() - started) / 1000;
 const goals = rows.filter((r) => r.met !== undefined);

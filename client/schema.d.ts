@@ -273,7 +273,7 @@ export interface components {
                  * @description machine-readable error code
                  * @enum {string}
                  */
-                code: "invalid_request" | "insufficient_funds" | "simulation_failed" | "unauthorized" | "not_found" | "payload_too_large" | "idempotency_key_in_flight" | "idempotency_key_reused" | "rate_limited" | "daily_limit" | "price_unavailable" | "rpc_busy" | "server_error" | "not_ready";
+                code: "invalid_request" | "insufficient_funds" | "simulation_failed" | "unauthorized" | "not_found" | "payload_too_large" | "idempotency_key_in_flight" | "idempotency_key_reused" | "rate_limited" | "daily_limit" | "price_unavailable" | "rpc_busy" | "server_error" | "not_ready" | "vanity_timeout";
                 /** @description human-readable explanation */
                 message: string;
                 /** @description for invalid_request: each missing or invalid field (dot path for nested members) with a message; otherwise usually empty. At most 20 are listed */
@@ -416,16 +416,38 @@ export interface components {
              */
             revokeFreeze: boolean;
             /**
-             * @description makes the on-chain metadata immutable
+             * @description makes the on-chain metadata immutable (Token-2022: no update authority, and no metadata-pointer authority)
              * @default false
              */
             immutableMetadata: boolean;
+            /**
+             * @description "spl-token" (default): the classic SPL Token program with a Metaplex metadata account. "token-2022": a Token-2022 mint holding its own metadata (MetadataPointer and TokenMetadata extensions): no metadata account and no Metaplex protocol fee, so the network's share is about a third: for the example request at mainnet's rent 5,566,040 lamports instead of 18,621,480 (mint 3,486,960 for 373 bytes + token account 2,074,080 + network fee 5,000, against mint 1,461,600 + token account 2,039,280 + metadata account 5,115,600 + Metaplex fee 10,000,000 + 5,000); each 201's costs names its own figures. Still one signer: the mint is derived from the payer and a seed.
+             * @default spl-token
+             * @enum {string}
+             */
+            tokenProgram: "spl-token" | "token-2022";
+            /** @description Token-2022 only (400 naming transferFee otherwise): a TransferFeeConfig taking basisPoints / 10000 of every transfer, at most maximum base units (a u64 as a string). The transfer-fee and withdraw-withheld authorities are the payer; permanent: true sets both to none, so nobody can ever change the fee or withdraw what it withheld into the token accounts (irreversible). */
+            transferFee?: {
+                basisPoints: number;
+                maximum: string;
+                /** @default false */
+                permanent: boolean;
+            };
+            /** @description grind the mint address: it starts with prefix and/or ends with suffix (base58 characters, at most 4 in total; ignoreCase accepts either case). The service tries seeds for the address (one SHA-256 each, still one signer) within a time budget (10 s by default); over it: 422 vanity_timeout and nothing is counted. The 201 says how many tries it took. Each character multiplies the work by about 58 (29 with ignoreCase); a prefix's first character beyond the first few digits of base58 is much rarer (most addresses are 44 characters and start with 1-9 or A-H). */
+            vanity?: {
+                /** @default  */
+                prefix: string;
+                /** @default  */
+                suffix: string;
+                /** @default false */
+                ignoreCase: boolean;
+            };
         } & (unknown | unknown);
         TokenBuilt: {
             buildId: number;
             /** @description address of the new mint (base58) */
             mint: string;
-            /** @description address of the metadata account (base58) */
+            /** @description address of the metadata account (Token-2022: the mint itself, which holds the metadata) (base58) */
             metadataAccount: string;
             /** @description address of the recipient's token account (base58) */
             recipientTokenAccount: string;
@@ -448,7 +470,7 @@ export interface components {
                 /** @description address receiving the fee (base58) */
                 treasury: string;
             };
-            /** @description Every lamport the payer spends if the transaction lands, from the cluster's rent and fee rules. The payer needs totalLamports exactly, or at least totalLamports plus the rent-exempt minimum of a wallet (it may not be left between 0 and that); insufficient_funds carries the same costs, needed, available and shortfall. */
+            /** @description Every lamport the payer spends if the transaction lands, from the cluster's rent and fee rules. The payer needs totalLamports exactly, or at least totalLamports plus the rent-exempt minimum of a wallet (it may not be left between 0 and that); insufficient_funds carries the same costs, needed, available and shortfall. Token-2022: mintRentLamports is the rent of the mint at its final size (extensions and in-mint metadata included), tokenAccountRentLamports that of a token account with the extensions the mint requires (170 bytes, 182 with a transfer fee), and both metadata parts are 0. */
             costs: {
                 /** @description base fee of the one signature, a string of decimal digits */
                 networkFeeLamports: string;
@@ -466,6 +488,16 @@ export interface components {
                 serviceFeeLamports: string;
                 /** @description the sum: exactly what leaves the payer's balance if the transaction lands, a string of decimal digits */
                 totalLamports: string;
+            };
+            /**
+             * @description present for a Token-2022 mint; absent: the classic SPL Token program
+             * @constant
+             */
+            tokenProgram?: "token-2022";
+            /** @description present when a vanity address was asked for */
+            vanity?: {
+                /** @description seeds tried until the mint address matched */
+                tries: number;
             };
         };
         RelayRequest: {
@@ -512,6 +544,19 @@ export interface components {
             createdAt: number;
             /** @description Unix seconds; null until it lands */
             confirmedAt: number | null;
+            /**
+             * @description present for a Token-2022 mint; absent: the classic SPL Token program
+             * @constant
+             */
+            tokenProgram?: "token-2022";
+            /** @description the Token-2022 transfer fee, when the mint has one */
+            transferFee?: {
+                basisPoints: number;
+                /** @description largest fee of one transfer in base units, a string of decimal digits */
+                maximum: string;
+                /** @description null: the fee is permanent */
+                authority: string | null;
+            };
         };
         WebhookRegistration: {
             url: string;
@@ -554,6 +599,19 @@ export interface components {
                 createdAt: number;
                 /** @description Unix seconds; null until it lands */
                 confirmedAt: number | null;
+                /**
+                 * @description present for a Token-2022 mint; absent: the classic SPL Token program
+                 * @constant
+                 */
+                tokenProgram?: "token-2022";
+                /** @description the Token-2022 transfer fee, when the mint has one */
+                transferFee?: {
+                    basisPoints: number;
+                    /** @description largest fee of one transfer in base units, a string of decimal digits */
+                    maximum: string;
+                    /** @description null: the fee is permanent */
+                    authority: string | null;
+                };
                 /** @description the build's id */
                 buildId: number;
             }[];
@@ -754,7 +812,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description idempotency_key_reused: this Idempotency-Key was used with a different body */
+        /** @description idempotency_key_reused: this Idempotency-Key was used with a different body; vanity_timeout (POST /v1/tokens): no address matching vanity was found within the time budget (fields: tries, budgetMs, expectedTries); nothing was built or counted */
         Unprocessable: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -872,6 +930,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "network": "mainnet-beta",
+                     *       "access": {
+                     *         "usd": 10
+                     *       },
+                     *       "token": {
+                     *         "usd": 2.99,
+                     *         "lamports": "19933334",
+                     *         "solUsd": 150
+                     *       },
+                     *       "limits": {
+                     *         "requestsPerHour": 600,
+                     *         "tokensPerDay": 25,
+                     *         "metadataPerDay": 100,
+                     *         "imageBytes": 1048576,
+                     *         "hostedItemsPerKey": 5000
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Pricing"];
                 };
             };
@@ -901,6 +979,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "keyId": "607def1c94e5a286",
+                     *       "wallet": "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin",
+                     *       "usageToday": {
+                     *         "requests": 12,
+                     *         "tokens": 1,
+                     *         "metadata": 1
+                     *       },
+                     *       "limits": {
+                     *         "tokensPerDay": 25,
+                     *         "metadataPerDay": 100,
+                     *         "requestsPerHour": 600
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Me"];
                 };
             };
@@ -948,6 +1042,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "metadataUri": "https://api.example.com/m/ae16d68708974b4bc7fc83b16c142bc2.json",
+                     *       "imageUri": "https://api.example.com/i/0f5b1a593519b19ccbbd63c7cf2c1228eecd8f8ddad936852733415ab3708234.png",
+                     *       "id": "ae16d68708974b4bc7fc83b16c142bc2"
+                     *     }
+                     */
                     "application/json": components["schemas"]["MetadataCreated"];
                 };
             };
@@ -1039,6 +1140,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "buildId": 42,
+                     *       "mint": "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU",
+                     *       "metadataAccount": "8ZAa12H5kmduNJpUS8vJ7wtkgwCEXPwXWC84WejdHnoJ",
+                     *       "recipientTokenAccount": "Aa2bBV7kmwMRSdDGiVWifSy7raahTWnrXeFpYAExnWkm",
+                     *       "transaction": "AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA…",
+                     *       "transactionEncoding": "base64",
+                     *       "format": "legacy-unsigned",
+                     *       "requiredSigner": "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin",
+                     *       "recentBlockhash": "EkSnNWid2cvwEVnVx9aBqawnmiCNiDgp3gUdkDPTKN1N",
+                     *       "lastValidBlockHeight": 287654321,
+                     *       "expiresInSeconds": 60,
+                     *       "fee": {
+                     *         "usd": 2.99,
+                     *         "lamports": "19933334",
+                     *         "treasury": "7c3hvvQt9TKVt9nB3aUT1ugxL5Zhk9vkvLEiV3cd91tq"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["TokenBuilt"];
                 };
             };
@@ -1077,6 +1198,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "mint": "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU",
+                     *       "name": "Example Token",
+                     *       "symbol": "EXT",
+                     *       "status": "confirmed",
+                     *       "signature": "5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW",
+                     *       "feeVerified": true,
+                     *       "createdAt": 1764028800,
+                     *       "confirmedAt": 1764028806
+                     *     }
+                     */
                     "application/json": components["schemas"]["BuildRecord"];
                 };
             };
@@ -1100,6 +1233,11 @@ export interface operations {
         /** @description The signed transaction */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "transaction": "AUm2…signed transaction, base64…AA=="
+                 *     }
+                 */
                 "application/json": components["schemas"]["RelayRequest"];
             };
         };
@@ -1117,6 +1255,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "signature": "5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW",
+                     *       "mint": "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU",
+                     *       "status": "submitted"
+                     *     }
+                     */
                     "application/json": components["schemas"]["RelayAccepted"];
                 };
             };
@@ -1155,6 +1300,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "signature": "5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW",
+                     *       "status": "confirmed",
+                     *       "mint": "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU",
+                     *       "supplyRaw": "1000000000000",
+                     *       "decimals": 6,
+                     *       "recipient": "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin",
+                     *       "feeVerified": true,
+                     *       "fee": {
+                     *         "amount": "19933334",
+                     *         "currency": "SOL"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Verification"];
                 };
             };

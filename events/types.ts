@@ -3,9 +3,10 @@
  * written; a new shape gets a new `v`, and folds keep understanding the old ones.
  */
 
+/** v2 adds `expiresAt`; a v1 quote expires QUOTE_TTL_S's default (600 s) after it was made. */
 export interface AccessPaymentQuoted {
   type: "AccessPaymentQuoted";
-  v: 1;
+  v: 1 | 2;
   data: {
     purchaseId: string;
     wallet: string;
@@ -17,6 +18,47 @@ export interface AccessPaymentQuoted {
     reference: string;
     treasury: string;
     lastValidBlockHeight: number;
+    /** Milliseconds since the epoch: a payment landed later is priced at the price of its day. */
+    expiresAt?: number;
+  };
+}
+
+/**
+ * A payment landed that does not cover what is owed (late, so priced at the current price, or
+ * short): what it brought and what is still missing. The purchase stays unpaid; a top-up pays
+ * the rest.
+ */
+export interface AccessUnderpaid {
+  type: "AccessUnderpaid";
+  v: 1;
+  data: {
+    purchaseId: string;
+    signature: string;
+    slot: number;
+    /** Seconds, as the chain gave it; null when the RPC had none (priced as late). */
+    blockTime: number | null;
+    /** Base units this payment brought. */
+    received: string;
+    /** Landed after the quote in force expired: priced at the price then, not the quote's. */
+    late: boolean;
+    /** The SOL price the payment was priced at (null: a stablecoin). */
+    solUsd: number | null;
+    /** What is still owed, in base units at `solUsd`. */
+    shortfall: string;
+  };
+}
+
+/** A new quote for what an underpaid purchase still owes, on the purchase's own reference. */
+export interface AccessTopUpQuoted {
+  type: "AccessTopUpQuoted";
+  v: 1;
+  data: {
+    purchaseId: string;
+    /** What is still owed, in base units at `solUsd`. */
+    amount: string;
+    solUsd: number | null;
+    lastValidBlockHeight: number;
+    expiresAt: number;
   };
 }
 
@@ -27,7 +69,9 @@ export interface AccessPurchased {
     purchaseId: string;
     wallet: string;
     currency: "SOL" | "STABLECOIN";
+    /** Base units received in all, across every payment of the purchase. */
     amount: string;
+    /** The payment that completed it. */
     signature: string;
     slot: number;
   };
@@ -143,6 +187,12 @@ export interface TokenBuilt {
     lastValidBlockHeight: number;
     /** SHA-256 (hex) of the exact message bytes the payer is asked to sign. */
     messageHash: string;
+    /** Absent: the classic SPL Token program (events from before carry none). */
+    tokenProgram?: "token-2022";
+    /** Token-2022 TransferFeeConfig; authority null: the fee is permanent. */
+    transferFee?: { basisPoints: number; maximum: string; authority: string | null };
+    /** The vanity pattern the seed was ground for, and how many seeds were tried. */
+    vanity?: { prefix: string; suffix: string; ignoreCase: boolean; tries: number };
   };
 }
 
@@ -288,6 +338,8 @@ export type WebhookEvent =
 
 export type DomainEvent =
   | AccessPaymentQuoted
+  | AccessUnderpaid
+  | AccessTopUpQuoted
   | AccessPurchased
   | KeyIssued
   | KeyRotated

@@ -6,6 +6,13 @@
  *     --base-url https://api.example.com --keypair ~/.config/solana/id.json \
  *     --name "My Token" --symbol MYT --supply 1000000 --decimals 6 --image ./logo.png
  *
+ * Token-2022 (metadata inside the mint, no Metaplex account: the network takes about 5.6M
+ * lamports instead of about 18.6M), with a 1% transfer fee capped at 1,000 tokens and a mint
+ * address ending in "cat":
+ *
+ *     ... --token-2022 --transfer-fee-bps 100 --transfer-fee-max 1000000000 \
+ *     --vanity-suffix cat --vanity-ignore-case
+ *
  * Steps:
  *   1. POST /v1/metadata       host the metadata JSON and the image
  *   2. POST /v1/tokens         build the unsigned transaction
@@ -32,12 +39,16 @@ import {
 import {
   ASSOCIATED_TOKEN_PROGRAM_ID,
   AuthorityType,
+  decodeInitializeTransferFeeConfigInstruction,
   decodeInstruction,
+  initializeMetadataPointerData,
   isInitializeMint2Instruction,
   isMintToInstruction,
   isSetAuthorityInstruction,
+  TOKEN_2022_PROGRAM_ID,
   TOKEN_PROGRAM_ID,
 } from "@solana/spl-token";
+import { createHash } from "node:crypto";
 import { parseArgs } from "node:util";
 
 const TOKEN_METADATA_PROGRAM_ID = new PublicKey("metaqbxxUerdq28cj1RbAWkYQm3ybzjb6a8bt518x1s");
@@ -58,6 +69,12 @@ export interface CreateTokenOptions {
   imageBytes?: Uint8Array;
   imageUrl?: string;
   revokeMint?: boolean;
+  /** "token-2022": the metadata lives in the mint (no Metaplex account); default "spl-token". */
+  tokenProgram?: "spl-token" | "token-2022";
+  /** Token-2022 only: basis points of each transfer, at most `maximum` base units. */
+  transferFee?: { basisPoints: number; maximum: string; permanent?: boolean };
+  /** A mint address with this prefix/suffix (base58, at most 4 characters in total). */
+  vanity?: { prefix?: string; suffix?: string; ignoreCase?: boolean };
   /**
    * The treasury you expect the fee to go to. The build response names one; pin the value you
    * were given out of band and any other address stops the example before signing.
@@ -111,6 +128,9 @@ interface BuildResponse {
   lastValidBlockHeight: number;
   expiresInSeconds: number;
   fee: { usd: number; lamports: string; treasury: string };
+  /** Present for Token-2022 mints. */
+  tokenProgram?: "token-2022";
+  vanity?: { tries: number };
   /** Every lamport the payer spends if it lands (decimal strings), from the chain's own rent. */
   costs: {
     networkFeeLamports: string;
@@ -216,8 +236,14 @@ export async function createToken(o: CreateTokenOptions): Promise<CreateTokenRes
     supply: o.supply,
     decimals,
     revokeMint: o.revokeMint ?? false,
+    ...(o.tokenProgram ? { tokenProgram: o.tokenProgram } : {}),
+    ...(o.transferFee ? { transferFee: o.transferFee } : {}),
+    ...(o.vanity ? { vanity: o.vanity } : {}),
   });
-  log(`   mint ${build.mint}, valid for about ${build.expiresInSeconds} s`);
+  log(
+    `   mint ${build.mint}, valid for about ${build.expiresInSeconds} s` +
+      (build.vanity ? ` (vanity address after ${build.vanity.tries} tries)` : ""),
+  );
 
   // 3. Review what we are about to sign.
   const tx = Transaction.from(fromB64(build.transaction));
@@ -229,6 +255,14 @@ export async function createToken(o: CreateTokenOptions): Promise<CreateTokenRes
     feeLamports: BigInt(build.fee.lamports),
     treasury: o.expectTreasury ?? build.fee.treasury,
     revokeMint: o.revokeMint ?? false,
+    tokenProgram: o.tokenProgram ?? "spl-token",
+    transferFee: o.transferFee
+      ? {
+        basisPoints: o.transferFee.basisPoints,
+        maximum: BigInt(o.transferFee.maximum),
+        authority: o.transferFee.permanent ? null : payer,
+      }
+      : null,
   });
   if (o.maxFeeLamports !== undefined && review.feeLamports > o.maxFeeLamports) {
     review.problems.push(
@@ -252,6 +286,11 @@ export async function createToken(o: CreateTokenOptions): Promise<CreateTokenRes
       `${sol(BigInt(c.metadataProtocolFeeLamports))} are taken by those programs) + network fee`,
   );
   log(`   in all, if it lands: ${sol(BigInt(c.totalLamports))}`);
+  if (build.tokenProgram === "token-2022") {
+    log(
+      "   Token-2022: the metadata lives in the mint; no metadata account, no metadata-program fee",
+    );
+  }
   if (review.problems.length) {
     throw new Error(`refusing to sign:\n  - ${review.problems.join("\n  - ")}`);
   }
@@ -295,7 +334,21 @@ export interface Expectation {
   feeLamports: bigint;
   treasury: string;
   revokeMint: boolean;
+  /** Default "spl-token". */
+  tokenProgram?: "spl-token" | "token-2022";
+  /** The Token-2022 transfer fee you asked for (authority null: permanent), or none. */
+  transferFee?: { basisPoints: number; maximum: bigint; authority: string | null } | null;
 }
+
+/** The first 8 bytes of SHA-256("spl_token_metadata_interface:<name>"): the interface's tags. */
+const metadataInterfaceTag = (name: string) =>
+  createHash("sha256").update(`spl_token_metadata_interface:${name}`).digest().subarray(0, 8);
+const METADATA_INITIALIZE = metadataInterfaceTag("initialize_account");
+const METADATA_UPDATE_AUTHORITY = metadataInterfaceTag("update_the_authority");
+const startsWith = (data: Uint8Array, tag: Uint8Array) => tag.every((b, i) => data[i] === b);
+/** Token-2022's extension instruction tags (first byte) and their Initialize sub-tag (0). */
+const TRANSFER_FEE_EXTENSION = 26;
+const METADATA_POINTER_EXTENSION = 39;
 
 /**
  * Decodes every instruction and checks the transaction against what was asked for: only the
@@ -317,6 +370,10 @@ export function reviewTransaction(tx: Transaction, want: Expectation): Review {
     problems.push("the transaction must have exactly one signer: your payer wallet");
   }
   const key = (k: PublicKey) => k.toBase58();
+  const tokenProgram = want.tokenProgram === "token-2022"
+    ? TOKEN_2022_PROGRAM_ID
+    : TOKEN_PROGRAM_ID;
+  let feeConfigs = 0;
 
   tx.instructions.forEach((ix: TransactionInstruction, i: number) => {
     const n = `#${i + 1}`;
@@ -347,7 +404,7 @@ export function reviewTransaction(tx: Transaction, want: Expectation): Review {
           if (key(d.accountPubkey) !== want.mint) {
             problems.push(`${n} allocates ${key(d.accountPubkey)}, not the mint`);
           }
-          if (!d.programId.equals(TOKEN_PROGRAM_ID)) {
+          if (!d.programId.equals(tokenProgram)) {
             problems.push(`${n} gives the mint account to ${key(d.programId)}`);
           }
         } else if (type === "Transfer") {
@@ -367,8 +424,62 @@ export function reviewTransaction(tx: Transaction, want: Expectation): Review {
             } else problems.push(`${n} transfers SOL to ${to}, which is not the treasury`);
           }
         } else problems.push(`${n} unexpected System instruction ${type}`);
-      } else if (program.equals(TOKEN_PROGRAM_ID)) {
-        const d = decodeInstruction(ix, TOKEN_PROGRAM_ID);
+      } else if (program.equals(TOKEN_2022_PROGRAM_ID) && !program.equals(tokenProgram)) {
+        problems.push(`${n} uses Token-2022, and you asked for the classic token program`);
+      } else if (
+        program.equals(TOKEN_2022_PROGRAM_ID) && ix.data[0] === METADATA_POINTER_EXTENSION &&
+        ix.data[1] === 0
+      ) {
+        const d = initializeMetadataPointerData.decode(ix.data);
+        lines.push(
+          `${n} Token-2022: metadata pointer to ${key(d.metadataAddress)}, authority ${
+            d.authority.equals(PublicKey.default) ? "none" : key(d.authority)
+          }`,
+        );
+        if (key(d.metadataAddress) !== want.mint) {
+          problems.push(`${n} points the metadata at ${key(d.metadataAddress)}, not the mint`);
+        }
+      } else if (
+        program.equals(TOKEN_2022_PROGRAM_ID) && ix.data[0] === TRANSFER_FEE_EXTENSION &&
+        ix.data[1] === 0
+      ) {
+        const d = decodeInitializeTransferFeeConfigInstruction(ix, TOKEN_2022_PROGRAM_ID).data;
+        const authority = d.transferFeeConfigAuthority ? key(d.transferFeeConfigAuthority) : null;
+        const withdraw = d.withdrawWithheldAuthority ? key(d.withdrawWithheldAuthority) : null;
+        feeConfigs++;
+        lines.push(
+          `${n} Token-2022: transfer fee ${d.transferFeeBasisPoints} basis points, at most ` +
+            `${d.maximumFee} base units; fee authority ${authority ?? "none"}, withdraw ` +
+            `authority ${withdraw ?? "none"}`,
+        );
+        const asked = want.transferFee;
+        if (
+          !asked || asked.basisPoints !== d.transferFeeBasisPoints ||
+          asked.maximum !== d.maximumFee || asked.authority !== authority ||
+          asked.authority !== withdraw
+        ) {
+          problems.push(`${n} sets a transfer fee you did not ask for`);
+        }
+      } else if (
+        program.equals(TOKEN_2022_PROGRAM_ID) && startsWith(ix.data, METADATA_INITIALIZE)
+      ) {
+        const m = decodeStrings(ix.data, 8);
+        lines.push(
+          `${n} Token-2022: metadata in the mint: name "${m.name}", symbol "${m.symbol}", uri ${m.uri}`,
+        );
+      } else if (
+        program.equals(TOKEN_2022_PROGRAM_ID) && startsWith(ix.data, METADATA_UPDATE_AUTHORITY)
+      ) {
+        const to = new PublicKey(ix.data.subarray(8, 40));
+        lines.push(
+          `${n} Token-2022: metadata update authority to ${
+            to.equals(PublicKey.default) ? "none (immutable)" : key(to)
+          }`,
+        );
+      } else if (program.equals(TOKEN_PROGRAM_ID) && !program.equals(tokenProgram)) {
+        problems.push(`${n} uses the classic token program, and you asked for Token-2022`);
+      } else if (program.equals(tokenProgram)) {
+        const d = decodeInstruction(ix, tokenProgram);
         if (isInitializeMint2Instruction(d)) {
           lines.push(
             `${n} Token: initialize mint, ${d.data.decimals} decimals, mint authority ${
@@ -418,6 +529,9 @@ export function reviewTransaction(tx: Transaction, want: Expectation): Review {
   if (feeTransfers !== 1) {
     problems.push(`expected one fee transfer to the treasury, found ${feeTransfers}`);
   }
+  if ((want.transferFee ? 1 : 0) !== feeConfigs) {
+    problems.push(`expected ${want.transferFee ? "one" : "no"} transfer-fee configuration`);
+  }
   if (fee !== want.feeLamports) problems.push(`fee is ${fee} lamports, quoted ${want.feeLamports}`);
   if (minted !== want.supplyRaw) {
     problems.push(`mints ${minted} base units, asked for ${want.supplyRaw}`);
@@ -428,8 +542,16 @@ export function reviewTransaction(tx: Transaction, want: Expectation): Review {
 /** Name, symbol and URI of a CreateMetadataAccountV3 instruction (Borsh: u32 length + bytes). */
 function decodeCreateMetadataV3(data: Uint8Array): { name: string; symbol: string; uri: string } {
   if (data[0] !== 33) throw new Error(`not CreateMetadataAccountV3 (discriminator ${data[0]})`);
+  return decodeStrings(data, 1);
+}
+
+/** Three Borsh strings (u32 length + UTF-8) from `at`. */
+function decodeStrings(
+  data: Uint8Array,
+  at: number,
+): { name: string; symbol: string; uri: string } {
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
-  let off = 1;
+  let off = at;
   const str = () => {
     const len = view.getUint32(off, true);
     off += 4;
@@ -457,6 +579,13 @@ if (import.meta.main) {
       image: { type: "string" },
       "image-url": { type: "string" },
       "revoke-mint": { type: "boolean", default: false },
+      "token-2022": { type: "boolean", default: false },
+      "transfer-fee-bps": { type: "string" },
+      "transfer-fee-max": { type: "string" },
+      "permanent-fee": { type: "boolean", default: false },
+      "vanity-prefix": { type: "string" },
+      "vanity-suffix": { type: "string" },
+      "vanity-ignore-case": { type: "boolean", default: false },
       "expect-treasury": { type: "string" },
       yes: { type: "boolean", default: false },
     },
@@ -467,7 +596,9 @@ if (import.meta.main) {
     console.error(
       "usage: TCB_API_KEY=… deno run -A examples/create-token.ts --base-url URL --keypair FILE " +
         "--name NAME --symbol SYM --supply N [--decimals D] [--description TEXT] " +
-        "(--image FILE | --image-url URL) [--revoke-mint] [--expect-treasury ADDRESS] [--yes]",
+        "(--image FILE | --image-url URL) [--revoke-mint] [--token-2022 [--transfer-fee-bps N " +
+        "--transfer-fee-max RAW [--permanent-fee]]] [--vanity-prefix P] [--vanity-suffix S] " +
+        "[--vanity-ignore-case] [--expect-treasury ADDRESS] [--yes]",
     );
     Deno.exit(2);
   }
@@ -484,6 +615,21 @@ if (import.meta.main) {
       imageBytes: v.image ? await Deno.readFile(v.image) : undefined,
       imageUrl: v["image-url"],
       revokeMint: v["revoke-mint"],
+      tokenProgram: v["token-2022"] ? "token-2022" : "spl-token",
+      transferFee: v["transfer-fee-bps"] !== undefined
+        ? {
+          basisPoints: Number(v["transfer-fee-bps"]),
+          maximum: v["transfer-fee-max"] ?? "18446744073709551615",
+          permanent: v["permanent-fee"],
+        }
+        : undefined,
+      vanity: v["vanity-prefix"] || v["vanity-suffix"]
+        ? {
+          prefix: v["vanity-prefix"],
+          suffix: v["vanity-suffix"],
+          ignoreCase: v["vanity-ignore-case"],
+        }
+        : undefined,
       expectTreasury: v["expect-treasury"],
       confirm: v.yes ? undefined : () => confirm("Sign and submit this transaction?"),
     });

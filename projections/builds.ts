@@ -36,6 +36,10 @@ export interface BuildDoc {
   /** From the landed transaction; null until one is read (or for records from before). */
   decimalsSeen?: number | null;
   recipientSeen?: string | null;
+  /** Absent: the classic SPL Token program. */
+  tokenProgram?: "token-2022";
+  /** Token-2022 transfer fee as built (authority null: permanent). */
+  transferFee?: { basisPoints: number; maximum: string; authority: string | null };
   problems: string[];
   /** Unix seconds. */
   createdAt: number;
@@ -89,6 +93,8 @@ export const buildsProjection: Projection<BuildDoc> = {
         blockhash: d.blockhash,
         lastValidBlockHeight: d.lastValidBlockHeight,
         messageHash: d.messageHash,
+        ...(d.tokenProgram ? { tokenProgram: d.tokenProgram } : {}),
+        ...(d.transferFee ? { transferFee: d.transferFee } : {}),
         status: "built",
         signature: null,
         feeVerified: false,

@@ -1,6 +1,20 @@
-/** Access purchases: the quote, the confirmed payment and which key is active on it. */
+/**
+ * Access purchases: the quote in force (the first, then any top-up), the payments counted toward
+ * the fee, and which key is active on it.
+ */
 import type { StoredEvent } from "../events/types.ts";
 import type { Projection } from "./projection.ts";
+
+/** How long a v1 quote (recorded before quotes carried their expiry) stayed payable. */
+export const V1_QUOTE_TTL_MS = 600_000;
+
+/** The quote a payment landed within is counted at: `amount` at the SOL price `solUsd`. */
+export interface OpenQuote {
+  amount: string;
+  solUsd: number | null;
+  quotedAt: number;
+  expiresAt: number;
+}
 
 export interface PurchaseDoc {
   purchaseId: string;
@@ -11,7 +25,18 @@ export interface PurchaseDoc {
   reference: string;
   treasury: string;
   lastValidBlockHeight: number;
-  status: "quoted" | "paid";
+  /** The first quote's amount stays in `amount`; this is the quote payable now. */
+  quote: OpenQuote;
+  expiresAt: number;
+  status: "quoted" | "underpaid" | "paid";
+  /** Base units received so far, and what is still owed: base units at the SOL price `owedSolUsd`. */
+  received: string;
+  owed: string;
+  owedSolUsd: number | null;
+  /** What the last short payment left owing (the same as `owed` while underpaid). */
+  shortfall: string | null;
+  /** Every payment counted, so none is counted twice. */
+  payments: string[];
   signature: string | null;
   quotedAt: number;
   paidAt: number | null;
@@ -24,6 +49,8 @@ export const purchasesProjection: Projection<PurchaseDoc> = {
   keysOf(e: StoredEvent) {
     switch (e.type) {
       case "AccessPaymentQuoted":
+      case "AccessUnderpaid":
+      case "AccessTopUpQuoted":
       case "AccessPurchased":
       case "KeyIssued":
       case "KeyDeleted":
@@ -34,7 +61,8 @@ export const purchasesProjection: Projection<PurchaseDoc> = {
   },
   evolve(doc, e) {
     switch (e.type) {
-      case "AccessPaymentQuoted":
+      case "AccessPaymentQuoted": {
+        const expiresAt = e.data.expiresAt ?? e.at + V1_QUOTE_TTL_MS;
         return {
           purchaseId: e.data.purchaseId,
           wallet: e.data.wallet,
@@ -44,15 +72,58 @@ export const purchasesProjection: Projection<PurchaseDoc> = {
           reference: e.data.reference,
           treasury: e.data.treasury,
           lastValidBlockHeight: e.data.lastValidBlockHeight,
+          quote: {
+            amount: e.data.amount,
+            solUsd: e.data.solUsd,
+            quotedAt: e.at,
+            expiresAt,
+          },
+          expiresAt,
           status: "quoted",
+          received: "0",
+          owed: e.data.amount,
+          owedSolUsd: e.data.solUsd,
+          shortfall: null,
+          payments: [],
           signature: null,
           quotedAt: e.at,
           paidAt: null,
           activeKeyId: null,
           keyIds: [],
         };
+      }
+      case "AccessUnderpaid":
+        return doc && {
+          ...doc,
+          status: "underpaid",
+          received: String(BigInt(doc.received) + BigInt(e.data.received)),
+          owed: e.data.shortfall,
+          owedSolUsd: e.data.solUsd,
+          shortfall: e.data.shortfall,
+          payments: [...doc.payments, e.data.signature],
+        };
+      case "AccessTopUpQuoted": {
+        const { amount, solUsd, expiresAt, lastValidBlockHeight } = e.data;
+        return doc && {
+          ...doc,
+          quote: { amount, solUsd, quotedAt: e.at, expiresAt },
+          owed: amount,
+          owedSolUsd: solUsd,
+          expiresAt,
+          lastValidBlockHeight,
+        };
+      }
       case "AccessPurchased":
-        return doc && { ...doc, status: "paid", signature: e.data.signature, paidAt: e.at };
+        return doc && {
+          ...doc,
+          status: "paid",
+          received: e.data.amount,
+          owed: "0",
+          shortfall: null,
+          payments: [...doc.payments, e.data.signature],
+          signature: e.data.signature,
+          paidAt: e.at,
+        };
       case "KeyIssued":
         return doc && { ...doc, activeKeyId: e.data.keyId, keyIds: [...doc.keyIds, e.data.keyId] };
       case "KeyDeleted":

@@ -61,7 +61,11 @@ export function createApp(s: Services, groups: RouteGroup[] = []): Hono<AppEnv> 
 
   const auth = bearerAuth({ kv: s.kv, pepper: s.pepper, prefix: s.config.keyPrefix });
   const limit = rateLimit({ kv: s.kv, limit: s.config.limits.requestsPerHour, clock: s.clock });
-  const idem = idempotency({ kv: s.kv, clock: s.clock });
+  const idem = idempotency({
+    kv: s.kv,
+    clock: s.clock,
+    renewLeases: s.config.idempotencyLeaseRenewalForTests,
+  });
   const known = routeExists(app);
   app.use("/v1/*", async function keyed(c, next) {
     // Unknown paths fall through to notFound: a 404 whether or not the caller has a key.

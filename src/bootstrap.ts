@@ -11,7 +11,7 @@ import { createApp } from "./app.ts";
 // is imported on demand when no SOLANA_RPC_URL is configured.
 import type { EmbeddedChain } from "./chain/mod.ts";
 import { type Clock, systemClock } from "./clock.ts";
-import type { Config } from "./config.ts";
+import { type Config, ConfigError } from "./config.ts";
 import { jsonLogger, type Logger } from "./http/logger.ts";
 import { importPepper } from "./keys/api-key.ts";
 import { localSecrets } from "./local/data-dir.ts";
@@ -26,6 +26,7 @@ import { ThrottleLog } from "./solana/rpc-throttle-log.ts";
 import { deliverWebhook } from "./webhooks/deliver.ts";
 import { traceKvCommit } from "./telemetry/tracing.ts";
 import { isDeliveryMessage, WEBHOOK_QUEUE_KIND } from "./webhooks/scheduler.ts";
+import { readStablecoin, type Stablecoin, StablecoinRefused } from "./solana/stablecoin.ts";
 
 export interface BootOptions {
   kv?: Deno.Kv;
@@ -101,6 +102,14 @@ export async function bootstrap(config: Config, opts: BootOptions = {}): Promise
       }),
     });
   const connection = connectionAt("user");
+  let stablecoin: Stablecoin | undefined;
+  try {
+    stablecoin = await configuredStablecoin(connection, config);
+  } catch (e) {
+    if (ownsKv) kv.close();
+    await chain?.close();
+    throw e;
+  }
   const price = opts.price ??
     (config.price.fixedSolUsd
       ? new FixedPriceSource(config.price.fixedSolUsd, clock)
@@ -122,6 +131,7 @@ export async function bootstrap(config: Config, opts: BootOptions = {}): Promise
     logger,
     pepper: await importPepper(pepper),
     treasury: new PublicKey(treasury),
+    stablecoin,
   };
   const app = createApp(services, routeGroups);
   let queue: QueueDispatcher | null = null;
@@ -129,6 +139,7 @@ export async function bootstrap(config: Config, opts: BootOptions = {}): Promise
     queue = new QueueDispatcher(
       kv,
       (e, kind) => logger.log("error", "queue job failed", { kind, error: String(e) }),
+      (kind) => logger.log("info", "stopping: queue message left for the next start", { kind }),
     );
     queue.on(WEBHOOK_QUEUE_KIND, async (m) => {
       if (isDeliveryMessage(m)) await deliverWebhook(services, m);
@@ -153,4 +164,26 @@ export async function bootstrap(config: Config, opts: BootOptions = {}): Promise
       return closing;
     },
   };
+}
+
+/**
+ * The stablecoin's facts from the chain (one getAccountInfo); `local` first creates the test mint
+ * on the local chain. A mint that is missing, not a token mint, or whose decimals disagree with
+ * STABLECOIN_DECIMALS stops the start with a ConfigError naming it.
+ */
+async function configuredStablecoin(
+  connection: Connection,
+  config: Config,
+): Promise<Stablecoin | undefined> {
+  const { mint, decimals } = config.stablecoin;
+  if (!mint) return undefined;
+  const address = mint === "local"
+    ? await (await import("./chain/local-stablecoin.ts")).ensureLocalStablecoin(connection)
+    : new PublicKey(mint);
+  try {
+    return await readStablecoin(connection, address, decimals);
+  } catch (e) {
+    if (e instanceof StablecoinRefused) throw new ConfigError([e.message]);
+    throw e;
+  }
 }

@@ -122,8 +122,13 @@ const EnvSchema = z.object({
   // push price account is still read if configured.
   PYTH_SOL_USD_ACCOUNT: address.default("7UVimffxr9ow1uXYxsr4LHAcV58mLzhmwaeKvJ1pjLiE"),
   PRICE_MAX_AGE_S: int(120),
-  STABLECOIN_MINT: address.optional(),
-  STABLECOIN_DECIMALS: z.coerce.number().int().min(0).max(9).default(6),
+  // A mint address, or `local`: a 6-decimal test mint the service creates on a local chain. Its
+  // decimals and token program are read from the chain at start; STABLECOIN_DECIMALS, if set, must
+  // agree with the mint.
+  STABLECOIN_MINT: z.union([z.literal("local"), address]).optional(),
+  STABLECOIN_DECIMALS: z.coerce.number().int().min(0).max(9).optional(),
+  // How long an access quote is payable at its amount; a payment landed later is priced anew.
+  QUOTE_TTL_S: int(600),
   ACCESS_FEE_USD: z.coerce.number().min(0.000001, "at least 0.000001").default(10),
   TOKEN_FEE_USD: z.coerce.number().min(0.000001, "at least 0.000001").default(2.99),
   REQUESTS_PER_HOUR: int(600),
@@ -139,6 +144,10 @@ const EnvSchema = z.object({
   ADMIN_TOKEN: z.string().min(32, "at least 32 characters").optional(),
   DEPLOY_MODE: z.enum(["0", "1"]).optional(),
   DENO_DEPLOYMENT_ID: z.string().optional(),
+  // How long one vanity-address grind may take before 422 vanity_timeout (0: refuse at once).
+  VANITY_BUDGET_MS: z.coerce.number().int().min(0).max(60_000).default(10_000),
+  // Vanity grinds running at once in the process (one per API key in any case).
+  VANITY_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
   WEBHOOK_ALLOW_LOOPBACK: z.enum(["true", "false"]).default("false"),
 });
@@ -192,13 +201,23 @@ export interface Config {
   keyPrefix: string;
   keyPepper: string | null;
   price: { fixedSolUsd: number | null; pythAccount: string; maxAgeS: number };
-  stablecoin: { mint: string | null; decimals: number };
+  /**
+   * As configured: a mint address or "local", and the decimals the operator expects (null: the
+   * mint's). What the service uses is read from the chain at start (Services.stablecoin).
+   */
+  stablecoin: { mint: string | null; decimals: number | null };
   fees: { accessUsd: number; tokenUsd: number };
+  /** Seconds an access quote (or top-up) is payable at its amount. */
+  quoteTtlS: number;
   limits: Limits;
   maxPriorityFeeMicroLamports: number;
   suspendAfterUnverified: number;
   wellKnownNames: string[];
   adminToken: string | null;
+  /** Time budget of one vanity mint-address grind (ms); over it the build is 422. */
+  vanityBudgetMs: number;
+  /** Vanity grinds at once in the process; over it (or a second per key) 429. */
+  vanityConcurrency: number;
   logLevel: "debug" | "info" | "warn" | "error" | "silent";
   /** Test-only: lets the image fetcher reach a plain-http loopback server. Never from the env. */
   allowLoopbackImageFetchForTests: boolean;
@@ -207,6 +226,11 @@ export interface Config {
    * for local development and tests; refused in deploy mode.
    */
   webhooks: { allowLoopback: boolean };
+  /**
+   * Test-only: false stands for a process too stalled to renew its Idempotency-Key leases (see
+   * src/http/idempotency.ts). Never from the env; unset means renew.
+   */
+  idempotencyLeaseRenewalForTests?: boolean;
 }
 
 export class ConfigError extends Error {
@@ -268,6 +292,11 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     }
     if (problems.length) throw new ConfigError(problems);
   }
+  if (e.STABLECOIN_MINT === "local" && (deployMode || e.NETWORK !== "localnet")) {
+    throw new ConfigError([
+      "STABLECOIN_MINT: `local` (a test mint) exists on a local chain only; set the mint's address",
+    ]);
+  }
   return {
     port: e.PORT,
     hostname: e.HOSTNAME,
@@ -289,8 +318,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       pythAccount: e.PYTH_SOL_USD_ACCOUNT,
       maxAgeS: e.PRICE_MAX_AGE_S,
     },
-    stablecoin: { mint: e.STABLECOIN_MINT ?? null, decimals: e.STABLECOIN_DECIMALS },
+    stablecoin: { mint: e.STABLECOIN_MINT ?? null, decimals: e.STABLECOIN_DECIMALS ?? null },
     fees: { accessUsd: e.ACCESS_FEE_USD, tokenUsd: e.TOKEN_FEE_USD },
+    quoteTtlS: e.QUOTE_TTL_S,
     limits: {
       requestsPerHour: e.REQUESTS_PER_HOUR,
       portalRequestsPerHour: e.PORTAL_REQUESTS_PER_HOUR,
@@ -307,6 +337,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       ? e.WELL_KNOWN_NAMES.split(",").map((s) => s.trim()).filter(Boolean)
       : DEFAULT_WELL_KNOWN_NAMES,
     adminToken: e.ADMIN_TOKEN ?? null,
+    vanityBudgetMs: e.VANITY_BUDGET_MS,
+    vanityConcurrency: e.VANITY_CONCURRENCY,
     logLevel: e.LOG_LEVEL,
     allowLoopbackImageFetchForTests: false,
     webhooks: { allowLoopback: e.WEBHOOK_ALLOW_LOOPBACK === "true" },

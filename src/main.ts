@@ -23,7 +23,12 @@ try {
   throw e;
 }
 
-const booted = await bootstrap(config, { watch: true });
+const booted = await bootstrap(config, { watch: true }).catch((e) => {
+  // Facts read from the chain at start (the stablecoin mint) can refuse the configuration too.
+  if (!(e instanceof ConfigError)) throw e;
+  console.error(e.message);
+  Deno.exit(2);
+});
 const { services } = booted;
 if (config.deployMode) {
   sweepOnCron = () => sweepOpenBuilds({ ...services, connection: services.backgroundConnection });

@@ -1,7 +1,14 @@
 /**
  * One Deno KV queue listener for the process (KV allows one), dispatching by message kind.
  * Delivery is at least once and unordered; every handler is idempotent.
+ *
+ * A message delivered while the process stops is put back on the queue for the next process and
+ * acknowledged. Throwing instead (to leave it unacknowledged) has Deno print "Exception in queue
+ * handler" on every clean stop, and an unsettled handler is only redelivered after KV's 60 s
+ * lease.
  */
+const HAND_BACK_DELAY_MS = 1_000;
+
 export type QueueHandler = (msg: Record<string, unknown>) => Promise<void>;
 
 export class QueueDispatcher {
@@ -13,6 +20,7 @@ export class QueueDispatcher {
   constructor(
     private readonly kv: Deno.Kv,
     private readonly onError: (e: unknown, kind: string) => void,
+    private readonly onHandedBack: (kind: string) => void = () => {},
   ) {}
 
   on(kind: string, handler: QueueHandler): this {
@@ -28,8 +36,7 @@ export class QueueDispatcher {
       const kind = String(m?.kind);
       const handler = this.#handlers.get(kind);
       if (!handler) return;
-      // Shutting down: not acknowledged, so KV delivers it again to the next process.
-      if (this.#stopping) throw new Error("queue stopping");
+      if (this.#stopping) return this.#handBack(m, kind);
       const run = this.#handle(handler, m, kind);
       this.#running.add(run);
       try {
@@ -44,6 +51,19 @@ export class QueueDispatcher {
   async stop(): Promise<void> {
     this.#stopping = true;
     await Promise.allSettled([...this.#running]);
+  }
+
+  /** Stopping: the message goes back on the queue (stop() waits for that) for the next process. */
+  async #handBack(m: Record<string, unknown>, kind: string): Promise<void> {
+    // Delayed, so this process (still listening until the KV closes) does not spin on it.
+    const put = this.kv.enqueue(m, { delay: HAND_BACK_DELAY_MS }).then(() => true, () => false);
+    const tracked = put.then(() => {});
+    this.#running.add(tracked);
+    const ok = await put;
+    this.#running.delete(tracked);
+    if (ok) return this.onHandedBack(kind);
+    // The KV closed first: left unacknowledged, KV delivers it again once its lease runs out.
+    return new Promise(() => {});
   }
 
   async #handle(handler: QueueHandler, m: Record<string, unknown>, kind: string) {

@@ -7,6 +7,7 @@ import type { Logger } from "./http/logger.ts";
 import type { PriceSource } from "./pricing/price-source.ts";
 import type { RpcBudget } from "./solana/rpc-budget.ts";
 import type { DeliveryScheduler } from "./webhooks/scheduler.ts";
+import type { Stablecoin } from "./solana/stablecoin.ts";
 
 export interface Services {
   config: Config;
@@ -27,4 +28,6 @@ export interface Services {
   treasury: PublicKey;
   /** How webhook attempts are queued; the Deno KV queue unless a test drives them itself. */
   webhookScheduler?: DeliveryScheduler;
+  /** The stablecoin the access fee can be paid in, as read from the chain at start. */
+  stablecoin?: Stablecoin;
 }

@@ -37,7 +37,7 @@ export const keyView = (k: KeyDoc): KeyView => ({
 export interface PurchaseView {
   purchaseId: string;
   wallet: string;
-  status: "quoted" | "paid";
+  status: PurchaseDoc["status"];
   currency: "SOL" | "STABLECOIN";
   amount: string;
   usd: number;

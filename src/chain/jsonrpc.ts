@@ -63,8 +63,8 @@ function handleOne(req: unknown, call: MethodHandler): Record<string, unknown> |
   } catch (e) {
     if (!hasId) return null;
     if (e instanceof RpcError) return errorObject(id, e);
-    const msg = e instanceof Error ? e.message : String(e);
-    return errorObject(id, new RpcError(INTERNAL_ERROR, `Internal error: ${msg}`));
+    // As the node answers (jsonrpc-core's internal_error): no exception text goes out.
+    return errorObject(id, new RpcError(INTERNAL_ERROR, "Internal error"));
   }
 }
 

@@ -53,6 +53,8 @@ function describe(v: unknown): string {
   return "map";
 }
 
+const U64_LIMIT_NUMBER = 2 ** 64;
+
 function typeError(v: unknown, expected: string): RpcError {
   return invalidParams(`Invalid params: invalid type: ${describe(v)}, expected ${expected}.`);
 }
@@ -83,6 +85,10 @@ class Params {
   u64(i: number, required: number): number {
     const v = this.#get(i, required);
     if (typeof v !== "number" || !Number.isInteger(v) || v < 0) throw typeError(v, "u64");
+    // Past u64, serde_json reads the number as a float, and says so.
+    if (v >= U64_LIMIT_NUMBER) {
+      throw invalidParams(`Invalid params: invalid type: floating point \`${v}\`, expected u64.`);
+    }
     return v;
   }
 

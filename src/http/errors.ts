@@ -14,7 +14,8 @@ export type ErrorCode =
   | "rpc_busy"
   | "server_error"
   | "forbidden"
-  | "not_ready";
+  | "not_ready"
+  | "vanity_timeout";
 
 const STATUS: Record<ErrorCode, number> = {
   invalid_request: 400,
@@ -26,6 +27,7 @@ const STATUS: Record<ErrorCode, number> = {
   payload_too_large: 413,
   idempotency_key_in_flight: 409,
   idempotency_key_reused: 422,
+  vanity_timeout: 422,
   rate_limited: 429,
   daily_limit: 429,
   server_error: 500,

@@ -4,8 +4,14 @@
  * A retry with the same key and body replays the stored response without doing the work again;
  * the same key with another body is 422; while the first request runs, 409. A command that
  * appends events writes the final record in the same commit as its events (`recordFor`), so a
- * crash between the two can never make a retry build and charge twice. The in-flight marker is a
- * lease: a request that died holding it frees the key after `LEASE_MS`.
+ * crash between the two can never make a retry build and charge twice.
+ *
+ * The in-flight marker is held by a short lease (`LEASE_MS`, a separate KV entry naming the
+ * process instance) that the request renews every `RENEW_MS` while it runs: a request whose
+ * process died frees the key within `LEASE_MS` of its last renewal, so a retry after a restart runs
+ * at once instead of waiting out a long lease. A live request that could not renew in time (an
+ * event loop stalled for seconds) may be taken over; its own final write is then refused (it
+ * checks the marker), so the work is still done once.
  */
 import type { MiddlewareHandler } from "hono";
 import { commitOrConflict } from "../../events/commit.ts";
@@ -17,15 +23,30 @@ import { ApiError } from "./errors.ts";
 import { loadBody, storeBody, type StoredBody, writeChunks } from "./idempotency-record.ts";
 
 const DAY_MS = 24 * 3_600_000;
-const LEASE_MS = 60_000;
+export const LEASE_MS = 4_000;
+const RENEW_MS = 1_000;
+/** How long KV keeps a lease entry nobody renews (it only matters while `leaseUntil` is ahead). */
+const LEASE_ENTRY_MS = 60_000;
+/** This process: named in the leases it holds, so a log or an operator can tell whose they are. */
+export const PROCESS_INSTANCE = crypto.randomUUID();
 const KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
 
 interface InFlight {
   state: "in_flight";
   bodyHash: string;
+  /** A marker written before leases were kept apart has no token: its own `leaseUntil` holds. */
   leaseUntil: number;
   expiresAt: number;
+  /** The lease entry (`leaseKey`) with this token is this marker's. */
+  token?: string;
 }
+/** The lease on an in-flight marker, renewed while its request runs. */
+interface Lease {
+  token: string;
+  instance: string;
+  leaseUntil: number;
+}
+const leaseKey = (kvKey: Deno.KvKey): Deno.KvKey => ["idem_lease", ...kvKey];
 type Done = {
   state: "done";
   bodyHash: string;
@@ -73,7 +94,12 @@ export function recordFor(
   ];
 }
 
-export function idempotency(opts: { kv: Deno.Kv; clock: Clock }): MiddlewareHandler<AppEnv> {
+export function idempotency(opts: {
+  kv: Deno.Kv;
+  clock: Clock;
+  /** Test-only: false stands for a process too stalled to renew its leases. */
+  renewLeases?: boolean;
+}): MiddlewareHandler<AppEnv> {
   return async function idempotency(c, next) {
     const header = c.req.header("idempotency-key");
     if (header === undefined) {
@@ -93,6 +119,7 @@ export function idempotency(opts: { kv: Deno.Kv; clock: Clock }): MiddlewareHand
     const now = opts.clock();
 
     let markerVersionstamp = "";
+    let token = "";
     for (;;) {
       const entry = await opts.kv.get<Record_>(kvKey);
       const rec = entry.value && entry.value.expiresAt > now ? entry.value : null;
@@ -108,7 +135,14 @@ export function idempotency(opts: { kv: Deno.Kv; clock: Clock }): MiddlewareHand
         const body = await loadBody(opts.kv, kvKey, rec);
         return c.json(body as Record<string, unknown>, rec.status as 200);
       }
-      if (rec?.state === "in_flight" && rec.leaseUntil > now) {
+      const lease = rec?.state === "in_flight" && rec.token
+        ? await opts.kv.get<Lease>(leaseKey(kvKey))
+        : null;
+      const held = rec?.state === "in_flight" &&
+        (rec.token
+          ? lease?.value?.token === rec.token && lease.value.leaseUntil > now
+          : rec.leaseUntil > now);
+      if (held) {
         throw new ApiError(
           "idempotency_key_in_flight",
           "A request with this Idempotency-Key is still being processed; retry shortly",
@@ -116,14 +150,19 @@ export function idempotency(opts: { kv: Deno.Kv; clock: Clock }): MiddlewareHand
           { "Retry-After": "1" },
         );
       }
+      token = crypto.randomUUID();
       const marker: InFlight = {
         state: "in_flight",
         bodyHash,
         leaseUntil: now + LEASE_MS,
         expiresAt: now + DAY_MS,
+        token,
       };
+      const atomic = opts.kv.atomic().check(entry).set(kvKey, marker, { expireIn: DAY_MS });
+      // Taking over a dead request's marker: its lease must still be the one that was seen.
+      if (lease) atomic.check(lease);
       const ok = await commitOrConflict(
-        opts.kv.atomic().check(entry).set(kvKey, marker, { expireIn: DAY_MS }),
+        atomic.set(leaseKey(kvKey), leaseFor(token, now), { expireIn: LEASE_ENTRY_MS }),
       );
       if (ok.ok) {
         markerVersionstamp = ok.versionstamp;
@@ -139,6 +178,9 @@ export function idempotency(opts: { kv: Deno.Kv; clock: Clock }): MiddlewareHand
       markerVersionstamp,
     };
     c.set("idempotency", scope);
+    const renewal = opts.renewLeases === false
+      ? null
+      : renewLease(opts.kv, opts.clock, kvKey, token, markerVersionstamp);
     let failed = false;
     try {
       await next();
@@ -146,8 +188,57 @@ export function idempotency(opts: { kv: Deno.Kv; clock: Clock }): MiddlewareHand
       failed = true;
       throw e;
     } finally {
+      await renewal?.stop();
       if (!scope.stored) await storeOrRelease(opts.kv, scope, c.res, failed);
     }
+  };
+}
+
+const leaseFor = (token: string, now: number): Lease => ({
+  token,
+  instance: PROCESS_INSTANCE,
+  leaseUntil: now + LEASE_MS,
+});
+
+/**
+ * Extends the lease every RENEW_MS while the request runs, only over the lease this request wrote
+ * (a retry that took the key over owns it then, and renewing stops).
+ */
+function renewLease(
+  kv: Deno.Kv,
+  clock: Clock,
+  kvKey: Deno.KvKey,
+  token: string,
+  versionstamp: string,
+) {
+  let running: Promise<void> | null = null;
+  let stopped = false;
+  const timer = setInterval(() => {
+    if (running || stopped) return;
+    running = (async () => {
+      try {
+        const ok = await kv.atomic()
+          .check({ key: leaseKey(kvKey), versionstamp })
+          .set(leaseKey(kvKey), leaseFor(token, clock()), { expireIn: LEASE_ENTRY_MS })
+          .commit();
+        if (ok.ok) versionstamp = ok.versionstamp;
+        else stop();
+      } catch {
+        // The KV is closing (shutdown) or busy: the next tick tries again, or the lease lapses.
+      } finally {
+        running = null;
+      }
+    })();
+  }, RENEW_MS);
+  const stop = () => {
+    stopped = true;
+    clearInterval(timer);
+  };
+  return {
+    async stop() {
+      stop();
+      await running;
+    },
   };
 }
 

@@ -25,7 +25,12 @@ import {
 import { buildMetadataJson, imageUri, metadataUri } from "./document.ts";
 import type { MetadataRequest } from "./request.ts";
 import { decodeBase64Image } from "./image/decode-base64.ts";
-import { DEFAULT_TIMEOUT_MS, fetchImage, imageUrlProblem } from "./image/fetch-image.ts";
+import {
+  DEFAULT_TIMEOUT_MS,
+  fetchImage,
+  imageUrlProblem,
+  type StartTimer,
+} from "./image/fetch-image.ts";
 import type { SniffedImage } from "./image/sniff.ts";
 import { verifyImage } from "./image/verify-image.ts";
 
@@ -35,6 +40,8 @@ import { verifyImage } from "./image/verify-image.ts";
  */
 export interface MetadataTestKnobs {
   imageFetchTimeoutMsForTests?: number;
+  /** Decides when an image fetch's budget runs out, instead of the wall clock. */
+  imageFetchTimerForTests?: StartTimer;
 }
 
 export interface HostedMetadataResponse {
@@ -184,6 +191,7 @@ async function loadImage(s: Services, input: HostMetadataInput): Promise<LoadedI
   const r = await fetchImage(imageUrl!, {
     maxBytes,
     timeoutMs: knobs.imageFetchTimeoutMsForTests ?? DEFAULT_TIMEOUT_MS,
+    startTimer: knobs.imageFetchTimerForTests,
     allowLoopbackHttpForTests,
   });
   if (r.ok) return verified(s, r, "imageUrl", true);

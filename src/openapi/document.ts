@@ -8,6 +8,7 @@ import { MetadataRequestSchema } from "../metadata/request.ts";
 import { BuildRequestSchema } from "../tokens/request-schema.ts";
 import * as S from "./schemas.ts";
 import { integratorPaths, integratorResponses, integratorSchemas } from "./integrator.ts";
+import { withSamples } from "./samples.ts";
 
 export const API_VERSION = "1.0.0";
 
@@ -84,7 +85,36 @@ const tokenBuildRequest = annotate(jsonSchema(BuildRequestSchema, "input"), {
     description: "permanently removes the mint authority (fixed supply, irreversible)",
   },
   revokeFreeze: { description: "creates the token with no freeze authority" },
-  immutableMetadata: { description: "makes the on-chain metadata immutable" },
+  immutableMetadata: {
+    description: "makes the on-chain metadata immutable (Token-2022: no update authority, and " +
+      "no metadata-pointer authority)",
+  },
+  tokenProgram: {
+    description: '"spl-token" (default): the classic SPL Token program with a Metaplex metadata ' +
+      'account. "token-2022": a Token-2022 mint holding its own metadata (MetadataPointer and ' +
+      "TokenMetadata extensions): no metadata account and no Metaplex protocol fee, so the " +
+      "network's share is about a third: for the example request at mainnet's rent 5,566,040 " +
+      "lamports instead of 18,621,480 (mint 3,486,960 for 373 bytes + token account 2,074,080 + " +
+      "network fee 5,000, against mint 1,461,600 + token account 2,039,280 + metadata account " +
+      "5,115,600 + Metaplex fee 10,000,000 + 5,000); each 201's costs names its own figures. " +
+      "Still one signer: the mint is derived from the payer and a seed.",
+  },
+  transferFee: {
+    description: "Token-2022 only (400 naming transferFee otherwise): a TransferFeeConfig " +
+      "taking basisPoints / 10000 of every transfer, at most maximum base units (a u64 as a " +
+      "string). The transfer-fee and withdraw-withheld authorities are the payer; " +
+      "permanent: true sets both to none, so nobody can ever change the fee or withdraw what " +
+      "it withheld into the token accounts (irreversible).",
+  },
+  vanity: {
+    description: "grind the mint address: it starts with prefix and/or ends with suffix " +
+      "(base58 characters, at most 4 in total; ignoreCase accepts either case). The service " +
+      "tries seeds for the address (one SHA-256 each, still one signer) within a time budget " +
+      "(10 s by default); over it: 422 vanity_timeout and nothing is counted. The 201 says how " +
+      "many tries it took. Each character multiplies the work by about 58 (29 with " +
+      "ignoreCase); a prefix's first character beyond the first few digits of base58 is much " +
+      "rarer (most addresses are 44 characters and start with 1-9 or A-H).",
+  },
 }, {
   description:
     "Exactly one of supply / supplyRaw; supply * 10^decimals (or supplyRaw) must be > 0 and " +
@@ -207,7 +237,9 @@ const responses: Record<string, Json> = {
     }),
   },
   Unprocessable: {
-    description: "idempotency_key_reused: this Idempotency-Key was used with a different body",
+    description: "idempotency_key_reused: this Idempotency-Key was used with a different body; " +
+      "vanity_timeout (POST /v1/tokens): no address matching vanity was found within the time " +
+      "budget (fields: tries, budgetMs, expectedTries); nothing was built or counted",
     headers: keyedHeaders,
     content: json("Error", {
       examples: {
@@ -215,6 +247,12 @@ const responses: Record<string, Json> = {
           "idempotency_key_reused",
           "This Idempotency-Key was used with a different request body",
           { "Idempotency-Key": "already used with another body" },
+        ),
+        vanity_timeout: err(
+          "vanity_timeout",
+          "No mint address matching the vanity pattern within 10000 ms (8612352 tries; about " +
+            "48744672 are needed on average); nothing was built or counted",
+          { tries: 8612352, budgetMs: 10000, expectedTries: 48744672 },
         ),
       },
     }),
@@ -494,14 +532,14 @@ export function openApiDocument(opts: DocumentOptions) {
       { name: "Webhooks" },
       { name: "Meta" },
     ],
-    paths,
+    paths: withSamples(paths, opts.serverUrl),
     components: {
       securitySchemes: {
         bearerAuth: {
           type: "http",
           scheme: "bearer",
           description:
-            "Authorization: Bearer <key_prefix>_live_<key_id>_<secret>. Created in the portal " +
+            "`Authorization: Bearer <key_prefix>_live_<key_id>_<secret>`. Created in the portal " +
             "after the one-time access fee; shown once.",
         },
       },

@@ -25,6 +25,7 @@ export const ERROR_CODES = [
   "rpc_busy",
   "server_error",
   "not_ready",
+  "vanity_timeout",
 ] as const;
 
 export const ErrorBody = z.object({
@@ -90,7 +91,9 @@ export const MetadataCreated = z.object({
 export const TokenBuilt = z.object({
   buildId: z.number().int(),
   mint: base58("address of the new mint"),
-  metadataAccount: base58("address of the metadata account"),
+  metadataAccount: base58(
+    "address of the metadata account (Token-2022: the mint itself, which holds the metadata)",
+  ),
   recipientTokenAccount: base58("address of the recipient's token account"),
   transaction: z.string().describe("base64 unsigned legacy transaction"),
   transactionEncoding: z.literal("base64"),
@@ -123,8 +126,17 @@ export const TokenBuilt = z.object({
     "Every lamport the payer spends if the transaction lands, from the cluster's rent and fee " +
       "rules. The payer needs totalLamports exactly, or at least totalLamports plus the " +
       "rent-exempt minimum of a wallet (it may not be left between 0 and that); insufficient_funds " +
-      "carries the same costs, needed, available and shortfall.",
+      "carries the same costs, needed, available and shortfall. Token-2022: mintRentLamports " +
+      "is the rent of the mint at its final size (extensions and in-mint metadata included), " +
+      "tokenAccountRentLamports that of a token account with the extensions the mint requires " +
+      "(170 bytes, 182 with a transfer fee), and both metadata parts are 0.",
   ),
+  tokenProgram: z.literal("token-2022").optional().describe(
+    "present for a Token-2022 mint; absent: the classic SPL Token program",
+  ),
+  vanity: z.object({
+    tries: z.number().int().describe("seeds tried until the mint address matched"),
+  }).optional().describe("present when a vanity address was asked for"),
 });
 
 export const RelayRequest = z.strictObject({
@@ -162,4 +174,14 @@ export const BuildRecord = z.object({
   feeVerified: z.boolean(),
   createdAt: z.number().int().describe("Unix seconds"),
   confirmedAt: z.number().int().nullable().describe("Unix seconds; null until it lands"),
+  tokenProgram: z.literal("token-2022").optional().describe(
+    "present for a Token-2022 mint; absent: the classic SPL Token program",
+  ),
+  transferFee: z.object({
+    basisPoints: z.number().int(),
+    maximum: digits("largest fee of one transfer in base units"),
+    authority: base58("transfer-fee and withdraw authority (the payer)").nullable().describe(
+      "null: the fee is permanent",
+    ),
+  }).optional().describe("the Token-2022 transfer fee, when the mint has one"),
 });

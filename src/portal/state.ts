@@ -1,4 +1,8 @@
-/** What the portal page shows for a signed-in wallet: its purchases, each with its active key. */
+/**
+ * What the portal page shows for a signed-in wallet: its purchases, each with its active key. A
+ * quote that expired with nothing paid is no longer offered (a payment landing on it later is
+ * still counted when checked, at the price of its day).
+ */
 import { projectionKey } from "../../events/keys.ts";
 import { type KeyDoc, keyStatus } from "../../projections/keys.ts";
 import type { PurchaseDoc } from "../../projections/purchases.ts";
@@ -14,6 +18,7 @@ export async function walletPurchases(s: Services, wallet: string) {
   ) {
     const p = (await s.kv.get<PurchaseDoc>(projectionKey("purchase", [e.value.purchaseId]))).value;
     if (!p) continue;
+    if (p.status === "quoted" && p.expiresAt < s.clock()) continue;
     const key = p.activeKeyId
       ? (await s.kv.get<KeyDoc>(projectionKey("key", [p.activeKeyId]))).value
       : null;
@@ -23,6 +28,9 @@ export async function walletPurchases(s: Services, wallet: string) {
       currency: p.currency,
       amount: p.amount,
       usd: p.usd,
+      expiresAt: p.expiresAt,
+      received: p.received,
+      shortfall: p.status === "underpaid" ? p.shortfall : null,
       signature: p.signature,
       quotedAt: p.quotedAt,
       paidAt: p.paidAt,

@@ -1,15 +1,30 @@
 /**
- * GET /v1/openapi.json and the human page at /docs. The page and its script are served from
- * here and its CSP allows this origin only, so reading the docs loads nothing from elsewhere.
+ * GET /v1/openapi.json, the reference at /docs (Scalar's, see ../openapi/reference-page.ts) and
+ * the example client examples/create-token.ts, as text.
+ * The page, the renderer and its start-up script come from this origin, and the CSP allows this
+ * origin only: reading the docs, or trying a call, reaches nothing else.
  */
 import { type Context, Hono } from "hono";
 import type { AppEnv } from "../http/env.ts";
 import { openApiDocument } from "../openapi/document.ts";
-import { DOCS_CSS, DOCS_HTML, DOCS_JS } from "../openapi/page.ts";
+import {
+  BUNDLE_JS,
+  BUNDLE_PATH,
+  DOCS_HTML,
+  INIT_JS,
+  INIT_PATH,
+} from "../openapi/reference-page.ts";
 import type { Services } from "../services.ts";
+// The integrator example, served as it is in the repository (one example, not a copy).
+import EXAMPLE_CLIENT from "../../examples/create-token.ts" with { type: "text" };
 
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; " +
-  "connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; " +
+export const EXAMPLE_PATH = "/examples/create-token.ts";
+
+// The renderer sets styles from script (style elements and attributes): 'unsafe-inline' for
+// styles only; scripts stay 'self'.
+export const DOCS_CSP = "default-src 'none'; script-src 'self'; " +
+  "style-src 'self' 'unsafe-inline'; connect-src 'self'; img-src 'self' data: blob:; " +
+  "font-src 'self' data:; worker-src 'self' blob:; base-uri 'none'; form-action 'none'; " +
   "frame-ancestors 'none'";
 
 export function docsRoutes(s: Services) {
@@ -20,17 +35,22 @@ export function docsRoutes(s: Services) {
     c.header("Content-Type", "application/json; charset=utf-8");
     return c.body(doc);
   });
-  const page = (type: string, text: string) => (c: Context<AppEnv>) => {
+  const page = (type: string, text: string, cache = "no-cache") => (c: Context<AppEnv>) => {
     c.header("Content-Type", type);
-    c.header("Content-Security-Policy", CSP);
+    c.header("Content-Security-Policy", DOCS_CSP);
     c.header("X-Content-Type-Options", "nosniff");
     c.header("Referrer-Policy", "no-referrer");
-    c.header("Cache-Control", "no-cache");
+    c.header("Cache-Control", cache);
     return c.body(text);
   };
   app.get("/docs", page("text/html; charset=utf-8", DOCS_HTML));
   app.get("/docs/", (c) => c.redirect("/docs", 301));
-  app.get("/docs/docs.js", page("text/javascript; charset=utf-8", DOCS_JS));
-  app.get("/docs/docs.css", page("text/css; charset=utf-8", DOCS_CSS));
+  app.get(EXAMPLE_PATH, page("text/plain; charset=utf-8", EXAMPLE_CLIENT));
+  app.get(INIT_PATH, page("text/javascript; charset=utf-8", INIT_JS));
+  // Versioned URL: the bytes under it never change.
+  app.get(
+    BUNDLE_PATH,
+    page("text/javascript; charset=utf-8", BUNDLE_JS, "public, max-age=31536000, immutable"),
+  );
   return app;
 }

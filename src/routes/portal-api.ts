@@ -11,7 +11,7 @@ import { PublicKey } from "@solana/web3.js";
 import { z } from "zod";
 import { deleteKey, issueKey, rotateKey } from "../domain/access/key-life.ts";
 import { isKeyId } from "../keys/api-key.ts";
-import { checkPurchase, quotePurchase } from "../domain/access/purchase.ts";
+import { checkPurchase, quotePurchase, quoteTopUp } from "../domain/access/purchase.ts";
 import { readBody } from "../http/body.ts";
 import type { AppEnv } from "../http/env.ts";
 import { ApiError } from "../http/errors.ts";
@@ -62,9 +62,10 @@ export function portalApiRoutes(s: Services) {
 
   const sameOrigin: MiddlewareHandler<AppEnv> = async function sameOrigin(c, next) {
     if (c.req.method !== "GET" && c.req.method !== "HEAD") {
+      // The portal's own origin is PUBLIC_BASE_URL's alone: the request URL is built from the
+      // Host header, which the caller chooses.
       const o = c.req.header("origin");
-      const own = new URL(c.req.url).origin;
-      if (o !== undefined && o !== origin && o !== own) {
+      if (o !== undefined && o !== origin) {
         throw new ApiError("forbidden", "Cross-origin request refused");
       }
       // A browser says where a request comes from: only the page itself (or the user typing)
@@ -142,6 +143,13 @@ export function portalApiRoutes(s: Services) {
     return c.json({ ok: true });
   });
 
+  // The page asks this first: being signed out is an answer here, not a 401 (which a browser
+  // logs as an error on every signed-out visit).
+  app.get("/portal/api/session", async (c) => {
+    const sess = await readSession(s.kv, s.clock, getCookie(c, SESSION_COOKIE));
+    return c.json({ wallet: sess?.wallet ?? null });
+  });
+
   app.get("/portal/api/state", session, async (c) => {
     const wallet = c.get("portalWallet");
     return c.json({ wallet, purchases: await walletPurchases(s, wallet) });
@@ -155,6 +163,11 @@ export function portalApiRoutes(s: Services) {
   /** Polled by the page after the wallet sent the payment: looks for it on chain by reference. */
   app.post("/portal/api/purchases/:id/check", session, async (c) => {
     return c.json(await checkPurchase(s, c.req.param("id"), c.get("portalWallet")));
+  });
+
+  /** A new quote, at the current price, for what an underpaid purchase still owes. */
+  app.post("/portal/api/purchases/:id/top-up", session, async (c) => {
+    return c.json(await quoteTopUp(s, c.req.param("id"), c.get("portalWallet")), 201);
   });
 
   app.post("/portal/api/purchases/:id/key", session, async (c) => {

@@ -51,13 +51,22 @@ interface Asset {
 }
 
 const NETWORK_PLACEHOLDER = "__TCB_NETWORK__";
+const CURRENCIES_PLACEHOLDER = "__TCB_CURRENCIES__";
 
-async function loadAsset(name: string, type: string, network: string): Promise<Asset> {
+/** What the page is told in <meta>s: the chain, and the currencies a purchase can be paid in. */
+interface PageFacts {
+  network: string;
+  currencies: string;
+}
+
+async function loadAsset(name: string, type: string, facts: PageFacts): Promise<Asset> {
   let body = await Deno.readFile(new URL(name, PAGE_DIR));
   if (name === "index.html") {
     // The network goes into a <meta>, not a script, so the page knows which chain to ask the
-    // wallet for even while the price feed (and so /v1/pricing) is down.
-    const html = new TextDecoder().decode(body).replaceAll(NETWORK_PLACEHOLDER, network);
+    // wallet for even while the price feed (and so /v1/pricing) is down; the currencies, so it
+    // offers only those configured.
+    const html = new TextDecoder().decode(body).replaceAll(NETWORK_PLACEHOLDER, facts.network)
+      .replaceAll(CURRENCIES_PLACEHOLDER, facts.currencies);
     body = new TextEncoder().encode(html);
   }
   return { body, type, etag: `"${(await sha256Hex(body)).slice(0, 32)}"` };
@@ -70,7 +79,10 @@ export function portalPageRoutes(s: Services) {
   const asset = (name: string, type: string) => {
     let a = cache.get(name);
     if (!a) {
-      a = loadAsset(name, type, s.config.network);
+      a = loadAsset(name, type, {
+        network: s.config.network,
+        currencies: s.config.stablecoin.mint ? "SOL STABLECOIN" : "SOL",
+      });
       // A failed read is retried on the next request instead of being cached forever.
       a.catch(() => cache.delete(name));
       cache.set(name, a);

@@ -47,6 +47,9 @@ export function tokensRoutes(s: Services) {
       mint: build.mint,
       name: build.name,
       symbol: build.symbol,
+      // Token-2022 only (absent: the classic program), so a classic record reads as it always did.
+      ...(build.tokenProgram ? { tokenProgram: build.tokenProgram } : {}),
+      ...(build.transferFee ? { transferFee: build.transferFee } : {}),
       status: build.status,
       signature: build.signature,
       feeVerified: build.feeVerified,

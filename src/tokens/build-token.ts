@@ -45,6 +45,9 @@ import {
   rentTable,
   rentTableOf,
 } from "./rent.ts";
+import { token2022Rent, token2022Sizes } from "./token-2022.ts";
+import { grindVanitySeed, matchProbability, VanityTimeout } from "./vanity.ts";
+import { vanityGateFor } from "./vanity-gate.ts";
 import {
   compileToken,
   deriveAddresses,
@@ -54,6 +57,7 @@ import {
   retarget,
   toBase64,
   type TokenPlan,
+  tokenProgramId,
 } from "./transaction.ts";
 
 /**
@@ -77,6 +81,10 @@ export interface BuildResponse {
   fee: { usd: number; lamports: string; treasury: string };
   /** Every lamport the payer spends if the transaction lands; see costs.ts. */
   costs: CostsView;
+  /** Present for Token-2022 only; absent means the classic SPL Token program. */
+  tokenProgram?: "token-2022";
+  /** Present when a vanity address was asked for: how many seeds were tried. */
+  vanity?: { tries: number };
 }
 
 /** Where a build's wall time went; the benchmark separates our own work from waiting on RPC. */
@@ -163,9 +171,17 @@ async function build(
     .value;
   if ((usage?.tokens ?? 0) >= limit) throw dailyLimit(limit, usage?.tokens ?? 0, now);
 
-  const seed = opts.seed ?? newSeed();
+  const tokenProgram = req.tokenProgram ?? "spl-token";
+  let seed = opts.seed ?? newSeed();
+  let vanityTries: number | null = null;
+  if (req.vanity && opts.seed === undefined) {
+    // Before any RPC: a grind that runs out of time costs the caller nothing and counts nothing.
+    const found = await grindVanity(s, req, tokenProgram, caller.keyId);
+    seed = found.seed;
+    vanityTries = found.tries;
+  }
   const reference = newReference();
-  const addresses = await deriveAddresses(req.payer, seed, req.recipient);
+  const addresses = await deriveAddresses(req.payer, seed, req.recipient, tokenProgram);
   const sameRecipient = req.recipient.equals(req.payer);
 
   // What goes into the simulated transaction must be known before it: the rent (read once per
@@ -183,6 +199,17 @@ async function build(
   }
 
   const feeLamports = usdToLamports(s.config.fees.tokenUsd, price.usd);
+  const transferFee = req.transferFee
+    ? {
+      basisPoints: req.transferFee.basisPoints,
+      maximum: req.transferFee.maximum,
+      authority: req.transferFee.permanent ? null : req.payer,
+    }
+    : null;
+  // Token-2022: the mint's size follows its metadata, so its rent is computed per build.
+  if (tokenProgram === "token-2022") {
+    rent = await timed("rpc", () => token2022RentFor(s, rent!, req, addresses.mint, !!transferFee));
+  }
   const plan: TokenPlan = {
     ...addresses,
     payer: req.payer,
@@ -200,6 +227,7 @@ async function build(
     immutableMetadata: req.immutableMetadata,
     feeLamports,
     mintRentLamports: rent.mint,
+    ...(tokenProgram === "token-2022" ? { tokenProgram, transferFee } : {}),
   };
   // Simulated with the unit limit wide open (so the simulation itself never runs out), no
   // priority price (so it charges only what the balance check below covers) and a blockhash the
@@ -222,13 +250,16 @@ async function build(
       // Every account the transaction write-locks; only the payer and the treasury can have a
       // history (the rest are created by this transaction), and the treasury is the one that
       // every build contends for.
-      recentPrioritizationFees(s, [
-        req.payer,
-        addresses.mint,
-        addresses.recipientTokenAccount,
-        addresses.metadataAccount,
-        s.treasury,
-      ]),
+      recentPrioritizationFees(
+        s,
+        [
+          req.payer,
+          addresses.mint,
+          addresses.recipientTokenAccount,
+          addresses.metadataAccount,
+          s.treasury,
+        ].filter((k, i, all) => all.findIndex((o) => o.equals(k)) === i),
+      ),
       connection.simulateTransaction(probe.transaction, {
         sigVerify: false,
         replaceRecentBlockhash: true,
@@ -327,6 +358,20 @@ async function build(
     blockhash: latest.blockhash,
     lastValidBlockHeight: latest.lastValidBlockHeight,
     messageHash,
+    // Only when not the default, so a classic build's event is what it always was.
+    ...(tokenProgram === "token-2022" ? { tokenProgram } : {}),
+    ...(transferFee
+      ? {
+        transferFee: {
+          basisPoints: transferFee.basisPoints,
+          maximum: transferFee.maximum.toString(),
+          authority: transferFee.authority?.toBase58() ?? null,
+        },
+      }
+      : {}),
+    ...(req.vanity && vanityTries !== null
+      ? { vanity: { ...req.vanity, tries: vanityTries } }
+      : {}),
   };
   const respond = (buildId: number): BuildResponse => ({
     buildId,
@@ -342,6 +387,9 @@ async function build(
     expiresInSeconds: EXPIRES_IN_SECONDS,
     fee: { usd: feeUsd, lamports: draft.feeLamports, treasury: draft.treasury },
     costs: costsView(costs),
+    // Only for Token-2022: a classic build's 201 is exactly what it always was.
+    ...(tokenProgram === "token-2022" ? { tokenProgram } : {}),
+    ...(vanityTries !== null ? { vanity: { tries: vanityTries } } : {}),
   });
 
   const idem = opts.idempotency ?? null;
@@ -424,6 +472,62 @@ async function readRent(s: Services): Promise<RentTable> {
   );
   const bySize = new Map(RENT_SIZES.map((n, i) => [n, BigInt(answers[i])]));
   return rentTableOf((n) => bySize.get(n)!);
+}
+
+/** The seed whose mint matches the request's vanity pattern, or 422 vanity_timeout. */
+async function grindVanity(
+  s: Services,
+  req: BuildRequest,
+  tokenProgram: "spl-token" | "token-2022",
+  keyId: string,
+): Promise<{ seed: string; tries: number }> {
+  const pattern = req.vanity!;
+  const budgetMs = s.config.vanityBudgetMs ?? 10_000;
+  const leave = vanityGateFor(s, s.config.vanityConcurrency ?? 2).enter(keyId);
+  try {
+    return await grindVanitySeed(req.payer, tokenProgramId(tokenProgram), pattern, { budgetMs });
+  } catch (e) {
+    if (!(e instanceof VanityTimeout)) throw e;
+    const expected = Math.round(1 / matchProbability(pattern));
+    throw new ApiError(
+      "vanity_timeout",
+      `No mint address matching the vanity pattern within ${budgetMs} ms (${e.tries} tries; ` +
+        `about ${expected} are needed on average); nothing was built or counted`,
+      { tries: e.tries, budgetMs, expectedTries: expected },
+    );
+  } finally {
+    leave();
+  }
+}
+
+/**
+ * The rent table of a Token-2022 build: the mint at its final size, the recipient's account
+ * with its extensions. From the sysvar's parameters when the table has them; otherwise the RPC
+ * is asked for the two sizes (one more round trip, only on RPCs that serve no Rent sysvar).
+ */
+async function token2022RentFor(
+  s: Services,
+  rent: RentTable,
+  req: BuildRequest,
+  mint: PublicKey,
+  transferFee: boolean,
+): Promise<RentTable> {
+  const sizes = token2022Sizes({
+    mint,
+    name: req.name,
+    symbol: req.symbol,
+    uri: req.metadataUri,
+    updateAuthority: req.immutableMetadata ? null : req.payer,
+  }, transferFee);
+  if (rent.forSize) return token2022Rent(rent, sizes, rent.forSize);
+  const [mintRent, accountRent] = await Promise.all(
+    [sizes.final, sizes.tokenAccount].map((n) => s.connection.getMinimumBalanceForRentExemption(n)),
+  );
+  const bySize = new Map([[sizes.final, BigInt(mintRent)], [
+    sizes.tokenAccount,
+    BigInt(accountRent),
+  ]]);
+  return token2022Rent(rent, sizes, (n) => bySize.get(n)!);
 }
 
 /** `InsufficientFundsForRent` on the fee payer (account 0) and nothing else. */

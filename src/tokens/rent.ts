@@ -29,6 +29,11 @@ export interface RentTable {
   metadataProtocolFee: bigint;
   /** A data-less wallet: what the payer must keep if it keeps anything at all. */
   wallet: bigint;
+  /**
+   * Any size's minimum, when the table comes from the Rent sysvar (Token-2022 mints vary in
+   * size with their metadata); absent when it was read size by size from an RPC.
+   */
+  forSize?: (dataLength: number) => bigint;
 }
 
 export const RENT_SYSVAR = SYSVAR_RENT_PUBKEY;
@@ -65,5 +70,6 @@ export function rentTableOf(rentExemptMinimum: (dataLength: number) => bigint): 
 }
 
 export function rentTable(p: RentParams): RentTable {
-  return rentTableOf((n) => minimumBalance(p, n));
+  const forSize = (n: number) => minimumBalance(p, n);
+  return { ...rentTableOf(forSize), forSize };
 }

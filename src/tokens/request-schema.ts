@@ -10,6 +10,14 @@ import { ApiError } from "../http/errors.ts";
 import { zodFields } from "../http/body.ts";
 import { isOwnMetadataUri } from "../metadata/document.ts";
 import { type WellKnownMatcher, wellKnownMessage } from "./well-known-names.ts";
+import {
+  tokenProgramField,
+  transferFeeField,
+  type TransferFeeRequest,
+  transferFeeRule,
+  vanityField,
+  type VanityRequest,
+} from "./extensions-schema.ts";
 
 export const MAX_NAME_BYTES = 32;
 export const MAX_SYMBOL_BYTES = 10;
@@ -28,6 +36,12 @@ export interface BuildRequest {
   revokeMint: boolean;
   revokeFreeze: boolean;
   immutableMetadata: boolean;
+  /** Absent: "spl-token" (the classic program with a Metaplex metadata account). */
+  tokenProgram?: "spl-token" | "token-2022";
+  /** Token-2022 only. */
+  transferFee?: TransferFeeRequest | null;
+  /** Grind the seed until the mint address matches. */
+  vanity?: VanityRequest | null;
 }
 
 const utf8Bytes = (s: string) => new TextEncoder().encode(s).length;
@@ -129,6 +143,9 @@ const buildRequestSchema = (publicBaseUrl: string | null) =>
     revokeMint: z.boolean({ error: "must be true or false" }).default(false),
     revokeFreeze: z.boolean({ error: "must be true or false" }).default(true),
     immutableMetadata: z.boolean({ error: "must be true or false" }).default(false),
+    tokenProgram: tokenProgramField,
+    transferFee: transferFeeField.optional(),
+    vanity: vanityField.optional(),
   });
 
 /**
@@ -191,6 +208,9 @@ export function parseBuildRequest(
     }
   }
 
+  const feeProblem = ok("transferFee") && ok("tokenProgram") ? transferFeeRule(body) : null;
+  if (feeProblem) fields.transferFee = feeProblem;
+
   if (!parsed.success || Object.keys(fields).length > 0 || supplyRaw === null) {
     throw new ApiError("invalid_request", "Request is invalid", fields);
   }
@@ -207,6 +227,9 @@ export function parseBuildRequest(
     revokeMint: d.revokeMint,
     revokeFreeze: d.revokeFreeze,
     immutableMetadata: d.immutableMetadata,
+    tokenProgram: d.tokenProgram,
+    transferFee: d.transferFee ?? null,
+    vanity: d.vanity ?? null,
   };
 }
 

@@ -29,6 +29,17 @@ import {
 } from "@solana/spl-token";
 import { createMetadataAccountV3Instruction, metadataPda } from "../solana/token-metadata.ts";
 import { mintAccountInstructions } from "./mint-account.ts";
+import {
+  token2022Instructions,
+  TOKEN_2022_PROGRAM_ID,
+  type TransferFeeSpec,
+} from "./token-2022.ts";
+
+/** Which token program owns the mint: the classic one (Metaplex metadata) or Token-2022. */
+export type TokenProgramName = "spl-token" | "token-2022";
+
+export const tokenProgramId = (p: TokenProgramName = "spl-token"): PublicKey =>
+  p === "token-2022" ? TOKEN_2022_PROGRAM_ID : TOKEN_PROGRAM_ID;
 
 /** The runtime's ceiling; used while simulating so the simulation never runs out of units. */
 export const MAX_COMPUTE_UNIT_LIMIT = 1_400_000;
@@ -56,14 +67,17 @@ export async function deriveAddresses(
   payer: PublicKey,
   seed: string,
   recipient: PublicKey,
+  tokenProgram: TokenProgramName = "spl-token",
 ): Promise<TokenAddresses> {
-  const mint = await PublicKey.createWithSeed(payer, seed, TOKEN_PROGRAM_ID);
+  const program = tokenProgramId(tokenProgram);
+  const mint = await PublicKey.createWithSeed(payer, seed, program);
   return {
     mint,
     // Off-curve owners are let through here; whether one is acceptable is decided by the
     // recipient policy (recipient.ts), which has the account in hand.
-    recipientTokenAccount: getAssociatedTokenAddressSync(mint, recipient, true),
-    metadataAccount: metadataPda(mint),
+    recipientTokenAccount: getAssociatedTokenAddressSync(mint, recipient, true, program),
+    // Token-2022: the metadata lives in the mint itself (MetadataPointer points at it).
+    metadataAccount: tokenProgram === "token-2022" ? mint : metadataPda(mint),
   };
 }
 
@@ -82,8 +96,15 @@ export interface TokenPlan extends TokenAddresses {
   revokeFreeze: boolean;
   immutableMetadata: boolean;
   feeLamports: bigint;
-  /** Rent-exempt minimum of an 82-byte mint. */
+  /**
+   * Rent-exempt minimum of the mint: 82 bytes for the classic program; for Token-2022 its size
+   * after the metadata realloc (token-2022.ts).
+   */
   mintRentLamports: bigint;
+  /** Absent: "spl-token". */
+  tokenProgram?: TokenProgramName;
+  /** Token-2022 only. */
+  transferFee?: TransferFeeSpec | null;
 }
 
 export interface ComputeBudget {
@@ -96,6 +117,23 @@ export function tokenInstructions(p: TokenPlan, budget: ComputeBudget): Transact
   const ixs: TransactionInstruction[] = [
     ComputeBudgetProgram.setComputeUnitLimit({ units: budget.unitLimit }),
     ComputeBudgetProgram.setComputeUnitPrice({ microLamports: budget.microLamportsPerUnit }),
+  ];
+  if (p.tokenProgram === "token-2022") {
+    ixs.push(...token2022Instructions({ ...p, transferFee: p.transferFee ?? null }));
+  } else ixs.push(...splTokenInstructions(p));
+  const fee = SystemProgram.transfer({
+    fromPubkey: p.payer,
+    toPubkey: p.treasury,
+    lamports: p.feeLamports,
+  });
+  fee.keys.push({ pubkey: p.reference, isSigner: false, isWritable: false });
+  ixs.push(fee);
+  return ixs;
+}
+
+/** The classic program's mint with a Metaplex metadata account. */
+function splTokenInstructions(p: TokenPlan): TransactionInstruction[] {
+  const ixs: TransactionInstruction[] = [
     ...mintAccountInstructions({
       payer: p.payer,
       mint: p.mint,
@@ -128,13 +166,6 @@ export function tokenInstructions(p: TokenPlan, budget: ComputeBudget): Transact
   if (p.revokeMint) {
     ixs.push(createSetAuthorityInstruction(p.mint, p.payer, AuthorityType.MintTokens, null));
   }
-  const fee = SystemProgram.transfer({
-    fromPubkey: p.payer,
-    toPubkey: p.treasury,
-    lamports: p.feeLamports,
-  });
-  fee.keys.push({ pubkey: p.reference, isSigner: false, isWritable: false });
-  ixs.push(fee);
   return ixs;
 }
 

@@ -70,7 +70,8 @@ Deno.test("hosted Pyth SOL/USD account: republished each slot, price settable, g
     assertEquals(p.price, 150);
     assertEquals(p.status, "trading");
     assertEquals(p.slot, chain.slot());
-    assert(Math.abs(p.publishTime - Date.now() / 1000) < 5);
+    // Published from the chain's clock, now: a generous bound, as the machine may be slow.
+    assert(Math.abs(p.publishTime - Date.now() / 1000) < 120);
 
     chain.advanceSlots(3);
     assertEquals((await read()).slot, chain.slot());

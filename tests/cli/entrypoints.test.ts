@@ -73,7 +73,8 @@ async function quotedTreasury(base: string): Promise<string> {
   const post = (path: string, body: unknown, cookie = "") =>
     fetch(base + path, {
       method: "POST",
-      headers: { "content-type": "application/json", origin: base, ...(cookie && { cookie }) },
+      // No Origin: with PORT=0 the portal's own origin (PUBLIC_BASE_URL's default) names port 0.
+      headers: { "content-type": "application/json", ...(cookie && { cookie }) },
       body: JSON.stringify(body),
     });
   const challenge = await (await post("/portal/api/challenge", {

@@ -3,8 +3,8 @@
  * anyone watching see it before it lands. Lamports someone sends there first must not stop the
  * creation: it still lands, verifies as `confirmed` with the fee, and the payer spends exactly
  * `costs.totalLamports` (the lamports already there stay in the mint, lowering nothing), on the
- * emulated and on the real Token Metadata program. Nobody but the payer can allocate or assign
- * the address.
+ * emulated and on the real Token Metadata program, and for a Token-2022 mint. Nobody but the
+ * payer can allocate or assign the address.
  */
 import {
   Keypair,
@@ -16,7 +16,7 @@ import {
   Transaction,
   type TransactionInstruction,
 } from "@solana/web3.js";
-import { MINT_SIZE, TOKEN_PROGRAM_ID } from "@solana/spl-token";
+import { MINT_SIZE, TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID } from "@solana/spl-token";
 import { assert, assertEquals, assertMatch, assertRejects } from "../support/assert.ts";
 import { bearer, decodeTx, type Harness, startHarness } from "../support/harness.ts";
 import { METADATA_PROGRAM_MODES, needsMetaplexSo } from "../support/metaplex-fixture.ts";
@@ -27,11 +27,24 @@ import type { KeyDoc } from "../../projections/keys.ts";
 
 const URI = "https://example.com/m/grief.json";
 
-async function build(h: Harness, apiKey: string, payer: Keypair, name: string) {
+async function build(
+  h: Harness,
+  apiKey: string,
+  payer: Keypair,
+  name: string,
+  extra: Record<string, unknown> = {},
+) {
   const res = await h.request("/v1/tokens", {
     method: "POST",
     headers: { ...bearer(apiKey), "idempotency-key": crypto.randomUUID() },
-    json: { payer: payer.publicKey.toBase58(), name, symbol: "GRF", metadataUri: URI, supply: "7" },
+    json: {
+      payer: payer.publicKey.toBase58(),
+      name,
+      symbol: "GRF",
+      metadataUri: URI,
+      supply: "7",
+      ...extra,
+    },
   });
   const body = await res.json();
   assertEquals(res.status, 201, JSON.stringify(body));
@@ -192,6 +205,45 @@ for (const { mode, so } of METADATA_PROGRAM_MODES) {
     },
   });
 }
+
+Deno.test("Token-2022: lamports sent to the mint address before the payer's transaction do not stop it", async () => {
+  const h = await startHarness();
+  try {
+    const c = h.services.connection;
+    const { apiKey, wallet } = await h.newApiKey();
+    const attacker = h.fundedWallet(100);
+    const built = await build(h, apiKey, wallet, "Grief 2022", {
+      tokenProgram: "token-2022",
+      transferFee: { basisPoints: 50, maximum: "1000" },
+    });
+    const sent = 7n * BigInt(LAMPORTS_PER_SOL);
+    await attackerSends(
+      h,
+      attacker,
+      SystemProgram.transfer({
+        fromPubkey: attacker.publicKey,
+        toPubkey: new PublicKey(built.mint),
+        lamports: sent,
+      }),
+    );
+    const before = BigInt(await c.getBalance(wallet.publicKey, "confirmed"));
+    const sig = await payerSubmits(h, apiKey, wallet, built.transaction, "relay");
+    assertEquals(
+      before - BigInt(await c.getBalance(wallet.publicKey, "confirmed")),
+      BigInt(built.costs.totalLamports),
+    );
+    const v = await (await h.request(`/v1/transactions/${sig}`, { headers: bearer(apiKey) }))
+      .json();
+    assertEquals([v.status, v.feeVerified, v.mint], ["confirmed", true, built.mint]);
+    const mint = (await c.getAccountInfo(new PublicKey(built.mint), "confirmed"))!;
+    assertEquals(
+      [mint.owner.toBase58(), BigInt(mint.lamports)],
+      [TOKEN_2022_PROGRAM_ID.toBase58(), sent + BigInt(built.costs.mintRentLamports)],
+    );
+  } finally {
+    await h.close();
+  }
+});
 
 Deno.test("nobody but the payer can allocate or assign a build's mint address", async () => {
   const h = await startHarness();

@@ -37,3 +37,41 @@ Deno.test("queue: stop() waits for the job in flight, then takes no new ones; a 
     kv.close();
   }
 });
+
+Deno.test("queue: a message delivered while stopping goes back on the queue for the next start instead of failing its handler", async () => {
+  const path = await Deno.makeTempFile({ suffix: ".sqlite3" });
+  try {
+    const kv = await Deno.openKv(path);
+    const handled: string[] = [];
+    let handBack!: (kind: string) => void;
+    const handedBack = new Promise<string>((r) => (handBack = r));
+    const queue = new QueueDispatcher(kv, () => {}, handBack).on("job", (m) => {
+      handled.push(String(m.id));
+      return Promise.resolve();
+    });
+    queue.listen();
+    await queue.stop();
+    await kv.enqueue({ kind: "job", id: "during-stop" });
+    // A generous bound, only so a regression fails instead of hanging.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const kind = await Promise.race([
+      handedBack,
+      new Promise((r) => (timer = setTimeout(() => r("not handed back in 30 s"), 30_000))),
+    ]);
+    clearTimeout(timer);
+    assertEquals(kind, "job");
+    kv.close();
+    assertEquals(handled, [], "no job starts after stop()");
+
+    // The next start of the process gets it (a new message, due a second after the hand-back).
+    const next = await Deno.openKv(path);
+    try {
+      const got = new Promise<unknown>((r) => next.listenQueue(r));
+      assertEquals(await got, { kind: "job", id: "during-stop" });
+    } finally {
+      next.close();
+    }
+  } finally {
+    await Deno.remove(path);
+  }
+});

@@ -1,5 +1,6 @@
 import { assert, assertEquals, assertMatch } from "../support/assert.ts";
 import { bearer, startHarness } from "../support/harness.ts";
+import { midHourClock } from "../reliability/support.ts";
 import { parseKey } from "../../src/keys/api-key.ts";
 
 Deno.test("GET /v1/pricing needs no key and answers every field of the seed", async () => {
@@ -121,7 +122,8 @@ Deno.test("missing, malformed, mistyped and wrong keys are all 401 unauthorized"
 });
 
 Deno.test("GET /v1/me answers the key, its wallet, today's usage and the limits", async () => {
-  const h = await startHarness();
+  // Mid-hour, so the two requests cannot fall on two days.
+  const h = await startHarness({ clock: midHourClock() });
   try {
     const { apiKey, keyId, wallet } = await h.newApiKey();
     await h.request("/v1/me", { headers: bearer(apiKey) });

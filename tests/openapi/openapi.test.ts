@@ -171,10 +171,13 @@ Deno.test("every route the app serves under /v1 is in the document, and the serv
     assertMatch(res.headers.get("content-type") ?? "", /^application\/json/);
     const servedDoc = await res.json();
     assertEquals(servedDoc.servers, [{ url: h.base }]);
-    assertEquals({ ...servedDoc, servers: null }, {
-      ...JSON.parse(JSON.stringify(doc)),
-      servers: null,
-    });
+    // The same document, built for the served base URL (the samples name it too).
+    assertEquals(servedDoc, JSON.parse(JSON.stringify(openApiDocument({ serverUrl: h.base }))));
+    assertEquals(
+      { ...servedDoc, servers: null, paths: null },
+      { ...JSON.parse(JSON.stringify(doc)), servers: null, paths: null },
+    );
+    assertEquals(Object.keys(servedDoc.paths), Object.keys(doc.paths as Json));
   } finally {
     await h.close();
   }
@@ -206,7 +209,42 @@ Deno.test("real responses parse with the documented schemas", async () => {
   }
 });
 
-Deno.test("/docs renders the document with nothing from other origins", async () => {
+Deno.test("every operation has a curl and a TypeScript sample, and its success example parses with the response schema", () => {
+  const schemaOf: Record<string, { parse(v: unknown): unknown }> = {
+    Pricing: S.Pricing,
+    Me: S.Me,
+    MetadataCreated: S.MetadataCreated,
+    TokenBuilt: S.TokenBuilt,
+    RelayAccepted: S.RelayAccepted,
+    Verification: S.Verification,
+    BuildRecord: S.BuildRecord,
+  };
+  for (const [path, method, op] of operations(doc)) {
+    if (path === "/v1/openapi.json") continue;
+    const where = `${method.toUpperCase()} ${path}`;
+    const samples = op["x-codeSamples"] as { lang: string; label: string; source: string }[];
+    assertEquals(samples?.map((x) => x.label), ["curl", "TypeScript"], where);
+    const [curl, ts] = samples;
+    assertMatch(curl.source, new RegExp(`^curl.*'https://api\\.example\\.test/v1/`), where);
+    assertMatch(ts.source, /^const res = await fetch\("https:\/\/api\.example\.test\/v1\//, where);
+    const body = (op.requestBody as Json | undefined)?.content as Json | undefined;
+    if (body) {
+      const example = (body["application/json"] as Json).example;
+      assert(example !== undefined, `${where}: request example`);
+      // Both samples send that very body.
+      assert(curl.source.includes(`"${Object.keys(example as Json)[0]}"`), `${where}: curl body`);
+      assert(ts.source.includes("JSON.stringify("), `${where}: TypeScript body`);
+    }
+    const [status, success] = Object.entries(op.responses as Record<string, Json>)
+      .find(([code]) => /^2/.test(code))!;
+    const media = (success.content as Json)["application/json"] as Json;
+    const name = String((media.schema as Json).$ref).split("/").at(-1)!;
+    schemaOf[name].parse(media.example);
+    assert(media.example !== undefined, `${where} ${status}: success example`);
+  }
+});
+
+Deno.test("/docs serves Scalar's reference from this origin, under a CSP naming no other origin", async () => {
   const h = await startHarness();
   try {
     const page = await h.request("/docs");
@@ -215,26 +253,51 @@ Deno.test("/docs renders the document with nothing from other origins", async ()
     const csp = page.headers.get("content-security-policy") ?? "";
     assertMatch(csp, /default-src 'none'/);
     assertMatch(csp, /script-src 'self'(;|$)/);
+    assertMatch(csp, /connect-src 'self'(;|$)/);
     assert(!/https?:|\*/.test(csp), "the CSP names no other origin");
     const html = await page.text();
     const links = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]);
-    assertEquals(links.sort(), ["/docs/docs.css", "/docs/docs.js", "/v1/openapi.json"]);
+    assertEquals(links.sort(), [
+      "/docs/init.js",
+      "/docs/scalar-1.72.1.js",
+      "/v1/openapi.json",
+      "data:,",
+    ]);
     assert(!/<script>/.test(html), "no inline script");
-    for (const asset of ["/docs/docs.js", "/docs/docs.css"]) {
-      const res = await h.request(asset);
-      assertEquals(res.status, 200, asset);
-      const text = await res.text();
-      assert(!/https?:\/\//.test(text), `${asset} loads nothing from elsewhere`);
-      assert(
-        !/innerHTML|outerHTML|insertAdjacentHTML|document\.write/.test(text),
-        `${asset}: text only`,
-      );
+
+    const init = await h.request("/docs/init.js");
+    assertMatch(init.headers.get("content-type") ?? "", /^text\/javascript/);
+    const initText = await init.text();
+    assert(!/https?:\/\//.test(initText), "the start-up script names no other origin");
+    for (
+      const off of ['"withDefaultFonts": false', '"telemetry": false', '"hideClientButton": true']
+    ) {
+      assert(initText.includes(off), off);
     }
-    assertMatch(
-      (await h.request("/docs/docs.js")).headers.get("content-type") ?? "",
-      /^text\/javascript/,
-    );
+
+    const bundle = await h.request("/docs/scalar-1.72.1.js");
+    assertEquals(bundle.status, 200);
+    assertMatch(bundle.headers.get("content-type") ?? "", /^text\/javascript/);
+    assertMatch(bundle.headers.get("cache-control") ?? "", /immutable/);
+    const js = await bundle.text();
+    assert(js.length > 1_000_000 && js.includes("createApiReference"), "the standalone bundle");
+    assert(!js.includes("sourceMappingURL="), "no source map the service does not serve");
   } finally {
     await h.close();
   }
+});
+
+Deno.test("the reference's versioned bundle URL names the version deno.json installs", async () => {
+  const { SCALAR_VERSION } = await import("../../src/openapi/reference-page.ts");
+  const config = JSON.parse(await Deno.readTextFile(new URL("../../deno.json", import.meta.url)));
+  assertEquals(
+    config.imports["@scalar/api-reference"],
+    `npm:@scalar/api-reference@${SCALAR_VERSION}`,
+  );
+  const pkg = JSON.parse(
+    await Deno.readTextFile(
+      new URL("../../node_modules/@scalar/api-reference/package.json", import.meta.url),
+    ),
+  );
+  assertEquals(pkg.version, SCALAR_VERSION);
 });

@@ -58,13 +58,13 @@ function findChromium(): string | null {
   return null;
 }
 
-/** A price feed the test can take down, for the "price unavailable" state. */
+/** A price feed the test can take down, for the "price unavailable" state, or move. */
 class SwitchablePrice implements PriceSource {
   down = false;
-  readonly #fixed = new FixedPriceSource(150, Date.now);
+  usd = 150;
   solUsd(): Promise<SolPrice> {
     if (this.down) return Promise.reject(new PriceUnavailable("test: feed down"));
-    return this.#fixed.solUsd();
+    return new FixedPriceSource(this.usd, Date.now).solUsd();
   }
 }
 
@@ -72,6 +72,8 @@ interface Served {
   h: Harness;
   base: string;
   price: SwitchablePrice;
+  /** Moves the service's clock (the chain keeps the real time): a quote made in the past. */
+  clockOffsetMs: number;
   close(): Promise<void>;
 }
 
@@ -85,17 +87,20 @@ async function serve(): Promise<Served> {
   );
   const base = `http://127.0.0.1:${server.addr.port}`;
   const price = new SwitchablePrice();
-  const h = await startHarness({ env: { PUBLIC_BASE_URL: base }, price });
+  const clock = () => Date.now() + served.clockOffsetMs;
+  const h = await startHarness({ env: { PUBLIC_BASE_URL: base }, price, clock });
   handler = (req) => h.app.fetch(req);
-  return {
+  const served: Served = {
     h,
     base,
     price,
+    clockOffsetMs: 0,
     async close() {
       await server.shutdown();
       await h.close();
     },
   };
+  return served;
 }
 
 async function launch(): Promise<Browser> {
@@ -103,7 +108,7 @@ async function launch(): Promise<Browser> {
   return await chromium.launch({ executablePath: CHROMIUM!, headless: true, args: FLAGS });
 }
 
-type WalletMode = "normal" | "reject" | "hold" | "signOnly";
+type WalletMode = "normal" | "reject" | "hold" | "signOnly" | "declineFirstPayment";
 
 interface TestWallet {
   keypair: Keypair;
@@ -114,7 +119,8 @@ interface TestWallet {
 /**
  * Opens the page with a Wallet Standard wallet registered in it. `mode` picks its behaviour:
  * normal; reject (the user declines every request); hold (signs and reports a signature but
- * doesn't send yet, so the page has to wait); signOnly (no signAndSendTransaction feature).
+ * doesn't send yet, so the page has to wait); signOnly (no signAndSendTransaction feature);
+ * declineFirstPayment (the user declines the first payment, then approves).
  */
 async function openPage(
   ctx: BrowserContext,
@@ -180,6 +186,7 @@ function injectWallet(
   let accounts: readonly unknown[] = [];
   const listeners = new Set<(p: unknown) => void>();
   const rejected = () => Object.assign(new Error("User rejected the request."), { code: 4001 });
+  let paymentsAsked = 0;
   const features: Record<string, unknown> = {
     "standard:connect": {
       version: "1.0.0",
@@ -226,6 +233,9 @@ function injectWallet(
       version: "1.0.0",
       supportedTransactionVersions: ["legacy", 0],
       signAndSendTransaction(...inputs: { transaction: Uint8Array; chain: string }[]) {
+        if (args.mode === "declineFirstPayment" && paymentsAsked++ === 0) {
+          return Promise.reject(rejected());
+        }
         return Promise.all(inputs.map(async (i) => {
           if (!chains.includes(i.chain)) throw new Error(`unsupported chain ${i.chain}`);
           return {
@@ -429,8 +439,12 @@ Deno.test({
 
       await page.setViewportSize({ width: 1100, height: 900 });
       await page.getByRole("button", { name: "Sign out" }).click();
+      // Signed in but not connected, the page shows Connect too: wait for the signed-out state.
+      await page.locator("#signed-in-address").waitFor({ state: "detached" });
       await page.getByRole("button", { name: `Connect ${WALLET_NAME}` }).waitFor();
-      assertEquals(await page.getByRole("button", { name: "Rotate key…" }).count(), 0);
+      // The Connect button was already there (signed in after the reload, wallet not connected):
+      // wait for sign-out to clear the keys rather than count them at once.
+      await page.getByRole("button", { name: "Rotate key…" }).waitFor({ state: "detached" });
       assertEquals(await statusOf(s, key3), 200, "signing out of the portal doesn't touch the key");
 
       assertEquals(problems, []);
@@ -510,6 +524,40 @@ Deno.test({
         await ctx.close();
       });
 
+      await t.step(
+        "paid after the quote expired, the price having halved: the difference is offered and buys access",
+        async () => {
+          const ctx = await fresh();
+          const wallet: TestWallet = { keypair: s.h.fundedWallet(1), held: [] };
+          const { page, problems } = await openPage(ctx, s, wallet, "hold");
+          const connection = new Connection(s.h.chain.url, "confirmed");
+          // Quoted two hours ago at $300/SOL; it lands now, at $150/SOL.
+          s.clockOffsetMs = -2 * 3_600_000;
+          s.price.usd = 300;
+          await connectAndSignIn(page, wallet);
+          await page.getByRole("button", { name: "Pay $10.00 for access" }).click();
+          await page.getByText("Payment sent. Waiting for the network to confirm it.").first()
+            .waitFor();
+          s.clockOffsetMs = 0;
+          s.price.usd = 150;
+          await connection.sendRawTransaction(wallet.held[0]);
+          const difference = page.getByRole("button", { name: "Pay the difference" });
+          await difference.waitFor({ timeout: 60_000 });
+          await page.getByText(/short of the fee at the price when it landed/).waitFor();
+          assertEquals(await page.getByRole("button", { name: "Create API key" }).count(), 0);
+          await shot(page, "fail-underpaid");
+          await difference.click();
+          await page.getByText("Payment sent. Waiting for the network to confirm it.").first()
+            .waitFor();
+          assertEquals(wallet.held.length, 2);
+          await connection.sendRawTransaction(wallet.held[1]);
+          await page.getByRole("button", { name: "Create API key" }).waitFor({ timeout: 60_000 });
+          await shot(page, "fail-underpaid-topped-up");
+          allProblems.push(...problems);
+          await ctx.close();
+        },
+      );
+
       await t.step("wallet that can sign but not send", async () => {
         const ctx = await fresh();
         const wallet = { keypair: s.h.fundedWallet(1), held: [] };
@@ -545,6 +593,258 @@ Deno.test({
       assertEquals(allProblems, []);
     } finally {
       s.price.down = false;
+      s.price.usd = 150;
+      s.clockOffsetMs = 0;
+      await browser.close();
+      await s.close();
+    }
+  },
+});
+
+/** Console errors and warnings from every page of the context, from the first load on. */
+function consoleProblems(ctx: BrowserContext): string[] {
+  const out: string[] = [];
+  ctx.on("console", (m) => {
+    if (m.type() === "error" || m.type() === "warning") out.push(`${m.type()}: ${m.text()}`);
+  });
+  ctx.on("weberror", (e) => out.push(`page error: ${e.error().message}`));
+  return out;
+}
+
+/** The settled text of the polite status line, which must never claim what didn't happen. */
+const statusText = (page: Page) => page.locator("#status").textContent();
+
+Deno.test({
+  name:
+    "portal e2e: a timed-out payment can be checked again or abandoned, and no message claims a payment that did not happen",
+  ignore: !CHROMIUM,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn(t) {
+    const s = await serve();
+    const browser = await launch();
+    const conn = new Connection(s.h.chain.url, "confirmed");
+    try {
+      const timedOut = async (ctx: BrowserContext, wallet: TestWallet) => {
+        const { page, problems } = await openPage(ctx, s, wallet, "hold");
+        await connectAndSignIn(page, wallet);
+        await page.getByRole("button", { name: "Pay $10.00 for access" }).click();
+        await page.locator("#payment-step").getByText("Payment sent.").waitFor();
+        // The page's clock, not the test's: 90 s pass at once.
+        await ctx.clock.fastForward(91_000);
+        await page.getByText("Not confirmed after 90 s.").waitFor();
+        await page.getByRole("button", { name: "Check again" }).waitFor();
+        await page.getByRole("button", { name: "Stop waiting" }).waitFor();
+        assertEquals(await page.getByRole("button", { name: /^Pay / }).count(), 0);
+        return { page, problems };
+      };
+
+      await t.step(
+        "stop waiting: buy again is possible, the quote stays listed and is checked honestly",
+        async () => {
+          const ctx = await browser.newContext({ viewport: { width: 900, height: 800 } });
+          await ctx.clock.install();
+          const errors = consoleProblems(ctx);
+          const wallet: TestWallet = { keypair: s.h.fundedWallet(1), held: [] };
+          const { page, problems } = await timedOut(ctx, wallet);
+          await shot(page, "payment-timed-out");
+
+          await page.getByRole("button", { name: "Stop waiting" }).click();
+          await page.getByRole("button", { name: "Pay $10.00 for access" }).waitFor();
+          assert(!(await statusText(page))?.includes("Payment sent"), await statusText(page) ?? "");
+          await page.getByText("Payments not confirmed (1)").click();
+          await page.getByRole("button", { name: "Check payment" }).click();
+          await page.getByText("No payment for that quote has reached the network.").waitFor();
+          assert(!(await page.content()).includes("Payment sent"), "nothing was sent yet");
+          await shot(page, "payment-abandoned-checked");
+
+          // The wallet's transaction lands after all: checking the listed quote finds it.
+          await conn.sendRawTransaction(wallet.held[0]);
+          await page.getByText("Payments not confirmed (1)").click();
+          await page.getByRole("button", { name: "Check payment" }).click();
+          await page.getByRole("button", { name: "Create API key" }).waitFor({ timeout: 60_000 });
+          assertEquals(await page.getByText("Payments not confirmed").count(), 0);
+          assertEquals(problems, []);
+          assertEquals(errors, []);
+          await ctx.close();
+        },
+      );
+
+      await t.step("check again: the late payment is found", async () => {
+        const ctx = await browser.newContext({ viewport: { width: 900, height: 800 } });
+        await ctx.clock.install();
+        const errors = consoleProblems(ctx);
+        const wallet: TestWallet = { keypair: s.h.fundedWallet(1), held: [] };
+        const { page, problems } = await timedOut(ctx, wallet);
+        await conn.sendRawTransaction(wallet.held[0]);
+        await page.getByRole("button", { name: "Check again" }).click();
+        await page.getByRole("button", { name: "Create API key" }).waitFor({ timeout: 60_000 });
+        await page.getByText("Payment confirmed. You can create your API key now.").waitFor();
+        assertEquals(problems, []);
+        assertEquals(errors, []);
+        await ctx.close();
+      });
+    } finally {
+      await browser.close();
+      await s.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "portal e2e: a declined quote is replaced by the next one, which pays",
+  ignore: !CHROMIUM,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const s = await serve();
+    const browser = await launch();
+    try {
+      const ctx = await browser.newContext({ viewport: { width: 900, height: 800 } });
+      const errors = consoleProblems(ctx);
+      const wallet: TestWallet = { keypair: s.h.fundedWallet(1), held: [] };
+      const { page, problems } = await openPage(ctx, s, wallet, "declineFirstPayment");
+      await connectAndSignIn(page, wallet);
+      const pay = page.getByRole("button", { name: "Pay $10.00 for access" });
+      await pay.click();
+      await page.getByRole("alert").getByText("You declined the request in your wallet").waitFor();
+      await pay.waitFor();
+      // Never signed, so never payable: not listed as a payment to check.
+      assertEquals(await page.getByText("Payments not confirmed").count(), 0);
+      await shot(page, "quote-declined");
+
+      await pay.click();
+      await page.getByRole("button", { name: "Create API key" }).waitFor({ timeout: 60_000 });
+      assertEquals(await page.locator("article[data-purchase]").count(), 1);
+      // The service keeps both quotes; the page lists only what can still matter, reload or not.
+      const state = await page.evaluate("fetch('/portal/api/state').then((r) => r.json())") as {
+        purchases: { status: string }[];
+      };
+      assertEquals(state.purchases.map((p) => p.status).sort(), ["paid", "quoted"]);
+      await page.reload();
+      await page.getByRole("button", { name: "Create API key" }).waitFor();
+      assertEquals(await page.getByText("Payments not confirmed").count(), 0);
+      await shot(page, "quote-replaced-paid");
+      assertEquals(problems, []);
+      assertEquals(errors, []);
+      await ctx.close();
+    } finally {
+      await browser.close();
+      await s.close();
+    }
+  },
+});
+
+/**
+ * What a tap at the centre of the named button would reach: "" when it is the button itself,
+ * else a description of what covers it.
+ */
+async function coverOf(page: Page, name: string): Promise<string> {
+  // The page rebuilds its sections on each render (a reload of the state, an announcement), so
+  // the button found may be replaced before it is measured: look again, a bounded number of times.
+  for (let attempt = 1;; attempt++) {
+    try {
+      return await measureCover(page, name);
+    } catch (e) {
+      if (attempt >= 20 || !/not attached|detached/i.test(String(e))) throw e;
+      await page.waitForTimeout(100);
+    }
+  }
+}
+
+async function measureCover(page: Page, name: string): Promise<string> {
+  const button = page.getByRole("button", { name });
+  await button.scrollIntoViewIfNeeded({ timeout: 5_000 });
+  // Runs in the page; this file is type-checked without the DOM library, hence the anys.
+  // deno-lint-ignore no-explicit-any
+  return await button.evaluate((el: any) => {
+    // deno-lint-ignore no-explicit-any
+    const doc = (globalThis as any).document;
+    const r = el.getBoundingClientRect();
+    // Replaced by a re-render between finding and measuring it.
+    if (!el.isConnected || r.width === 0) throw new Error("detached");
+    const hit = doc.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+    if (hit !== null && el.contains(hit)) return "";
+    return hit
+      ? `${hit.tagName}#${hit.id}.${hit.className} at ${JSON.stringify(r)}`
+      : `nothing (off screen) at ${JSON.stringify(r)}`;
+  });
+}
+
+Deno.test({
+  name:
+    "portal e2e: at 360 px wide everything is usable, nothing covers a button, no console error, localnet explained",
+  ignore: !CHROMIUM,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const s = await serve();
+    const browser = await launch();
+    try {
+      const ctx = await browser.newContext({
+        viewport: { width: 360, height: 740 },
+        permissions: ["clipboard-read", "clipboard-write"],
+      });
+      const errors = consoleProblems(ctx);
+      const wallet: TestWallet = { keypair: s.h.fundedWallet(1), held: [] };
+      const { page, problems } = await openPage(ctx, s, wallet);
+      await page.getByText("$10.00 once per purchase").waitFor();
+      await page.getByRole("button", { name: `Connect ${WALLET_NAME}` }).waitFor();
+      // Signed out: no 401 in the console, no favicon 404.
+      assertEquals(errors, []);
+      // On the local chain the page says how to get a key instead.
+      await page.locator("#localnet").getByText("task dev:key").waitFor();
+      await page.locator("#localnet").getByText("task demo").waitFor();
+      for (
+        const [name, href] of [
+          ["API reference", "/docs"],
+          ["OpenAPI document", "/v1/openapi.json"],
+          ["Example client (TypeScript)", "/examples/create-token.ts"],
+        ]
+      ) {
+        const link = page.getByRole("navigation", { name: "For developers" })
+          .getByRole("link", { name, exact: true });
+        assertEquals(await link.getAttribute("href"), href);
+        const res = await fetch(s.base + href);
+        assertEquals(res.status, 200, href);
+        await res.body?.cancel();
+      }
+      // Only the configured currency is offered (no stablecoin configured here).
+      await shot(page, "phone-signed-out");
+
+      await connectAndSignIn(page, wallet);
+      assertEquals(await page.getByText("Stablecoin").count(), 0);
+      assertEquals(await page.locator('input[name="currency"]').count(), 0);
+      // The status line is up ("Signed in as …") and must not sit on the Pay button.
+      assert((await statusText(page))?.startsWith("Signed in"), await statusText(page) ?? "");
+      assertEquals(await coverOf(page, "Pay $10.00 for access"), "", "the Pay button is covered");
+      await shot(page, "phone-signed-in");
+
+      await page.getByRole("button", { name: "Pay $10.00 for access" }).click();
+      await page.getByRole("button", { name: "Create API key" }).click({ timeout: 60_000 });
+      const key = await revealedKey(page);
+      await page.getByText("Your API key is ready.").waitFor();
+      // A copyable command using the key, right after it is shown.
+      const command = await page.locator("#try-it").textContent();
+      assertEquals(command, `curl -H "Authorization: Bearer ${key}" ${s.base}/v1/me`);
+      assertEquals(await coverOf(page, "Copy command"), "", "Copy command is covered");
+      await page.getByRole("button", { name: "Copy command" }).click();
+      assertEquals(await page.evaluate("navigator.clipboard.readText()"), command);
+      for (const name of ["Copy key", "I've stored it safely", "Refresh usage", "Rotate key…"]) {
+        assertEquals(await coverOf(page, name), "", `${name} is covered`);
+      }
+      const overflow = await page.evaluate(
+        "document.documentElement.scrollWidth - document.documentElement.clientWidth",
+      ) as number;
+      assert(overflow <= 0, `the page scrolls sideways by ${overflow} px at 360 px`);
+      await shot(page, "phone-key-shown");
+
+      await page.setViewportSize({ width: 1280, height: 900 });
+      await shot(page, "desktop-key-shown");
+      assertEquals(problems, []);
+      assertEquals(errors, []);
+      await ctx.close();
+    } finally {
       await browser.close();
       await s.close();
     }

@@ -121,7 +121,7 @@ Deno.test("public limits: dev key, metadata, 20 builds relayed and self-sent, al
       if (i < BUILDS) {
         const b = await api(`build ${i}`, "/v1/tokens", {
           payer: payer.publicKey.toBase58(),
-          name: `Limited ${i}`,
+          name: "Limited",
           symbol: "LIM",
           metadataUri: meta.body.metadataUri,
           supply: "1000000",

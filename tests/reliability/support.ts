@@ -1,5 +1,6 @@
 /** Shared pieces of the reliability tests. */
 import { LOG } from "../../events/keys.ts";
+import type { EventStore } from "../../events/store.ts";
 import type { StoredEvent } from "../../events/types.ts";
 import { assert } from "../support/assert.ts";
 
@@ -34,3 +35,25 @@ export function midHourClock(): () => number {
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Holds the store's next `transact` (a request stopped just before its own commit) until
+ * `release()`; `restore()` puts the store back.
+ */
+export function holdNextCommit(store: EventStore) {
+  const transact = store.transact.bind(store);
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  let reached!: () => void;
+  const atCommit = new Promise<void>((r) => (reached = r));
+  let first = true;
+  store.transact = (async (fn: Parameters<typeof transact>[0]) => {
+    if (first) {
+      first = false;
+      reached();
+      await held;
+    }
+    return await transact(fn);
+  }) as typeof store.transact;
+  return { atCommit, release, restore: () => (store.transact = transact) };
+}

@@ -26,7 +26,8 @@ export interface PaymentRequest {
   currency: "SOL" | "STABLECOIN";
   amount: bigint;
   reference: PublicKey;
-  stablecoin?: { mint: PublicKey; decimals: number };
+  /** The mint's facts from the chain; `programId` defaults to SPL Token. */
+  stablecoin?: { mint: PublicKey; decimals: number; programId?: PublicKey };
 }
 
 export function paymentInstructions(r: PaymentRequest): TransactionInstruction[] {
@@ -41,13 +42,22 @@ export function paymentInstructions(r: PaymentRequest): TransactionInstruction[]
     return [ix];
   }
   if (!r.stablecoin) throw new Error("no stablecoin configured");
-  const { mint, decimals } = r.stablecoin;
-  const from = getAssociatedTokenAddressSync(mint, r.wallet, true);
-  const to = getAssociatedTokenAddressSync(mint, r.treasury, true);
-  const transfer = createTransferCheckedInstruction(from, mint, to, r.wallet, r.amount, decimals);
+  const { mint, decimals, programId = TOKEN_PROGRAM_ID } = r.stablecoin;
+  const from = getAssociatedTokenAddressSync(mint, r.wallet, true, programId);
+  const to = getAssociatedTokenAddressSync(mint, r.treasury, true, programId);
+  const transfer = createTransferCheckedInstruction(
+    from,
+    mint,
+    to,
+    r.wallet,
+    r.amount,
+    decimals,
+    [],
+    programId,
+  );
   transfer.keys.push(ref);
   return [
-    createAssociatedTokenAccountIdempotentInstruction(r.wallet, to, r.treasury, mint),
+    createAssociatedTokenAccountIdempotentInstruction(r.wallet, to, r.treasury, mint, programId),
     transfer,
   ];
 }
@@ -65,6 +75,10 @@ export const newReference = () => Keypair.generate().publicKey;
 export interface FoundPayment {
   signature: string;
   slot: number;
+  /** Seconds; what the quote's validity is judged by. */
+  blockTime: number | null;
+  /** Base units this transaction brought to the treasury for this reference. */
+  received: bigint;
 }
 
 export interface PaymentLookup {
@@ -82,15 +96,17 @@ const MAX_READS = 100;
 
 /**
  * Pages through the reference's whole history (it is fresh, so that is everything since the
- * quote) and accepts the first landed transaction signed by the wallet that has a transfer of at
- * least the amount to the treasury carrying the reference as the instruction was built
- * (`paidTo`). Anyone can land transactions that carry the reference once it is public; they
- * cannot push the payment out of sight, and each is noted as foreign once and not read again.
+ * quote) and accepts the first landed transaction, not among `counted`, signed by the wallet that
+ * transfers to the treasury carrying the reference as the instruction was built (`paidTo`). What
+ * it is worth (late, short) is for the caller to price: nothing the wallet paid is ignored.
+ * Anyone can land transactions that carry the reference once it is public; they cannot push the
+ * payment out of sight, and each is noted as foreign once and not read again.
  */
 export async function findPayment(
   connection: Connection,
   r: PaymentRequest,
   opts: PaymentLookup = {},
+  counted: ReadonlySet<string> = new Set(),
 ): Promise<FoundPayment | null> {
   const about = { purchaseId: opts.purchaseId, address: r.reference.toBase58() };
   const walk = await addressHistory(connection, r.reference, opts);
@@ -100,7 +116,8 @@ export async function findPayment(
       pages: walk.pages,
     });
   }
-  const landed = walk.signatures.filter((s) => !s.err).map((s) => s.signature);
+  const landed = walk.signatures.filter((s) => !s.err && !counted.has(s.signature))
+    .map((s) => s.signature);
   const known = opts.kv ? await knownForeign(opts.kv, landed) : new Set<string>();
   const maxReads = opts.maxReads ?? MAX_READS;
   let reads = 0;
@@ -136,7 +153,10 @@ export async function findPayment(
       accounts: ix.accountKeyIndexes.map((i) => keys[i]),
       data: ix.data,
     }));
-    if (paidTo(instructions, r) >= r.amount) return { signature, slot: tx.slot };
+    const received = paidTo(instructions, r);
+    if (received > 0n) {
+      return { signature, slot: tx.slot, blockTime: tx.blockTime ?? null, received };
+    }
   }
   return null;
 }
@@ -166,11 +186,12 @@ export function paidTo(instructions: PaymentInstruction[], r: PaymentRequest): b
       paid += d.getBigUint64(4, true);
     } else {
       // Token instruction 12 = TransferChecked { amount: u64, decimals: u8 }.
-      const { mint, decimals } = r.stablecoin!;
-      if (!ix.program.equals(TOKEN_PROGRAM_ID) || ix.data.length !== 10) continue;
+      if (!r.stablecoin) continue; // no stablecoin configured now: nothing can pay in it
+      const { mint, decimals, programId = TOKEN_PROGRAM_ID } = r.stablecoin;
+      if (!ix.program.equals(programId) || ix.data.length !== 10) continue;
       if (ix.data[0] !== 12 || ix.data[9] !== decimals) continue;
-      const from = getAssociatedTokenAddressSync(mint, r.wallet, true);
-      const to = getAssociatedTokenAddressSync(mint, r.treasury, true);
+      const from = getAssociatedTokenAddressSync(mint, r.wallet, true, programId);
+      const to = getAssociatedTokenAddressSync(mint, r.treasury, true, programId);
       if (!is([from, mint, to, r.wallet, r.reference])) continue;
       paid += d.getBigUint64(1, true);
     }

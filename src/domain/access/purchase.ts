@@ -1,17 +1,18 @@
 /**
  * The access purchase as the portal drives it: quote (price the fee, build the unsigned payment
- * with a fresh reference, record the quote) and check (find the payment on chain by its
- * reference, record it once).
+ * with a fresh reference, record the quote with its expiry), check (find payments on chain by the
+ * reference, record each once, priced by when it landed) and top up (a new quote for what is
+ * still owed).
  */
 import { PublicKey } from "@solana/web3.js";
 import { toHex } from "../../../events/hash.ts";
 import { projectionKey } from "../../../events/keys.ts";
 import type { PurchaseDoc } from "../../../projections/purchases.ts";
 import { ApiError } from "../../http/errors.ts";
-import { usdToLamports } from "../../pricing/price-source.ts";
 import { solPriceOr503 } from "../../pricing/quote.ts";
 import type { Services } from "../../services.ts";
 import { handleAccess } from "./handle.ts";
+import { atPrice, type Currency, feeUnits, isLate } from "./pricing.ts";
 import {
   buildPaymentTransaction,
   findPayment,
@@ -19,7 +20,7 @@ import {
   type PaymentRequest,
 } from "./payment.ts";
 
-export type Currency = "SOL" | "STABLECOIN";
+export type { Currency };
 
 export interface PurchaseQuote {
   purchaseId: string;
@@ -31,12 +32,23 @@ export interface PurchaseQuote {
   /** The unsigned payment transaction, base64, for the wallet to sign and send. */
   transaction: string;
   lastValidBlockHeight: number;
+  /** Milliseconds since the epoch: landed later, the payment is priced at the price then. */
+  expiresAt: number;
 }
 
 export interface PurchaseCheck {
   purchaseId: string;
-  status: "pending" | "paid";
+  /** `underpaid`: payments landed but (late, priced at the current price, or short) do not cover it. */
+  status: "pending" | "underpaid" | "paid";
   signature: string | null;
+  /** The quote in force: unpaid after it, a payment is priced at the price of its day. */
+  expiresAt: number;
+  expired: boolean;
+  /** Base units received so far (`receivedLamports` too when the currency is SOL). */
+  received: string;
+  receivedLamports?: string;
+  /** Still owed, in base units at the price the last payment was priced at; a top-up pays it. */
+  shortfall: string | null;
 }
 
 export async function quotePurchase(
@@ -45,20 +57,13 @@ export async function quotePurchase(
   currency: Currency,
 ): Promise<PurchaseQuote> {
   const usd = s.config.fees.accessUsd;
-  let amount: bigint;
-  let solUsd: number | null = null;
-  if (currency === "SOL") {
-    solUsd = (await solPriceOr503(s.price, (d) =>
-      s.logger.log("warn", "price unavailable", d))).usd;
-    amount = usdToLamports(usd, solUsd);
-  } else {
-    if (!s.config.stablecoin.mint) {
-      throw new ApiError("invalid_request", "No stablecoin is configured on this service", {
-        currency: "use SOL",
-      });
-    }
-    amount = stablecoinUnits(usd, s.config.stablecoin.decimals);
+  if (currency === "STABLECOIN" && !s.stablecoin) {
+    throw new ApiError("invalid_request", "No stablecoin is configured on this service", {
+      currency: "use SOL",
+    });
   }
+  const solUsd = currency === "SOL" ? await currentSolUsd(s) : null;
+  const amount = feeUnits(usd, currency, { solUsd, decimals: s.stablecoin?.decimals ?? 0 });
   const purchaseId = toHex(crypto.getRandomValues(new Uint8Array(8)));
   const request = paymentRequest(s, {
     wallet,
@@ -67,6 +72,7 @@ export async function quotePurchase(
     reference: newReference().toBase58(),
   });
   const built = await buildPaymentTransaction(s.connection, request);
+  const expiresAt = s.clock() + s.config.quoteTtlS * 1000;
   await handleAccess(s.store, {
     type: "QuotePurchase",
     purchaseId,
@@ -78,6 +84,7 @@ export async function quotePurchase(
     reference: request.reference.toBase58(),
     treasury: s.treasury.toBase58(),
     lastValidBlockHeight: built.lastValidBlockHeight,
+    expiresAt,
   });
   return {
     purchaseId,
@@ -88,26 +95,108 @@ export async function quotePurchase(
     treasury: s.treasury.toBase58(),
     transaction: built.transaction,
     lastValidBlockHeight: built.lastValidBlockHeight,
+    expiresAt,
   };
 }
 
-/** Looks for the payment on chain by its reference; records it the first time it is seen. */
+/**
+ * A quote for what an underpaid purchase still owes, at the current price, on the purchase's own
+ * reference: the payments together buy access.
+ */
+export async function quoteTopUp(
+  s: Services,
+  purchaseId: string,
+  wallet: string,
+): Promise<PurchaseQuote> {
+  const p = await ownPurchase(s, purchaseId, wallet);
+  if (p.status !== "underpaid") {
+    throw new ApiError("invalid_request", "this purchase owes nothing to top up", {
+      purchaseId: p.status === "paid" ? "already paid" : "no payment short of the fee yet",
+    });
+  }
+  const solUsd = p.currency === "SOL" ? await currentSolUsd(s) : null;
+  const amount = atPrice({ amount: BigInt(p.owed), solUsd: p.owedSolUsd }, solUsd);
+  const request = paymentRequest(s, { ...p, amount: amount.toString() });
+  const built = await buildPaymentTransaction(s.connection, request);
+  const expiresAt = s.clock() + s.config.quoteTtlS * 1000;
+  await handleAccess(s.store, {
+    type: "QuoteTopUp",
+    purchaseId,
+    wallet,
+    owed: p.owed,
+    amount: amount.toString(),
+    solUsd,
+    lastValidBlockHeight: built.lastValidBlockHeight,
+    expiresAt,
+  });
+  return {
+    purchaseId,
+    currency: p.currency,
+    amount: amount.toString(),
+    usd: solUsd === null
+      ? Number(amount) / 10 ** (s.stablecoin?.decimals ?? 0)
+      : Number(amount) * solUsd / 1e9,
+    reference: p.reference,
+    treasury: p.treasury,
+    transaction: built.transaction,
+    lastValidBlockHeight: built.lastValidBlockHeight,
+    expiresAt,
+  };
+}
+
+/**
+ * Looks for payments on chain by the purchase's reference and records each new one once, priced
+ * by when it landed (see ./pricing.ts). Several payments in a row (a top-up) are each recorded.
+ */
 export async function checkPurchase(
   s: Services,
   purchaseId: string,
   wallet: string,
 ): Promise<PurchaseCheck> {
-  const p = await ownPurchase(s, purchaseId, wallet);
-  if (p.status === "paid") return { purchaseId, status: "paid", signature: p.signature };
-  const found = await findPayment(s.connection, paymentRequest(s, p), {
-    kv: s.kv,
-    logger: s.logger,
-    purchaseId,
-  });
-  if (!found) return { purchaseId, status: "pending", signature: null };
-  await handleAccess(s.store, { type: "RecordPayment", purchaseId, ...found });
-  return { purchaseId, status: "paid", signature: found.signature };
+  let p = await ownPurchase(s, purchaseId, wallet);
+  // Bounded: each round records one payment the purchase had not counted yet.
+  for (let round = 0; round < MAX_PAYMENTS_PER_CHECK && p.status !== "paid"; round++) {
+    const found = await findPayment(
+      s.connection,
+      paymentRequest(s, p),
+      { kv: s.kv, logger: s.logger, purchaseId },
+      new Set(p.payments),
+    );
+    if (!found) break;
+    const late = isLate(p.quote, found.blockTime);
+    await handleAccess(s.store, {
+      type: "RecordPayment",
+      purchaseId,
+      signature: found.signature,
+      slot: found.slot,
+      blockTime: found.blockTime,
+      received: found.received.toString(),
+      currentSolUsd: late && p.currency === "SOL" ? await currentSolUsd(s) : null,
+      stablecoinDecimals: s.stablecoin?.decimals ?? 0,
+    });
+    p = await ownPurchase(s, purchaseId, wallet);
+  }
+  return purchaseCheck(p, s.clock());
 }
+
+const MAX_PAYMENTS_PER_CHECK = 5;
+
+export function purchaseCheck(p: PurchaseDoc, now: number): PurchaseCheck {
+  const status = p.status === "quoted" ? "pending" : p.status;
+  return {
+    purchaseId: p.purchaseId,
+    status,
+    signature: p.signature,
+    expiresAt: p.expiresAt,
+    expired: status !== "paid" && now > p.expiresAt,
+    received: p.received,
+    ...(p.currency === "SOL" ? { receivedLamports: p.received } : {}),
+    shortfall: status === "underpaid" ? p.shortfall : null,
+  };
+}
+
+const currentSolUsd = async (s: Services) =>
+  (await solPriceOr503(s.price, (d) => s.logger.log("warn", "price unavailable", d))).usd;
 
 /** The wallet's own purchase; another wallet's is "not found", so ids can't be probed. */
 export async function ownPurchase(s: Services, id: string, wallet: string): Promise<PurchaseDoc> {
@@ -128,18 +217,8 @@ function paymentRequest(
     currency: p.currency,
     amount: BigInt(p.amount),
     reference: new PublicKey(p.reference),
-    stablecoin: s.config.stablecoin.mint
-      ? { mint: new PublicKey(s.config.stablecoin.mint), decimals: s.config.stablecoin.decimals }
-      : undefined,
+    stablecoin: s.stablecoin,
   };
 }
 
-/**
- * A USD amount in a stablecoin's base units, rounded up as the SOL amount is (the treasury never
- * receives less than the fee), in exact micro-dollars like `usdToLamports`.
- */
-export function stablecoinUnits(usd: number, decimals: number): bigint {
-  const micro = BigInt(Math.round(usd * 1_000_000));
-  const scale = 10n ** BigInt(decimals);
-  return (micro * scale + 999_999n) / 1_000_000n;
-}
+export { stablecoinUnits } from "./pricing.ts";

@@ -34,7 +34,19 @@ export interface FetchImageOptions {
   caCerts?: string[];
   /** Test-only: replaces `Deno.connect`, e.g. to count or forbid connection attempts. */
   connect?: (options: Deno.ConnectOptions) => Promise<Deno.TcpConn>;
+  /**
+   * Test-only: replaces the `setTimeout` behind `timeoutMs`, so a test decides when the budget
+   * runs out instead of racing the wall clock. Returns a function that cancels the timer.
+   */
+  startTimer?: StartTimer;
 }
+
+export type StartTimer = (ms: number, onTimeout: () => void) => () => void;
+
+const startWallClockTimer: StartTimer = (ms, onTimeout) => {
+  const id = setTimeout(onTimeout, ms);
+  return () => clearTimeout(id);
+};
 
 export type FetchImageResult =
   | { ok: true; bytes: Uint8Array; finalUrl: string; image: SniffedImage }
@@ -101,10 +113,10 @@ export async function fetchImage(
 
   const controller = new AbortController();
   let timedOut = false;
-  const timer = setTimeout(() => {
+  const cancelTimer = (options.startTimer ?? startWallClockTimer)(settings.timeoutMs, () => {
     timedOut = true;
     controller.abort();
-  }, settings.timeoutMs);
+  });
   const relayAbort = () => controller.abort();
   options.signal?.addEventListener("abort", relayAbort, { once: true });
 
@@ -122,7 +134,7 @@ export async function fetchImage(
     }
     return { ok: false, reason: "could not fetch image", detail: describe(error) };
   } finally {
-    clearTimeout(timer);
+    cancelTimer();
     options.signal?.removeEventListener("abort", relayAbort);
   }
 }

@@ -27,6 +27,12 @@ const TYPICAL_CONFIRM_S = 30;
 
 const network = document.querySelector('meta[name="tcb-network"]')?.getAttribute("content") ||
   "mainnet-beta";
+/** The currencies this service is configured to take; the page offers no other. */
+const currencies = (document.querySelector('meta[name="tcb-currencies"]')?.getAttribute(
+  "content",
+) || "SOL").split(/\s+/).filter((c) => c === "SOL" || c === "STABLECOIN");
+/** Quotes whose payment the user declined in the wallet: never signed, so they can't be paid. */
+const DECLINED_KEY = "tcb-declined-quotes";
 
 const S = {
   network,
@@ -43,13 +49,19 @@ const S = {
   purchases: /** @type {any[]} */ ([]),
   /** A short operation in flight: its description; buttons are disabled meanwhile. */
   busy: /** @type {string | null} */ (null),
-  /** @type {null | {purchaseId: string | null, phase: "quote" | "wallet" | "confirming" | "timeout", started: number, now: number, amount?: string, currency?: string, usd?: number, signature?: string}} */
+  /**
+   * The payment being followed. "confirming": the wallet sent it, the page waits for the network;
+   * "rechecking": a payment that timed out is being checked again; "timeout": not seen in time.
+   * @type {null | {purchaseId: string | null, phase: "quote" | "wallet" | "confirming" | "rechecking" | "timeout", started: number, now: number, amount?: string, currency?: string, usd?: number, signature?: string}}
+   */
   payment: null,
+  /** @type {Set<string>} */
+  declined: readDeclined(),
   /** @type {null | {keyId: string, apiKey: string, reason: "created" | "rotated"}} */
   reveal: null,
   /** @type {null | {kind: "rotate" | "delete", keyId: string}} */
   confirm: null,
-  currency: "SOL",
+  currency: currencies[0] ?? "SOL",
   /** Each active key's webhook endpoints, by key id. */
   webhooks: /** @type {Record<string, any[]>} */ ({}),
   /** The URL being typed per key, kept across re-renders. */
@@ -59,6 +71,25 @@ const S = {
     null
   ),
 };
+
+function readDeclined() {
+  try {
+    const v = JSON.parse(sessionStorage.getItem(DECLINED_KEY) ?? "[]");
+    return new Set(Array.isArray(v) ? v.filter((x) => typeof x === "string") : []);
+  } catch {
+    return new Set();
+  }
+}
+
+/** A declined quote leaves the list: the next quote replaces it. */
+function markDeclined(purchaseId) {
+  S.declined.add(purchaseId);
+  try {
+    sessionStorage.setItem(DECLINED_KEY, JSON.stringify([...S.declined]));
+  } catch {
+    // Storage off (private mode): it is hidden for this page's life only.
+  }
+}
 
 const $ = (/** @type {string} */ id) => /** @type {HTMLElement} */ (document.getElementById(id));
 const statusEl = $("status");
@@ -131,6 +162,10 @@ function showError(text) {
     button("Dismiss", () => clearError(), { class: "btn btn-small", always: true }),
   );
   alertEl.hidden = false;
+  // On a phone the notices sit in the flow, under the access section: bring the error into view.
+  if (globalThis.matchMedia?.("(max-width: 40rem)").matches) {
+    alertEl.scrollIntoView({ block: "nearest" });
+  }
 }
 
 function clearError() {
@@ -185,7 +220,8 @@ async function run(description, doing, fn) {
   try {
     await fn();
   } catch (e) {
-    console.warn(doing, e);
+    // For whoever debugs the page; a request the user declined is no fault.
+    if (!(e instanceof Problem) && classifyWalletError(e) !== "rejected") console.warn(doing, e);
     if (e instanceof ApiFailure && e.status === 401) dropSession();
     if (e instanceof ApiFailure && e.code === "price_unavailable") void loadPricing();
     announce("");
@@ -226,6 +262,12 @@ async function loadPricing() {
 
 async function loadState() {
   try {
+    // Signed out is an answer, not a 401: a browser logs every 401 as an error.
+    const { wallet } = await api("/portal/api/session");
+    if (!wallet) {
+      dropSession();
+      return;
+    }
     const st = await api("/portal/api/state");
     S.signedIn = st.wallet;
     S.purchases = st.purchases;
@@ -331,7 +373,8 @@ function signOut() {
 
 const canPay = () => !!S.account && S.account.address === S.signedIn;
 
-function buy() {
+/** `topUpOf`: an underpaid purchase; its top-up quote (the rest, at today's price) is paid. */
+function buy(topUpOf = null) {
   const wallet = S.wallet;
   if (!canPay()) {
     showError("Connect the wallet you signed in with first; it pays the access fee.");
@@ -350,7 +393,9 @@ function buy() {
   return run("Preparing the payment…", "The payment", async () => {
     S.payment = { purchaseId: null, phase: "quote", started: Date.now(), now: Date.now() };
     try {
-      const quote = await api("/portal/api/purchases", { json: { currency: S.currency } });
+      const quote = typeof topUpOf === "string"
+        ? await api(`/portal/api/purchases/${topUpOf}/top-up`, { json: {} })
+        : await api("/portal/api/purchases", { json: { currency: S.currency } });
       S.payment = {
         ...S.payment,
         purchaseId: quote.purchaseId,
@@ -358,6 +403,9 @@ function buy() {
         amount: quote.amount,
         currency: quote.currency,
         usd: quote.usd,
+        // A top-up is waited for until the purchase has received more than it had.
+        receivedBefore: S.purchases.find((p) => p.purchaseId === quote.purchaseId)?.received ??
+          "0",
       };
       announce(`Approve the payment of ${amountText(quote)} in your wallet.`);
       render();
@@ -375,12 +423,16 @@ function buy() {
         signature: base58Encode(sent.signature),
       };
     } catch (e) {
+      const quoted = S.payment?.purchaseId;
+      // Declined in the wallet: nothing was signed, so this quote can never be paid. It leaves
+      // the page, and the next attempt gets a fresh quote in its place.
+      if (quoted && classifyWalletError(e) === "rejected") markDeclined(quoted);
       S.payment = null;
       await loadState().catch(() => {});
       throw e;
     }
   }).then(() => {
-    if (S.payment?.phase === "confirming") return waitForPayment(S.payment.purchaseId);
+    if (S.payment?.phase === "confirming") return waitForPayment(S.payment.purchaseId, "sent");
   });
 }
 
@@ -389,11 +441,20 @@ function amountText(p) {
   return `${formatUsd(p.usd)} in stablecoin`;
 }
 
-/** Polls the service until it sees the payment on chain, showing progress meanwhile. */
-async function waitForPayment(purchaseId) {
+/**
+ * Polls the service until it sees the payment on chain, showing progress meanwhile. `how` says
+ * what the user knows: "sent" just now by the wallet, or "recheck" of one that timed out.
+ */
+async function waitForPayment(purchaseId, how) {
   const started = Date.now();
-  S.payment = { ...(S.payment ?? {}), purchaseId, phase: "confirming", started, now: started };
-  announce("Payment sent. Waiting for the network to confirm it…");
+  const receivedBefore = S.payment?.receivedBefore ?? "0";
+  const phase = how === "sent" ? "confirming" : "rechecking";
+  S.payment = { ...(S.payment ?? {}), purchaseId, phase, started, now: started };
+  announce(
+    how === "sent"
+      ? "Payment sent. Waiting for the network to confirm it…"
+      : "Checking again whether your payment reached the network…",
+  );
   render();
   let failures = 0;
   while (S.payment?.purchaseId === purchaseId && Date.now() - started < CONFIRM_TIMEOUT_MS) {
@@ -405,6 +466,15 @@ async function waitForPayment(purchaseId) {
         await loadState();
         announce("Payment confirmed. You can create your API key now.");
         focusNext = `create-${purchaseId}`;
+        render();
+        return;
+      }
+      if (r.status === "underpaid" && r.received !== receivedBefore) {
+        // Landed after its quote expired and the price moved: the rest is a top-up away.
+        S.payment = null;
+        await loadState();
+        announce("The payment landed but doesn't cover the fee at today's price.");
+        focusNext = `top-up-${purchaseId}`;
         render();
         return;
       }
@@ -425,20 +495,50 @@ async function waitForPayment(purchaseId) {
     renderAccess();
   }
   if (S.payment?.purchaseId === purchaseId) {
+    // Not a failure yet: the panel explains and offers both ways forward.
     S.payment.phase = "timeout";
-    announce("");
-    showError(
-      "Your payment isn't confirmed yet. If your wallet shows it as sent, it may still land: check again in a minute. If it never landed, no funds moved and you can pay again.",
-    );
+    announce("Your payment isn't confirmed yet. Check again, or stop waiting.");
     focusNext = `recheck-${purchaseId}`;
     render();
   }
 }
 
+/** The timed-out payment, checked again (another full wait). */
 function recheck(purchaseId) {
   clearError();
+  void waitForPayment(purchaseId, "recheck");
+}
+
+/** Stops following a timed-out payment: buying is possible again; the quote stays listed. */
+function abandon() {
   S.payment = null;
-  void waitForPayment(purchaseId);
+  clearError();
+  announce(
+    "Stopped waiting. If that payment lands later, check it under Payments not confirmed. Nothing else moved.",
+  );
+  focusNext = "access-heading";
+  render();
+  // The quote joins the list of payments not confirmed, where it can be checked later.
+  void loadState().catch(() => {}).finally(render);
+}
+
+/**
+ * One look at a quote listed as not confirmed: the user may or may not have sent a payment for
+ * it, so the page claims neither, and says what the service saw.
+ */
+function checkQuote(purchaseId) {
+  return run("Checking that quote…", "Checking the payment", async () => {
+    const r = await api(`/portal/api/purchases/${purchaseId}/check`, { json: {} });
+    await loadState();
+    if (r.status === "paid") {
+      announce("Payment confirmed. You can create your API key now.");
+      focusNext = `create-${purchaseId}`;
+    } else {
+      announce(
+        "No payment for that quote has reached the network. If you sent one, check again in a minute; if not, nothing moved and you can pay with a new quote.",
+      );
+    }
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -524,6 +624,7 @@ function render() {
   // Sections are rebuilt on every render (a late load, a wallet registering): the focused
   // element is found again by its data-fid or its id, so keyboard users keep their place.
   const keep = focusNext ?? active?.getAttribute?.("data-fid") ?? (active?.id || null);
+  renderEnv();
   renderPricing();
   renderWallet();
   renderAccess();
@@ -533,6 +634,43 @@ function render() {
       document.getElementById(keep);
     if (el instanceof HTMLElement && el !== document.activeElement) el.focus();
   }
+}
+
+function renderEnv() {
+  const box = $("env");
+  if (S.network !== "localnet") {
+    box.replaceChildren();
+    return;
+  }
+  box.replaceChildren(
+    h(
+      "div",
+      { class: "notice notice-info", id: "localnet", role: "note" },
+      h("p", null, h("strong", null, "Local development chain.")),
+      h(
+        "p",
+        null,
+        "Browser wallets (Phantom, Solflare, Backpack) only know the public networks, so they can't pay here. Get a key from a terminal instead, with the service running:",
+      ),
+      h(
+        "ul",
+        { class: "plain" },
+        h(
+          "li",
+          null,
+          h("pre", { class: "command" }, "npx -y deno@2.9.6 task dev:key"),
+          "buys a key with a funded local wallet and prints it;",
+        ),
+        h(
+          "li",
+          null,
+          h("pre", { class: "command" }, "npx -y deno@2.9.6 task demo"),
+          "does that, then creates a whole token and verifies it.",
+        ),
+      ),
+      h("p", { class: "small" }, "Signing in and managing keys work here as usual."),
+    ),
+  );
 }
 
 function renderPricing() {
@@ -728,7 +866,7 @@ function renderAccess() {
   }
   const paid = S.purchases.filter((p) => p.status === "paid");
   const unpaid = S.purchases.filter((p) =>
-    p.status !== "paid" && p.purchaseId !== S.payment?.purchaseId
+    p.status !== "paid" && p.purchaseId !== S.payment?.purchaseId && !S.declined.has(p.purchaseId)
   );
   const parts = [];
   if (S.reveal) parts.push(revealPanel());
@@ -747,12 +885,18 @@ function renderAccess() {
     parts.push(
       h(
         "details",
-        { class: "more", open: S.payment?.phase === "timeout" ? true : null },
+        {
+          class: "more",
+          // A payment short of the fee is the user's to act on: shown, with its top-up.
+          open: S.payment?.phase === "timeout" || unpaid.some((p) => p.status === "underpaid")
+            ? true
+            : null,
+        },
         h("summary", null, `Payments not confirmed (${unpaid.length})`),
         h(
           "p",
           { class: "muted" },
-          "Quotes you didn't pay, or payments the network hasn't confirmed. A payment that never landed moved no funds.",
+          "Quotes whose payment the service hasn't seen: paid from another tab or device, still landing, or never sent. A payment that never landed moved no funds.",
         ),
         h("ul", { class: "plain" }, unpaid.map(unpaidRow)),
       ),
@@ -773,11 +917,11 @@ function buyPanel() {
     "div",
     { class: "panel", id: "buy" },
     h("h3", null, "Buy access"),
-    h(
+    currencies.length < 2 ? h("p", null, "Paid in SOL from your wallet.") : h(
       "fieldset",
       { class: "choices" },
       h("legend", null, "Pay with"),
-      ["SOL", "STABLECOIN"].map((cur) =>
+      currencies.map((cur) =>
         h(
           "label",
           { class: "choice" },
@@ -813,8 +957,10 @@ function paymentPanel() {
     quote: "Preparing the payment…",
     wallet: "Approve the payment in your wallet.",
     confirming: "Payment sent. Waiting for the network to confirm it.",
-    timeout: "Not confirmed yet.",
+    rechecking: "Checking again whether your payment reached the network.",
+    timeout: `Not confirmed after ${CONFIRM_TIMEOUT_MS / 1000} s.`,
   };
+  const waiting = pay.phase === "confirming" || pay.phase === "rechecking";
   return h(
     "div",
     {
@@ -825,7 +971,7 @@ function paymentPanel() {
     h("h3", null, "Payment"),
     h("p", { id: "payment-step" }, steps[pay.phase]),
     pay.amount ? h("p", null, "Amount: ", amountText(pay)) : null,
-    pay.phase === "confirming"
+    waiting
       ? [
         h("progress", {
           max: TYPICAL_CONFIRM_S,
@@ -843,20 +989,61 @@ function paymentPanel() {
       ? h("p", { class: "small" }, "Transaction: ", h("code", { class: "address" }, pay.signature))
       : null,
     pay.phase === "timeout"
-      ? button("Check again", () => recheck(pay.purchaseId), {
-        fid: `recheck-${pay.purchaseId}`,
-        always: true,
-      })
+      ? [
+        h(
+          "p",
+          { id: "payment-timeout" },
+          "If your wallet shows the payment as sent, it may still land: check again. If it never " +
+            "landed, no funds moved: stop waiting and pay again with a new quote.",
+        ),
+        h(
+          "div",
+          { class: "actions" },
+          button("Check again", () => recheck(pay.purchaseId), {
+            fid: `recheck-${pay.purchaseId}`,
+            always: true,
+            describedBy: "payment-timeout",
+          }),
+          button("Stop waiting", abandon, {
+            class: "btn btn-secondary",
+            fid: "abandon-payment",
+            always: true,
+          }),
+        ),
+      ]
       : null,
   );
 }
 
 function unpaidRow(p) {
+  if (p.status === "underpaid") {
+    const units = (n) => p.currency === "SOL" ? formatSol(n) : `${n} stablecoin base units`;
+    return h(
+      "li",
+      { class: "row" },
+      h(
+        "span",
+        null,
+        `Received ${units(p.received)}, ${
+          units(p.shortfall)
+        } short of the fee at the price when it landed.`,
+      ),
+      button("Pay the difference", () => buy(p.purchaseId), {
+        class: "btn btn-small",
+        fid: `top-up-${p.purchaseId}`,
+        disabled: !canPay(),
+      }),
+      button("Check payment", () => recheck(p.purchaseId), {
+        class: "btn btn-small",
+        fid: `recheck-${p.purchaseId}`,
+      }),
+    );
+  }
   return h(
     "li",
     { class: "row" },
     h("span", null, `${amountText(p)}, quoted ${formatTime(p.quotedAt)}`),
-    button("Check payment", () => recheck(p.purchaseId), {
+    button("Check payment", () => checkQuote(p.purchaseId), {
       class: "btn btn-small",
       fid: `recheck-${p.purchaseId}`,
     }),
@@ -1078,7 +1265,49 @@ function revealPanel() {
       { class: "muted small" },
       "Use it server-side only, as Authorization: Bearer <key>. Never put it in a web page or a public repository.",
     ),
+    h("h4", null, "Try it"),
+    h(
+      "p",
+      { class: "small", id: "try-it-hint" },
+      "This asks the API who the key is and what it has used today:",
+    ),
+    h("pre", { class: "command", id: "try-it", "aria-describedby": "try-it-hint" }, tryItCommand()),
+    h(
+      "div",
+      { class: "actions" },
+      button("Copy command", copyCommand, {
+        class: "btn btn-secondary",
+        fid: "copy-command",
+        always: true,
+      }),
+    ),
+    h(
+      "p",
+      { class: "small" },
+      "Then create a token: the ",
+      h("a", { href: "/docs" }, "API reference"),
+      " has every call with samples, and the ",
+      h("a", { href: "/examples/create-token.ts" }, "example client"),
+      " does the whole flow.",
+    ),
   );
+}
+
+function tryItCommand() {
+  return `curl -H "Authorization: Bearer ${S.reveal?.apiKey}" ${location.origin}/v1/me`;
+}
+
+async function copyCommand() {
+  try {
+    await navigator.clipboard.writeText(tryItCommand());
+    announce("Command copied to the clipboard.");
+  } catch {
+    const pre = document.getElementById("try-it");
+    if (pre) getSelection()?.selectAllChildren(pre);
+    announce(
+      "Couldn't copy automatically. The command is selected: copy it with your device's copy command.",
+    );
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

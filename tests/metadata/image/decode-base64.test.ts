@@ -111,12 +111,10 @@ Deno.test("base64: 1 MiB + 1 byte is refused, with and without data: prefix", ()
 
 Deno.test("base64: a 100 MB string is refused from its length, without decoding", () => {
   const huge = "A".repeat(100 * 1024 * 1024);
-  const start = performance.now();
   const result = decodeBase64(huge);
-  const elapsed = performance.now() - start;
   assert.equal(reasonOf(result), "image larger than 1048576 bytes");
-  assert.ok(elapsed < 50, `took ${elapsed} ms`);
-  // Invalid characters do not matter when the length alone is disqualifying.
+  // Invalid characters do not matter when the length alone is disqualifying: nothing is decoded
+  // (a decode would have refused the characters instead). No timing: it depends on the machine.
   assert.equal(
     reasonOf(decodeBase64(`data:image/png;base64,${"!".repeat(2_000_000)}`)),
     "image larger than 1048576 bytes",

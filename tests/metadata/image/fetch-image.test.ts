@@ -588,7 +588,8 @@ Deno.test("fetch: a slow-drip body is cut off by the total timeout", async () =>
       const result = await fetchImage(base, local({}, { timeoutMs: 300 }).options);
       const elapsed = performance.now() - start;
       assert.equal(refused(result), "timed out after 300 ms");
-      assert.ok(elapsed >= 290 && elapsed < 1500, `elapsed ${elapsed} ms`);
+      // The whole body would take 2000 s: a generous bound still proves the cut-off.
+      assert.ok(elapsed >= 290 && elapsed < 60_000, `elapsed ${elapsed} ms`);
     },
   );
 });
@@ -631,10 +632,9 @@ Deno.test("fetch: an external AbortSignal stops the fetch", async () => {
   await withServer(waitForClose, async (server, base) => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 100);
-    const start = performance.now();
     const result = await fetchImage(base, local({}, { signal: controller.signal }).options);
     assert.equal(refused(result), "request aborted");
-    assert.ok(performance.now() - start < 2000);
+    // "request aborted", not "timed out": the signal, not the 5 s budget, ended the fetch.
     assert.equal(server.accepted, 1);
 
     const h = local({}, { signal: AbortSignal.abort() });

@@ -1,0 +1,212 @@
+/**
+ * `deno task demo`: the newcomer's whole path against a running local service, in one go. Makes a
+ * dev key (or reuses the one it made before), then runs the integrator example
+ * (examples/create-token.ts, the same code, not a copy): host metadata with a small image, build,
+ * review, sign with the dev wallet, submit, wait for the verification. Prints the mint, the hosted
+ * metadata URL, the signature, feeVerified and the lamports the wallet spent (read from the chain).
+ *
+ * Talks to SERVICE_URL (else http://127.0.0.1:$PORT, 8000) and the embedded chain at
+ * SOLANA_RPC_URL (else http://127.0.0.1:$CHAIN_PORT, 8899); keeps its key in
+ * DATA_DIR/demo-key.json (DATA_DIR defaults to .data, like the service). Exit 0 on a verified
+ * creation, 1 with one clear line otherwise.
+ */
+import { Connection, LAMPORTS_PER_SOL, PublicKey } from "@solana/web3.js";
+import { ApiCallError, createToken, loadKeypair } from "../../examples/create-token.ts";
+import { defaultRpcUrl } from "./kv.ts";
+import { type DevKey, makeDevKey, waitConfirmed } from "./make-dev-key.ts";
+
+/** A 32×32 PNG (194 bytes): the token's image. */
+const DEMO_IMAGE_BASE64 =
+  "iVBORw0KGgoAAAANSUhEUgAAACAAAAAgCAIAAAD8GO2jAAAAiUlEQVR42u2W0Q2AIBBDO4QrOaIfjukE+C9Qi941GiV897UJ3BUl+eARgGlbmjcA0JPWMbgjrWAQok4YENXXuRyuyMCpei3NMQwwJE0wEkBXrxltwGX7PARC7JMQCLFPQiDKfi/ED/gmIOWZpn80x6hIH3aOcZ2+cBwr07H0HbXFUbxM1fEF7XoHE9jw9U+lPc0AAAAASUVORK5CYII=";
+
+/** Below this the dev wallet gets another airdrop: a creation costs about 0.03 SOL. */
+const TOP_UP_BELOW_LAMPORTS = LAMPORTS_PER_SOL / 10;
+
+export class DemoError extends Error {}
+
+export interface DemoOptions {
+  service: string;
+  rpcUrl: string;
+  dataDir: string;
+  log?: (line: string) => void;
+}
+
+export interface DemoResult {
+  mint: string;
+  metadataUri: string;
+  signature: string;
+  feeVerified: boolean;
+  lamportsSpent: bigint;
+  reusedKey: boolean;
+}
+
+/** "Connection refused (os error 111)" rather than fetch's bare "fetch failed". */
+function reason(e: unknown): string {
+  const err = e as Error & { cause?: Error };
+  const text = err.cause?.message ?? err.message ?? String(e);
+  return text.split("\n")[0].split(": ").at(-1)!;
+}
+
+const START_HINT = "start it with `deno task start` (README, Quick start), or point the demo " +
+  "at it with SERVICE_URL=http://host:port";
+
+/** The service must answer, be ours, and run on the local chain (the demo funds by airdrop). */
+async function checkService(service: string): Promise<void> {
+  let res: Response;
+  try {
+    res = await fetch(`${service}/v1/pricing`, { signal: AbortSignal.timeout(10_000) });
+  } catch (e) {
+    throw new DemoError(
+      `no service answers at ${service} (${reason(e)}): ${START_HINT}`,
+    );
+  }
+  const body = await res.json().catch(() => null);
+  if (!res.ok || typeof body?.network !== "string" || typeof body?.token?.usd !== "number") {
+    throw new DemoError(
+      `${service} answered HTTP ${res.status} but is not the token-creation service (wrong ` +
+        `port? the service prints "token-creation service ready on http://…" when it starts): ` +
+        START_HINT,
+    );
+  }
+  if (body.network !== "localnet") {
+    throw new DemoError(
+      `${service} runs on ${body.network}; the demo funds its wallet by airdrop and needs the ` +
+        `local chain (the default settings of \`deno task start\`)`,
+    );
+  }
+}
+
+async function checkChain(connection: Connection, rpcUrl: string): Promise<void> {
+  try {
+    await connection.getSlot();
+  } catch (e) {
+    throw new DemoError(
+      `no Solana RPC answers at ${rpcUrl} (${reason(e)}): the ` +
+        "service's embedded chain listens on CHAIN_PORT (8899); run the demo with the same " +
+        "CHAIN_PORT, or SOLANA_RPC_URL",
+    );
+  }
+}
+
+/** The key this demo made before, if it still works and has room for one more token today. */
+async function savedKey(o: DemoOptions, path: string): Promise<DevKey | null> {
+  let saved: DevKey & { service?: string };
+  try {
+    saved = JSON.parse(await Deno.readTextFile(path));
+    await Deno.stat(saved.keypairPath);
+  } catch {
+    return null;
+  }
+  const me = await fetch(`${o.service}/v1/me`, {
+    headers: { authorization: `Bearer ${saved.apiKey}` },
+  });
+  const body = await me.json().catch(() => null);
+  if (!me.ok || body?.wallet !== saved.wallet) return null;
+  const { usageToday: used, limits } = body;
+  if (used.tokens >= limits.tokensPerDay || used.metadata >= limits.metadataPerDay) return null;
+  return saved;
+}
+
+async function newKey(o: DemoOptions, path: string): Promise<DevKey> {
+  const key = await makeDevKey(o);
+  await Deno.writeTextFile(path, JSON.stringify({ ...key, service: o.service }) + "\n", {
+    mode: 0o600,
+  });
+  return key;
+}
+
+export async function runDemo(o: DemoOptions): Promise<DemoResult> {
+  const log = o.log ?? console.log;
+  const service = o.service.replace(/\/+$/, "");
+  const opts = { ...o, service };
+  const started = performance.now();
+  const connection = new Connection(o.rpcUrl, "confirmed");
+
+  log(`service ${service}, chain ${o.rpcUrl}`);
+  await checkService(service);
+  await checkChain(connection, o.rpcUrl);
+
+  await Deno.mkdir(o.dataDir, { recursive: true });
+  const keyPath = `${o.dataDir}/demo-key.json`;
+  let key = await savedKey(opts, keyPath);
+  const reusedKey = key !== null;
+  if (key) {
+    log(`dev key: reusing the one this demo made (wallet ${key.wallet}, saved in ${keyPath})`);
+  } else {
+    log("dev key: buying one through the portal flow with an airdropped wallet…");
+    key = await newKey(opts, keyPath);
+    log(`dev key: made (wallet ${key.wallet}, saved in ${keyPath})`);
+  }
+  const payer = await loadKeypair(key.keypairPath);
+  const wallet = new PublicKey(key.wallet);
+  if ((await connection.getBalance(wallet)) < TOP_UP_BELOW_LAMPORTS) {
+    log("dev wallet low: airdropping 1 SOL on the local chain…");
+    await waitConfirmed(connection, await connection.requestAirdrop(wallet, LAMPORTS_PER_SOL));
+  }
+  const before = BigInt(await connection.getBalance(wallet));
+
+  const result = await createToken({
+    baseUrl: service,
+    apiKey: key.apiKey,
+    payer,
+    name: "Demo Token",
+    symbol: "DEMO",
+    supply: "1000000",
+    decimals: 6,
+    description: "Made by deno task demo on the local chain.",
+    imageBytes: Uint8Array.from(atob(DEMO_IMAGE_BASE64), (c) => c.charCodeAt(0)),
+    log: (line) => log(line),
+    verifyTimeoutMs: 25_000,
+  });
+  const v = result.verification;
+  if (v.status !== "confirmed") {
+    throw new DemoError(
+      `the creation is ${v.status}, not confirmed (signature ${result.signature})`,
+    );
+  }
+  if (!v.feeVerified) {
+    throw new DemoError(`confirmed, but the service fee was not verified (${result.signature})`);
+  }
+  const after = BigInt(await connection.getBalance(wallet));
+  const lamportsSpent = before - after;
+  const seconds = ((performance.now() - started) / 1000).toFixed(1);
+  log("");
+  log(`token created and verified in ${seconds} s`);
+  log(`  mint           ${result.mint}`);
+  log(`  metadata       ${result.metadataUri}`);
+  log(`  signature      ${result.signature}`);
+  log(`  feeVerified:   ${v.feeVerified}`);
+  log(
+    `  lamports spent ${lamportsSpent} (${
+      (Number(lamportsSpent) / LAMPORTS_PER_SOL).toFixed(6)
+    } SOL: service fee, rent for the mint, token and metadata accounts, network fee)`,
+  );
+  log(`  check it again: curl -H "Authorization: Bearer ${key.apiKey}" \\`);
+  log(`                    ${service}/v1/transactions/${result.signature}`);
+  return {
+    mint: result.mint,
+    metadataUri: result.metadataUri,
+    signature: result.signature,
+    feeVerified: v.feeVerified,
+    lamportsSpent,
+    reusedKey,
+  };
+}
+
+if (import.meta.main) {
+  const env = Deno.env.toObject();
+  try {
+    await runDemo({
+      service: env.SERVICE_URL ?? `http://127.0.0.1:${env.PORT ?? 8000}`,
+      rpcUrl: defaultRpcUrl(env),
+      dataDir: env.DATA_DIR ?? ".data",
+    });
+    Deno.exit(0);
+  } catch (e) {
+    const message = e instanceof DemoError || e instanceof ApiCallError
+      ? e.message
+      : `${(e as Error).message ?? e}`;
+    console.error(`demo failed: ${message}`);
+    Deno.exit(1);
+  }
+}

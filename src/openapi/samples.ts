@@ -1,0 +1,213 @@
+/**
+ * What the reference at /docs shows beside each operation's schema: a request sample in curl and
+ * in TypeScript (OpenAPI's `x-codeSamples`, which renderers show as written) and an example of
+ * the success body. Error examples are on the shared responses in ./document.ts.
+ * tests/openapi/openapi.test.ts parses every success example with the response's zod schema.
+ */
+type Json = Record<string, unknown>;
+
+const MINT = "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU";
+const PAYER = "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin";
+const SIGNATURE =
+  "5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW";
+
+export interface OperationSamples {
+  /** The request body used in both samples, when the operation has one. */
+  body?: unknown;
+  /** The success response's body. */
+  success: unknown;
+}
+
+/** Keyed by "METHOD /path" as in the document. */
+export const SAMPLES: Record<string, OperationSamples> = {
+  "GET /v1/pricing": {
+    success: {
+      network: "mainnet-beta",
+      access: { usd: 10 },
+      token: { usd: 2.99, lamports: "19933334", solUsd: 150 },
+      limits: {
+        requestsPerHour: 600,
+        tokensPerDay: 25,
+        metadataPerDay: 100,
+        imageBytes: 1048576,
+        hostedItemsPerKey: 5000,
+      },
+    },
+  },
+  "GET /v1/me": {
+    success: {
+      keyId: "607def1c94e5a286",
+      wallet: PAYER,
+      usageToday: { requests: 12, tokens: 1, metadata: 1 },
+      limits: { tokensPerDay: 25, metadataPerDay: 100, requestsPerHour: 600 },
+    },
+  },
+  "POST /v1/metadata": {
+    body: {
+      name: "Example Token",
+      symbol: "EXT",
+      description: "An example",
+      imageUrl: "https://example.com/logo.png",
+      website: "https://example.com",
+    },
+    success: {
+      metadataUri: "https://api.example.com/m/ae16d68708974b4bc7fc83b16c142bc2.json",
+      imageUri:
+        "https://api.example.com/i/0f5b1a593519b19ccbbd63c7cf2c1228eecd8f8ddad936852733415ab3708234.png",
+      id: "ae16d68708974b4bc7fc83b16c142bc2",
+    },
+  },
+  "POST /v1/tokens": {
+    body: {
+      payer: PAYER,
+      name: "Example Token",
+      symbol: "EXT",
+      metadataUri: "https://api.example.com/m/ae16d68708974b4bc7fc83b16c142bc2.json",
+      supply: "1000000",
+      decimals: 6,
+      revokeMint: true,
+    },
+    success: {
+      buildId: 42,
+      mint: MINT,
+      metadataAccount: "8ZAa12H5kmduNJpUS8vJ7wtkgwCEXPwXWC84WejdHnoJ",
+      recipientTokenAccount: "Aa2bBV7kmwMRSdDGiVWifSy7raahTWnrXeFpYAExnWkm",
+      transaction: "AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA…",
+      transactionEncoding: "base64",
+      format: "legacy-unsigned",
+      requiredSigner: PAYER,
+      recentBlockhash: "EkSnNWid2cvwEVnVx9aBqawnmiCNiDgp3gUdkDPTKN1N",
+      lastValidBlockHeight: 287654321,
+      expiresInSeconds: 60,
+      fee: {
+        usd: 2.99,
+        lamports: "19933334",
+        treasury: "7c3hvvQt9TKVt9nB3aUT1ugxL5Zhk9vkvLEiV3cd91tq",
+      },
+    },
+  },
+  "GET /v1/tokens/{mint}": {
+    success: {
+      mint: MINT,
+      name: "Example Token",
+      symbol: "EXT",
+      status: "confirmed",
+      signature: SIGNATURE,
+      feeVerified: true,
+      createdAt: 1764028800,
+      confirmedAt: 1764028806,
+    },
+  },
+  "POST /v1/transactions": {
+    body: { transaction: "AUm2…signed transaction, base64…AA==" },
+    success: { signature: SIGNATURE, mint: MINT, status: "submitted" },
+  },
+  "GET /v1/transactions/{signature}": {
+    success: {
+      signature: SIGNATURE,
+      status: "confirmed",
+      mint: MINT,
+      supplyRaw: "1000000000000",
+      decimals: 6,
+      recipient: PAYER,
+      feeVerified: true,
+      fee: { amount: "19933334", currency: "SOL" },
+    },
+  },
+};
+
+const PATH_EXAMPLES: Record<string, string> = { "{mint}": MINT, "{signature}": SIGNATURE };
+const concrete = (path: string) => path.replace(/\{[a-z]+\}/gi, (p) => PATH_EXAMPLES[p] ?? p);
+
+function curl(method: string, url: string, keyed: boolean, body: unknown): string {
+  const lines = [`curl${method === "GET" ? "" : ` -X ${method}`} '${url}'`];
+  if (keyed) lines.push(`-H "Authorization: Bearer $TCB_API_KEY"`);
+  if (body !== undefined) {
+    lines.push(`-H 'Content-Type: application/json'`);
+    lines.push(`-H "Idempotency-Key: $(uuidgen)"`);
+    lines.push(`-d '${JSON.stringify(body, null, 2).replaceAll("\n", "\n  ")}'`);
+  }
+  return lines.join(" \\\n  ");
+}
+
+function typescript(method: string, url: string, keyed: boolean, body: unknown): string {
+  const headers: string[] = [];
+  if (keyed) headers.push('Authorization: `Bearer ${Deno.env.get("TCB_API_KEY")}`');
+  if (body !== undefined) {
+    headers.push('"Content-Type": "application/json"');
+    headers.push('"Idempotency-Key": crypto.randomUUID()');
+  }
+  const init = [
+    ...(method === "GET" ? [] : [`  method: "${method}",`]),
+    ...(headers.length
+      ? [`  headers: {\n${headers.map((h) => `    ${h},`).join("\n")}\n  },`]
+      : []),
+    ...(body === undefined
+      ? []
+      : [`  body: JSON.stringify(${JSON.stringify(body, null, 2).replaceAll("\n", "\n  ")}),`]),
+  ];
+  return [
+    `const res = await fetch("${url}"${init.length ? `, {\n${init.join("\n")}\n}` : ""});`,
+    "const body = await res.json();",
+    "if (!res.ok) throw new Error(`${body.error.code}: ${body.error.message}`);",
+    "console.log(body);",
+  ].join("\n");
+}
+
+/**
+ * Adds x-codeSamples to every operation with a SAMPLES entry, and the success example to its 2xx
+ * JSON response. Returns new objects; `paths` is not changed.
+ */
+export function withSamples(paths: Record<string, Json>, serverUrl: string): Record<string, Json> {
+  const out: Record<string, Json> = {};
+  for (const [path, item] of Object.entries(paths)) {
+    const ops: Json = {};
+    for (const [method, opValue] of Object.entries(item)) {
+      const op = opValue as Json;
+      const samples = SAMPLES[`${method.toUpperCase()} ${path}`];
+      if (!samples) {
+        ops[method] = op;
+        continue;
+      }
+      const url = serverUrl.replace(/\/+$/, "") + concrete(path);
+      const keyed = !(Array.isArray(op.security) && op.security.length === 0);
+      const M = method.toUpperCase();
+      const responses = { ...(op.responses as Record<string, Json>) };
+      for (const [status, response] of Object.entries(responses)) {
+        if (!/^2\d\d$/.test(status)) continue;
+        const content = response.content as Record<string, Json> | undefined;
+        if (!content?.["application/json"]) continue;
+        responses[status] = {
+          ...response,
+          content: {
+            "application/json": { ...content["application/json"], example: samples.success },
+          },
+        };
+      }
+      let requestBody = op.requestBody as Json | undefined;
+      const media = (requestBody?.content as Record<string, Json> | undefined)
+        ?.["application/json"];
+      if (requestBody && media && media.example === undefined && samples.body !== undefined) {
+        requestBody = {
+          ...requestBody,
+          content: { "application/json": { ...media, example: samples.body } },
+        };
+      }
+      ops[method] = {
+        ...op,
+        ...(requestBody ? { requestBody } : {}),
+        responses,
+        "x-codeSamples": [
+          { lang: "Shell", label: "curl", source: curl(M, url, keyed, samples.body) },
+          {
+            lang: "TypeScript",
+            label: "TypeScript",
+            source: typescript(M, url, keyed, samples.body),
+          },
+        ],
+      };
+    }
+    out[path] = ops;
+  }
+  return out;
+}

@@ -1,0 +1,129 @@
+/**
+ * `deno task demo` as a newcomer runs it: a subprocess against the service served over HTTP on the
+ * embedded chain (the harness). It buys a dev key, creates a token through examples/, and prints
+ * what a newcomer needs; a second run reuses the key; a wrong address fails with one clear line.
+ */
+import { PublicKey } from "@solana/web3.js";
+import { getMint } from "@solana/spl-token";
+import { assert, assertEquals, assertMatch } from "../support/assert.ts";
+import { bearer, startHarness } from "../support/harness.ts";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+
+async function demo(env: Record<string, string>) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["task", "-q", "demo"],
+    cwd: ROOT,
+    env: { NO_COLOR: "1", ...env },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  return {
+    code: out.code,
+    stdout: new TextDecoder().decode(out.stdout),
+    stderr: new TextDecoder().decode(out.stderr),
+  };
+}
+
+const field = (out: string, name: string) => new RegExp(`^  ${name}\\s+(\\S+)`, "m").exec(out)?.[1];
+
+Deno.test("deno task demo: dev key, metadata, build, sign, submit, verified; a second run reuses the key", async () => {
+  const h = await startHarness();
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, h.app.fetch);
+  const dataDir = await Deno.makeTempDir({ prefix: "tcb-demo-" });
+  const service = `http://127.0.0.1:${(server.addr as Deno.NetAddr).port}`;
+  const env = { SERVICE_URL: service, SOLANA_RPC_URL: h.chain.url, DATA_DIR: dataDir };
+  try {
+    const first = await demo(env);
+    assertEquals(first.code, 0, first.stdout + first.stderr);
+    const out = first.stdout;
+    for (
+      const step of [
+        "dev key: made",
+        "1. hosting metadata",
+        "2. building",
+        "3. review",
+        "5. submitting",
+        "6. waiting for verification",
+      ]
+    ) {
+      assert(out.includes(step), `missing step "${step}":\n${out}`);
+    }
+    assertMatch(out, /^ {2}feeVerified:\s+true$/m);
+    const mint = field(out, "mint")!;
+    const signature = field(out, "signature")!;
+    const metadataUri = field(out, "metadata")!;
+    const spent = BigInt(field(out, "lamports spent")!);
+
+    // What it printed is on the chain and in the service.
+    const onChain = await getMint(h.services.connection, new PublicKey(mint), "confirmed");
+    assertEquals(onChain.supply, 1_000_000_000_000n);
+    const saved = JSON.parse(await Deno.readTextFile(`${dataDir}/demo-key.json`));
+    assertEquals((await Deno.stat(`${dataDir}/demo-key.json`)).mode! & 0o777, 0o600);
+    const v = await h.request(`/v1/transactions/${signature}`, { headers: bearer(saved.apiKey) });
+    const verification = await v.json();
+    assertEquals([verification.status, verification.feeVerified, verification.mint], [
+      "confirmed",
+      true,
+      mint,
+    ]);
+    const hosted = await h.request(new URL(metadataUri).pathname);
+    assertEquals((await hosted.json()).symbol, "DEMO");
+    // The wallet's spend, read from the chain: the service fee, rents, the network fee.
+    const tx = await h.services.connection.getTransaction(signature, {
+      commitment: "confirmed",
+      maxSupportedTransactionVersion: 0,
+    });
+    const payerIndex = 0;
+    assertEquals(
+      spent,
+      BigInt(tx!.meta!.preBalances[payerIndex] - tx!.meta!.postBalances[payerIndex]),
+    );
+
+    const second = await demo(env);
+    assertEquals(second.code, 0, second.stdout + second.stderr);
+    assert(second.stdout.includes("dev key: reusing"), second.stdout);
+    assert(field(second.stdout, "mint") !== mint, "a new token each run");
+    assertEquals(JSON.parse(await Deno.readTextFile(`${dataDir}/demo-key.json`)), saved);
+  } finally {
+    await server.shutdown();
+    await h.close();
+    await Deno.remove(dataDir, { recursive: true });
+  }
+});
+
+Deno.test("deno task demo: no service, a port that is not the service, no chain: exit 1 with one clear line", async () => {
+  const h = await startHarness();
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, h.app.fetch);
+  const dataDir = await Deno.makeTempDir({ prefix: "tcb-demo-" });
+  const service = `http://127.0.0.1:${(server.addr as Deno.NetAddr).port}`;
+  // A port nothing listens on: bind one, note it, free it.
+  const probe = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const closedPort = (probe.addr as Deno.NetAddr).port;
+  probe.close();
+  try {
+    const cases: [Record<string, string>, RegExp][] = [
+      [
+        { SERVICE_URL: `http://127.0.0.1:${closedPort}`, SOLANA_RPC_URL: h.chain.url },
+        /^demo failed: no service answers at http:\/\/127\.0\.0\.1:\d+ \(.*refused.*\): start it with `deno task start`/,
+      ],
+      [
+        { SERVICE_URL: h.chain.url, SOLANA_RPC_URL: h.chain.url },
+        /^demo failed: http:\/\/127\.0\.0\.1:\d+ answered HTTP \d+ but is not the token-creation service \(wrong port\?/,
+      ],
+      [
+        { SERVICE_URL: service, SOLANA_RPC_URL: `http://127.0.0.1:${closedPort}` },
+        /^demo failed: no Solana RPC answers at http:\/\/127\.0\.0\.1:\d+ .*CHAIN_PORT/,
+      ],
+    ];
+    for (const [env, message] of cases) {
+      const r = await demo({ ...env, DATA_DIR: dataDir });
+      assertEquals(r.code, 1, r.stdout + r.stderr);
+      assertMatch(r.stderr.trim().split("\n").at(-1)!, message);
+    }
+  } finally {
+    await server.shutdown();
+    await h.close();
+    await Deno.remove(dataDir, { recursive: true });
+  }
+});

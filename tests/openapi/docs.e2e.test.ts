@@ -1,0 +1,186 @@
+/**
+ * /docs in a real browser (Debian's headless Chromium through playwright-core): Scalar's reference
+ * over our own OpenAPI document lists every request-body field of every operation by name, calls
+ * nothing but this origin, logs no console error, and its try-it console reaches the service.
+ * Needs Chromium at /usr/bin/chromium (or $CHROMIUM_PATH): `apt-get update && apt-get install -y chromium`.
+ */
+import { type Browser, chromium, type Page } from "playwright-core";
+import { assert, assertEquals } from "../support/assert.ts";
+import { type Harness, startHarness } from "../support/harness.ts";
+
+const CHROMIUM = [Deno.env.get("CHROMIUM_PATH"), "/usr/bin/chromium", "/usr/bin/chromium-browser"]
+  .find((p) => {
+    try {
+      return !!p && Deno.statSync(p).isFile;
+    } catch {
+      return false;
+    }
+  });
+if (!CHROMIUM) {
+  console.warn(
+    "SKIPPED /docs e2e: no Chromium at /usr/bin/chromium, /usr/bin/chromium-browser or " +
+      "$CHROMIUM_PATH. Install it with: apt-get update && apt-get install -y chromium",
+  );
+}
+
+// deno-lint-ignore no-explicit-any
+type Json = any;
+
+interface Opened {
+  h: Harness;
+  base: string;
+  browser: Browser;
+  page: Page;
+  /** Console errors and warnings, page errors, failed or 4xx/5xx loads, calls to other origins. */
+  problems: string[];
+  close(): Promise<void>;
+}
+
+async function openDocs(width: number): Promise<Opened> {
+  const h = await startHarness();
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, h.app.fetch);
+  const base = `http://127.0.0.1:${(server.addr as Deno.NetAddr).port}`;
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM!,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+  });
+  const page = await browser.newPage({ viewport: { width, height: 900 } });
+  const problems: string[] = [];
+  page.on("console", (m) => {
+    if (m.type() === "error" || m.type() === "warning") problems.push(`${m.type()}: ${m.text()}`);
+  });
+  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+  page.on("request", (r) => {
+    if (!r.url().startsWith(base + "/") && !r.url().startsWith("data:")) {
+      problems.push(`request to another origin: ${r.url()}`);
+    }
+  });
+  page.on("requestfailed", (r) => problems.push(`failed: ${r.url()} ${r.failure()?.errorText}`));
+  page.on("response", (r) => {
+    if (r.status() >= 400) problems.push(`HTTP ${r.status()}: ${r.url()}`);
+  });
+  await page.goto(`${base}/docs`);
+  return {
+    h,
+    base,
+    browser,
+    page,
+    problems,
+    async close() {
+      await browser.close();
+      await server.shutdown();
+      await h.close();
+    },
+  };
+}
+
+/** Every request body's top-level member names, by "METHOD /path". */
+function requestBodyFields(doc: Json): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const [path, item] of Object.entries<Json>(doc.paths)) {
+    for (const [method, op] of Object.entries<Json>(item)) {
+      let schema = op.requestBody?.content?.["application/json"]?.schema;
+      if (!schema) continue;
+      if (schema.$ref) schema = doc.components.schemas[schema.$ref.split("/").at(-1)];
+      out.set(`${method.toUpperCase()} ${path}`, Object.keys(schema.properties));
+    }
+  }
+  return out;
+}
+
+/** The text of one operation's section, once the reference has drawn it (it draws lazily). */
+async function operationText(page: Page, method: string, path: string, want: string[]) {
+  const section = page.locator(`section[id$="/${method}${path}"], div[id$="/${method}${path}"]`)
+    .first();
+  let text = "";
+  // A generous bound, only so a missing field fails instead of hanging.
+  for (let i = 0; i < 120; i++) {
+    await section.scrollIntoViewIfNeeded();
+    text = await section.innerText();
+    const lines = new Set(text.split("\n").map((l) => l.trim()));
+    if (want.every((f) => lines.has(f))) break;
+    await page.waitForTimeout(250);
+  }
+  return text;
+}
+
+Deno.test({
+  name:
+    "/docs lists every operation's request-body fields by name, with samples, from this origin only, with no console error",
+  ignore: !CHROMIUM,
+  async fn() {
+    const o = await openDocs(1280);
+    try {
+      const doc = await (await fetch(`${o.base}/v1/openapi.json`)).json();
+      const bodies = requestBodyFields(doc);
+      assertEquals([...bodies.keys()].sort(), [
+        "POST /v1/metadata",
+        "POST /v1/tokens",
+        "POST /v1/transactions",
+      ]);
+      for (const [op, fields] of bodies) {
+        const [method, path] = op.split(" ");
+        const text = await operationText(o.page, method, path, fields);
+        const lines = new Set(text.split("\n").map((l) => l.trim()));
+        const missing = fields.filter((f) => !lines.has(f));
+        assertEquals(missing, [], `${op}: fields not listed by name`);
+        assert(!text.includes("[object "), `${op} renders an object as text`);
+        // The request sample (curl by default) and the success example are shown.
+        assert(text.includes(`curl -X ${method}`), `${op}: no curl sample`);
+      }
+      // Every operation is drawn, with its summary.
+      for (const [path, item] of Object.entries<Json>(doc.paths)) {
+        for (const [method, op] of Object.entries<Json>(item)) {
+          const text = await operationText(o.page, method.toUpperCase(), path, []);
+          assert(text.includes(op.summary), `${method} ${path}: summary "${op.summary}" missing`);
+        }
+      }
+      await Deno.mkdir(new URL("../../artifacts/docs/", import.meta.url), { recursive: true });
+      await o.page.screenshot({
+        path: new URL("../../artifacts/docs/desktop.png", import.meta.url).pathname,
+      });
+      assertEquals(o.problems, []);
+    } finally {
+      await o.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "/docs try-it sends a request to the running service and shows its answer",
+  ignore: !CHROMIUM,
+  async fn() {
+    const o = await openDocs(1280);
+    try {
+      const section = o.page.locator('section[id$="/GET/v1/pricing"]').first();
+      await section.getByRole("button", { name: /Test Request/ }).click();
+      await o.page.getByRole("button", { name: /^Send/ }).first().click();
+      await o.page.getByText("200 OK").first().waitFor();
+      await o.page.getByText('"hostedItemsPerKey"').first().waitFor();
+      assertEquals(o.problems, []);
+    } finally {
+      await o.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "/docs at 360 px: no sideways scrolling, the samples fit",
+  ignore: !CHROMIUM,
+  async fn() {
+    const o = await openDocs(360);
+    try {
+      await operationText(o.page, "POST", "/v1/tokens", ["payer"]);
+      const overflow = await o.page.evaluate<number>(
+        "document.documentElement.scrollWidth - document.documentElement.clientWidth",
+      );
+      assert(overflow <= 0, `the page scrolls sideways by ${overflow} px at 360 px`);
+      await o.page.screenshot({
+        path: new URL("../../artifacts/docs/phone.png", import.meta.url).pathname,
+      });
+      assertEquals(o.problems, []);
+    } finally {
+      await o.close();
+    }
+  },
+});
