@@ -393,25 +393,36 @@ export function reviewTransaction(tx: Transaction, want: Expectation): Review {
         } else lines.push(`${n} ComputeBudget: ${type}`);
       } else if (program.equals(SystemProgram.programId)) {
         const type = SystemInstruction.decodeInstructionType(ix);
-        if (type === "CreateWithSeed") {
-          const d = SystemInstruction.decodeCreateWithSeed(ix);
-          rent += BigInt(d.lamports);
+        // The mint account is funded with its rent, then allocated at the address derived from
+        // your wallet and the seed (which only your signature allows).
+        if (type === "AllocateWithSeed") {
+          const d = SystemInstruction.decodeAllocateWithSeed(ix);
           lines.push(
-            `${n} System: create mint account ${key(d.newAccountPubkey)} (${d.space} bytes, rent ${
-              sol(BigInt(d.lamports))
-            })`,
+            `${n} System: allocate mint account ${key(d.accountPubkey)} (${d.space} bytes, ` +
+              `owner ${key(d.programId)})`,
           );
-          if (key(d.newAccountPubkey) !== want.mint) {
-            problems.push(`${n} creates ${key(d.newAccountPubkey)}, not the mint`);
+          if (key(d.accountPubkey) !== want.mint) {
+            problems.push(`${n} allocates ${key(d.accountPubkey)}, not the mint`);
+          }
+          if (!d.programId.equals(tokenProgram)) {
+            problems.push(`${n} gives the mint account to ${key(d.programId)}`);
           }
         } else if (type === "Transfer") {
           const d = SystemInstruction.decodeTransfer(ix);
           const to = key(d.toPubkey);
-          lines.push(`${n} System: transfer ${sol(BigInt(d.lamports))} to ${to}`);
-          if (to === want.treasury && key(d.fromPubkey) === want.payer) {
-            fee += BigInt(d.lamports);
-            feeTransfers++;
-          } else problems.push(`${n} transfers SOL to ${to}, which is not the treasury`);
+          const from = key(d.fromPubkey);
+          if (to === want.mint && from === want.payer) {
+            rent += BigInt(d.lamports);
+            lines.push(
+              `${n} System: fund mint account ${to} with its rent ${sol(BigInt(d.lamports))}`,
+            );
+          } else {
+            lines.push(`${n} System: transfer ${sol(BigInt(d.lamports))} to ${to}`);
+            if (to === want.treasury && from === want.payer) {
+              fee += BigInt(d.lamports);
+              feeTransfers++;
+            } else problems.push(`${n} transfers SOL to ${to}, which is not the treasury`);
+          }
         } else problems.push(`${n} unexpected System instruction ${type}`);
       } else if (program.equals(TOKEN_2022_PROGRAM_ID) && !program.equals(tokenProgram)) {
         problems.push(`${n} uses Token-2022, and you asked for the classic token program`);

@@ -96,6 +96,31 @@ function parseSystem(a: string[], d: Uint8Array): unknown {
     }
     case 8:
       return { info: { account: a[0], space: Number(readU64(d, 4)) }, type: "allocate" };
+    case 9:
+    case 10: {
+      // AllocateWithSeed { base, seed, space, owner } / AssignWithSeed { base, seed, owner }.
+      const base = base58Encode(d.subarray(4, 36));
+      const seedLen = Number(readU64(d, 36));
+      const seed = new TextDecoder("utf-8", { fatal: true }).decode(d.subarray(44, 44 + seedLen));
+      const o = 44 + seedLen;
+      if (d.length < o + (kind === 10 ? 32 : 40)) return null;
+      if (kind === 10) {
+        return {
+          info: { account: a[0], base, owner: base58Encode(d.subarray(o, o + 32)), seed },
+          type: "assignWithSeed",
+        };
+      }
+      return {
+        info: {
+          account: a[0],
+          base,
+          owner: base58Encode(d.subarray(o + 8, o + 40)),
+          seed,
+          space: Number(readU64(d, o)),
+        },
+        type: "allocateWithSeed",
+      };
+    }
   }
   return null;
 }

@@ -395,7 +395,9 @@ const paths: Record<string, Json> = {
         "Validates the parameters, checks the payer's SOL balance, simulates the transaction and " +
         "returns it unsigned (legacy, one required signature: the payer). Nothing is sent to the " +
         "network. The transaction holds, in order: compute budget, mint account (derived from " +
-        "the payer and a random seed), mint initialization, the recipient's associated token " +
+        "the payer and a random seed; funded with its rent by a transfer, then allocated with " +
+        "the seed, so lamports already at its address do not stop it), mint initialization, " +
+        "the recipient's associated token " +
         "account (idempotent), minting of the full supply, the metadata account, optionally the " +
         "mint-authority revocation, and the fee transfer to the treasury with a read-only " +
         "reference account. Sign and submit within about 60 seconds. Each successful build " +

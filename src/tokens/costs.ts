@@ -83,6 +83,7 @@ export function costBreakdown(
 ): CostBreakdown {
   return {
     serviceFee,
+    // In full whatever the mint's address holds: the build transfers exactly this (mint-account.ts).
     mintRent: rent.mint,
     // The ATA program tops the address up to its rent only (it transfers `rent - balance`), so
     // lamports someone already sent there lower what the payer spends, to 0 when it holds enough.

@@ -10,13 +10,13 @@
  * - the account is allocated with the space of the fixed-size extensions only (InitializeMint2
  *   refuses a mint whose data is longer than its extensions fill: the TokenMetadata TLV entry
  *   is appended by the TokenMetadata instruction itself, which reallocs the account), but
- *   funded at creation for its FINAL size, since the realloc takes no lamports from anyone and
+ *   funded for its FINAL size, since the realloc takes no lamports from anyone and
  *   the runtime refuses an account left below its rent-exempt minimum;
  * - the recipient's associated token account carries the extensions the mint requires of
  *   accounts (ImmutableOwner always, TransferFeeAmount with a transfer fee), so its rent is for
  *   that size, not for a classic 165-byte account.
  */
-import { PublicKey, SystemProgram, type TransactionInstruction } from "@solana/web3.js";
+import { PublicKey, type TransactionInstruction } from "@solana/web3.js";
 import {
   AuthorityType,
   createAssociatedTokenAccountIdempotentInstruction,
@@ -35,6 +35,7 @@ import {
   createUpdateAuthorityInstruction,
   pack,
 } from "@solana/spl-token-metadata";
+import { mintAccountInstructions } from "./mint-account.ts";
 
 export { TOKEN_2022_PROGRAM_ID };
 
@@ -57,7 +58,7 @@ export interface Token2022Metadata {
 }
 
 export interface Token2022Sizes {
-  /** Bytes allocated by createAccountWithSeed: the mint with its fixed-size extensions. */
+  /** Bytes allocated by AllocateWithSeed: the mint with its fixed-size extensions. */
   allocated: number;
   /** Bytes after TokenMetadata's realloc: what the mint's lamports must cover. */
   final: number;
@@ -129,14 +130,15 @@ export function token2022Instructions(p: Token2022Plan): TransactionInstruction[
     p.transferFee !== null,
   );
   const ixs: TransactionInstruction[] = [
-    SystemProgram.createAccountWithSeed({
-      fromPubkey: p.payer,
-      basePubkey: p.payer,
+    // Funded with the final size's rent, allocated at the fixed extensions' size (mint-account.ts:
+    // lamports someone sends to the address first cannot make it fail).
+    ...mintAccountInstructions({
+      payer: p.payer,
+      mint: p.mint,
       seed: p.seed,
-      newAccountPubkey: p.mint,
-      lamports: Number(p.mintRentLamports),
+      lamports: p.mintRentLamports,
       space: sizes.allocated,
-      programId: program,
+      tokenProgram: program,
     }),
     // Who may repoint the metadata: whoever may change it (nobody for immutable metadata).
     createInitializeMetadataPointerInstruction(p.mint, updateAuthority, p.mint, program),

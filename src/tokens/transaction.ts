@@ -4,7 +4,8 @@
  *
  * Only the payer signs. The mint lives at createWithSeed(payer, seed, Token program), so no mint
  * keypair exists that the service (or anyone) would have to hold, and the payer as the seed's
- * base is the signer the System program asks for.
+ * base is the signer the System program asks for. The account is funded and then allocated
+ * (mint-account.ts), so lamports someone sends to the address first cannot make the build fail.
  */
 import {
   ComputeBudgetProgram,
@@ -27,6 +28,7 @@ import {
   TOKEN_PROGRAM_ID,
 } from "@solana/spl-token";
 import { createMetadataAccountV3Instruction, metadataPda } from "../solana/token-metadata.ts";
+import { mintAccountInstructions } from "./mint-account.ts";
 import {
   token2022Instructions,
   TOKEN_2022_PROGRAM_ID,
@@ -132,14 +134,13 @@ export function tokenInstructions(p: TokenPlan, budget: ComputeBudget): Transact
 /** The classic program's mint with a Metaplex metadata account. */
 function splTokenInstructions(p: TokenPlan): TransactionInstruction[] {
   const ixs: TransactionInstruction[] = [
-    SystemProgram.createAccountWithSeed({
-      fromPubkey: p.payer,
-      basePubkey: p.payer,
+    ...mintAccountInstructions({
+      payer: p.payer,
+      mint: p.mint,
       seed: p.seed,
-      newAccountPubkey: p.mint,
-      lamports: Number(p.mintRentLamports),
+      lamports: p.mintRentLamports,
       space: MINT_SIZE,
-      programId: TOKEN_PROGRAM_ID,
+      tokenProgram: TOKEN_PROGRAM_ID,
     }),
     createInitializeMint2Instruction(p.mint, p.decimals, p.payer, p.revokeFreeze ? null : p.payer),
     createAssociatedTokenAccountIdempotentInstruction(

@@ -8,6 +8,7 @@ import {
   Keypair,
   type Message,
   PublicKey,
+  SystemInstruction,
   SystemProgram,
   Transaction,
   type VersionedTransaction,
@@ -70,6 +71,17 @@ const signed = (tx: VersionedTransaction, ...signers: Keypair[]) => {
   tx.sign(signers);
   return b64(tx.serialize());
 };
+
+/** The mint's seed, as the transaction shows it to anyone who sees it. */
+const seedOf = (tx: VersionedTransaction) =>
+  Transaction.populate(tx.message as Message).instructions
+    .filter((ix) => ix.programId.equals(SystemProgram.programId))
+    .map((ix) =>
+      SystemInstruction.decodeInstructionType(ix) === "AllocateWithSeed"
+        ? SystemInstruction.decodeAllocateWithSeed(ix).seed
+        : null
+    )
+    .find((seed) => seed !== null)!;
 
 /** The refusal's reason, after checking it is a 400 in the seed's shape. */
 // deno-lint-ignore no-explicit-any
@@ -173,16 +185,35 @@ Deno.test("the network's refusal is simulation_failed with its logs; bytes that 
     assertEquals(r.body.error.fields.instruction.code, "AccountNotFound");
     assertMatch(r.body.error.fields.transaction, /no record of a prior credit/);
 
-    // An instruction's failure: someone funds the mint's address after the build, so the System
-    // Program refuses to create the mint there. Named by index, program, code and message.
+    // An instruction's failure: after the build the payer itself (the seed's base, the only one
+    // who can) creates an account at the mint's address, so the System Program refuses to
+    // allocate the mint there. Named by index, program, code and message.
     const payer2 = h.fundedWallet();
     const other = await buildTx(h, apiKey, payer2, "Taken Cat");
-    h.chain.airdrop(other.body.mint, 1_000_000n);
+    const seed = seedOf(other.tx);
+    const { blockhash: recent } = await h.services.connection.getLatestBlockhash("confirmed");
+    const preempt = new Transaction({ feePayer: payer2.publicKey, recentBlockhash: recent }).add(
+      SystemProgram.createAccountWithSeed({
+        fromPubkey: payer2.publicKey,
+        basePubkey: payer2.publicKey,
+        seed,
+        newAccountPubkey: new PublicKey(other.body.mint),
+        lamports: 2_000_000,
+        space: 82,
+        programId: TOKEN_PROGRAM_ID,
+      }),
+    );
+    preempt.sign(payer2);
+    await h.waitForConfirmation(
+      await h.services.connection.sendRawTransaction(preempt.serialize()),
+    );
     const taken = await relay(h, apiKey, signed(other.tx, payer2));
     assertEquals([taken.status, taken.body.error.code], [400, "simulation_failed"]);
     const f = taken.body.error.fields;
+    // The mint's System instructions are the fund (a transfer) and then the allocation.
     const systemIndex = other.tx.message.compiledInstructions.findIndex((ix) =>
-      other.tx.message.staticAccountKeys[ix.programIdIndex].equals(SystemProgram.programId)
+      other.tx.message.staticAccountKeys[ix.programIdIndex].equals(SystemProgram.programId) &&
+      ix.data[0] === 9 // AllocateWithSeed
     );
     assertEquals(f.error, { InstructionError: [systemIndex, { Custom: 0 }] });
     assertEquals(

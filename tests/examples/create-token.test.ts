@@ -79,7 +79,8 @@ Deno.test("examples/create-token.ts creates a token end to end and refuses a doc
     for (
       const re of [
         /ComputeBudget: unit limit \d+/,
-        /System: create mint account \w+ \(82 bytes/,
+        /System: fund mint account \w+ with its rent 0\.001461600 SOL/,
+        /System: allocate mint account \w+ \(82 bytes, owner TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA\)/,
         /Token: initialize mint, 6 decimals, mint authority \w+, freeze authority none/,
         /AssociatedToken: create the recipient's token account/,
         /Token: mint 1000000000000 base units to \w+/,

@@ -235,7 +235,7 @@ step(
       immutableMetadata: true,
     });
     assertEquals(res.status, 201, JSON.stringify(body));
-    assertEquals(decodeTx(body.transaction).message.compiledInstructions.length, 9);
+    assertEquals(decodeTx(body.transaction).message.compiledInstructions.length, 10);
     await signAndSend(h, body.transaction, wallet);
     const mint = await getMint(c, new Key(body.mint), "confirmed");
     assertEquals([mint.decimals, mint.mintAuthority, mint.supply], [

@@ -2,7 +2,7 @@
  * The build command below HTTP: how many RPC round trips it makes, where its time goes, and a
  * simulation that fails for real on the chain. One harness for the file.
  */
-import { Connection, Keypair, PublicKey } from "@solana/web3.js";
+import { Connection, Keypair, PublicKey, SystemProgram, Transaction } from "@solana/web3.js";
 import { TOKEN_PROGRAM_ID } from "@solana/spl-token";
 import { assert, assertEquals, assertMatch } from "../support/assert.ts";
 import { type Harness, startHarness } from "../support/harness.ts";
@@ -180,8 +180,23 @@ step("simulation_failed carries the program logs: the mint address is already ta
   const { keyId, purchaseId, wallet } = await h.newApiKey();
   const seed = newSeed();
   const mint = await PublicKey.createWithSeed(wallet.publicKey, seed, TOKEN_PROGRAM_ID);
-  // Someone funded the address first, so the System program refuses to create the mint there.
-  h.chain.airdrop(mint.toBase58(), 1_000_000n);
+  // The payer itself (the seed's base: nobody else can) already made an account there, so the
+  // System program refuses to allocate the mint at that address. Lamports alone would not.
+  const c = h.services.connection;
+  const { blockhash } = await c.getLatestBlockhash("confirmed");
+  const taken = new Transaction({ feePayer: wallet.publicKey, recentBlockhash: blockhash }).add(
+    SystemProgram.createAccountWithSeed({
+      fromPubkey: wallet.publicKey,
+      basePubkey: wallet.publicKey,
+      seed,
+      newAccountPubkey: mint,
+      lamports: 2_000_000,
+      space: 82,
+      programId: TOKEN_PROGRAM_ID,
+    }),
+  );
+  taken.sign(wallet);
+  await h.waitForConfirmation(await c.sendRawTransaction(taken.serialize()));
   let error: ApiError | null = null;
   try {
     await buildToken(h.services, await keyDoc(h, keyId), request(wallet.publicKey), { seed });

@@ -2,9 +2,16 @@
  * The classic program stays exactly what it was, and the new request fields are checked like
  * the old ones (400 naming every bad field).
  */
-import { Keypair, PublicKey } from "@solana/web3.js";
+import { Keypair, PublicKey, SystemProgram, TransactionMessage } from "@solana/web3.js";
+import { MINT_SIZE, TOKEN_PROGRAM_ID } from "@solana/spl-token";
 import { assertEquals } from "../support/assert.ts";
-import { compileToken, deriveAddresses, type TokenPlan } from "../../src/tokens/transaction.ts";
+import {
+  compileToken,
+  deriveAddresses,
+  tokenInstructions,
+  type TokenPlan,
+} from "../../src/tokens/transaction.ts";
+import { mintAccountInstructions } from "../../src/tokens/mint-account.ts";
 import { parseBuildRequest } from "../../src/tokens/request-schema.ts";
 import { ApiError } from "../../src/http/errors.ts";
 
@@ -52,13 +59,49 @@ Deno.test("spl-token (the default, or named) compiles byte for byte what it did 
           mintRentLamports: 1_461_600n,
           ...(named ? { tokenProgram: "spl-token" as const } : {}),
         };
-        const c = compileToken(
-          plan,
-          { unitLimit: 123_456, microLamportsPerUnit: 789n },
-          key(11).toBase58(),
+        const budget = { unitLimit: 123_456, microLamportsPerUnit: 789n };
+        const c = compileToken(plan, budget, key(11).toBase58());
+        // Since then the mint is funded and allocated (mint-account.ts) instead of created, so
+        // lamports sent to its address cannot make the build fail: with CreateAccountWithSeed
+        // put back in place of those two, the message is byte for byte what it was.
+        const ixs = tokenInstructions(plan, budget);
+        assertEquals(
+          ixs.slice(2, 4),
+          mintAccountInstructions({
+            payer,
+            mint: addr.mint,
+            seed,
+            lamports: 1_461_600n,
+            space: MINT_SIZE,
+            tokenProgram: TOKEN_PROGRAM_ID,
+          }),
         );
-        const digest = hex(await crypto.subtle.digest("SHA-256", new Uint8Array(c.messageBytes)));
+        const created = SystemProgram.createAccountWithSeed({
+          fromPubkey: payer,
+          basePubkey: payer,
+          seed,
+          newAccountPubkey: addr.mint,
+          lamports: 1_461_600,
+          space: MINT_SIZE,
+          programId: TOKEN_PROGRAM_ID,
+        });
+        const before = new TransactionMessage({
+          payerKey: payer,
+          recentBlockhash: key(11).toBase58(),
+          instructions: [...ixs.slice(0, 2), created, ...ixs.slice(4)],
+        }).compileToLegacyMessage().serialize();
+        const digest = hex(await crypto.subtle.digest("SHA-256", new Uint8Array(before)));
         assertEquals(digest, BEFORE_TOKEN_2022[`${revokeMint},${immutableMetadata}`]);
+        assertEquals(
+          Array.from(c.messageBytes),
+          Array.from(
+            new TransactionMessage({
+              payerKey: payer,
+              recentBlockhash: key(11).toBase58(),
+              instructions: ixs,
+            }).compileToLegacyMessage().serialize(),
+          ),
+        );
       }
     }
   }

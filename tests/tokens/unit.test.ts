@@ -4,7 +4,9 @@ import {
   ComputeBudgetProgram,
   Keypair,
   PublicKey,
+  SystemInstruction,
   SystemProgram,
+  Transaction,
   VersionedTransaction,
 } from "@solana/web3.js";
 import {
@@ -16,7 +18,13 @@ import fc from "fast-check";
 import { assert, assertEquals, assertMatch } from "../support/assert.ts";
 import { ApiError } from "../../src/http/errors.ts";
 import { DEFAULT_WELL_KNOWN_NAMES } from "../../src/config.ts";
-import { parseBuildRequest, U64_MAX } from "../../src/tokens/request-schema.ts";
+import {
+  MAX_NAME_BYTES,
+  MAX_SYMBOL_BYTES,
+  MAX_URI_BYTES,
+  parseBuildRequest,
+  U64_MAX,
+} from "../../src/tokens/request-schema.ts";
 import { skeleton, wellKnownMatcher } from "../../src/tokens/well-known-names.ts";
 import {
   compileToken,
@@ -355,6 +363,7 @@ Deno.test("the transaction: instructions in the contract's order, one signer, re
       ComputeBudgetProgram.programId,
       ComputeBudgetProgram.programId,
       SystemProgram.programId,
+      SystemProgram.programId,
       TOKEN_PROGRAM_ID,
       ASSOCIATED_TOKEN_PROGRAM_ID,
       TOKEN_PROGRAM_ID,
@@ -362,6 +371,27 @@ Deno.test("the transaction: instructions in the contract's order, one signer, re
       TOKEN_PROGRAM_ID,
       SystemProgram.programId,
     ].map((k) => k.toBase58()),
+  );
+  // The mint is funded, then allocated with the seed: never CreateAccountWithSeed, which lamports
+  // already at the address would make fail. The payer, as the base, is the one signer it needs.
+  const legacy = Transaction.populate(message);
+  const fund = SystemInstruction.decodeTransfer(legacy.instructions[2]);
+  assertEquals(
+    [fund.fromPubkey, fund.toPubkey, fund.lamports].map(String),
+    [payerKey, addresses.mint, 1_461_600n].map(String),
+  );
+  assertEquals(SystemInstruction.decodeInstructionType(legacy.instructions[3]), "AllocateWithSeed");
+  const allocate = SystemInstruction.decodeAllocateWithSeed(legacy.instructions[3]);
+  assertEquals(
+    [allocate.accountPubkey, allocate.basePubkey, allocate.seed, allocate.space, allocate.programId]
+      .map(String),
+    [addresses.mint, payerKey, seed, 82, TOKEN_PROGRAM_ID].map(String),
+  );
+  assert(
+    legacy.instructions.every((ix) =>
+      !ix.programId.equals(SystemProgram.programId) ||
+      SystemInstruction.decodeInstructionType(ix) !== "CreateWithSeed"
+    ),
   );
   const refIndex = message.accountKeys.findIndex((k) => k.equals(reference));
   assert(
@@ -380,7 +410,46 @@ Deno.test("the transaction: instructions in the contract's order, one signer, re
     unitLimit: 1,
     microLamportsPerUnit: 0n,
   }, blockhash);
-  assertEquals(keep.message.instructions.length, 8);
+  assertEquals(keep.message.instructions.length, 9);
+});
+
+Deno.test("the longest allowed name, symbol and uri fit in one transaction with every option", async () => {
+  const payer = Keypair.generate().publicKey;
+  let largest = 0;
+  // Every combination; a recipient of its own adds an account key, a freeze authority 32 bytes.
+  for (const sameRecipient of [false, true]) {
+    for (const revokeMint of [false, true]) {
+      for (const revokeFreeze of [false, true]) {
+        const seed = newSeed();
+        const recipient = sameRecipient ? payer : Keypair.generate().publicKey;
+        const plan: TokenPlan = {
+          ...(await deriveAddresses(payer, seed, recipient)),
+          payer,
+          recipient,
+          seed,
+          reference: newReference(),
+          treasury: Keypair.generate().publicKey,
+          name: "N".repeat(MAX_NAME_BYTES),
+          symbol: "S".repeat(MAX_SYMBOL_BYTES),
+          uri: "https://" + "u".repeat(MAX_URI_BYTES - 8),
+          decimals: 9,
+          supplyRaw: U64_MAX,
+          revokeMint,
+          revokeFreeze,
+          immutableMetadata: true,
+          feeLamports: U64_MAX,
+          mintRentLamports: U64_MAX,
+        };
+        const { transaction } = compileToken(plan, {
+          unitLimit: MAX_COMPUTE_UNIT_LIMIT,
+          microLamportsPerUnit: U64_MAX,
+        }, Keypair.generate().publicKey.toBase58());
+        largest = Math.max(largest, transaction.serialize().length);
+      }
+    }
+  }
+  // PACKET_DATA_SIZE: a larger transaction is refused by every RPC node and leader.
+  assert(largest <= 1232, `the largest build is ${largest} bytes`);
 });
 
 Deno.test("retarget equals compiling again with the new budget and blockhash", async () => {
