@@ -946,6 +946,8 @@ export interface operations {
                      *         "tokensPerDay": 25,
                      *         "metadataPerDay": 100,
                      *         "imageBytes": 1048576,
+                     *         "imageMaxWidth": 4096,
+                     *         "imageMaxHeight": 4096,
                      *         "hostedItemsPerKey": 5000
                      *       }
                      *     }
@@ -1090,6 +1092,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "buildId": 42,
+                     *           "mint": "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU",
+                     *           "name": "Example Token",
+                     *           "symbol": "EXT",
+                     *           "status": "confirmed",
+                     *           "signature": "5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW",
+                     *           "feeVerified": true,
+                     *           "createdAt": 1764028800,
+                     *           "confirmedAt": 1764028806
+                     *         }
+                     *       ],
+                     *       "nextCursor": "42"
+                     *     }
+                     */
                     "application/json": components["schemas"]["BuildList"];
                 };
             };
@@ -1157,6 +1177,16 @@ export interface operations {
                      *         "usd": 2.99,
                      *         "lamports": "19933334",
                      *         "treasury": "7c3hvvQt9TKVt9nB3aUT1ugxL5Zhk9vkvLEiV3cd91tq"
+                     *       },
+                     *       "costs": {
+                     *         "networkFeeLamports": "5000",
+                     *         "priorityFeeLamports": "10000",
+                     *         "mintRentLamports": "1461600",
+                     *         "tokenAccountRentLamports": "2039280",
+                     *         "metadataRentLamports": "5115600",
+                     *         "metadataProtocolFeeLamports": "10000000",
+                     *         "serviceFeeLamports": "19933334",
+                     *         "totalLamports": "38564814"
                      *       }
                      *     }
                      */
@@ -1368,6 +1398,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "we_3f6c1d2b8a9e4f70",
+                     *           "url": "https://hooks.example.com/tcb",
+                     *           "events": [
+                     *             "token.confirmed",
+                     *             "token.failed"
+                     *           ],
+                     *           "description": null,
+                     *           "status": "enabled",
+                     *           "failingSince": null,
+                     *           "createdAt": "2025-11-25T00:00:00.000Z",
+                     *           "disabledAt": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookEndpointList"];
                 };
             };
@@ -1412,6 +1461,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "we_3f6c1d2b8a9e4f70",
+                     *       "url": "https://hooks.example.com/tcb",
+                     *       "events": [
+                     *         "token.confirmed",
+                     *         "token.failed"
+                     *       ],
+                     *       "description": null,
+                     *       "status": "enabled",
+                     *       "failingSince": null,
+                     *       "createdAt": "2025-11-25T00:00:00.000Z",
+                     *       "disabledAt": null,
+                     *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookEndpointCreated"];
                 };
             };
@@ -1446,6 +1511,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "we_3f6c1d2b8a9e4f70",
+                     *       "url": "https://hooks.example.com/tcb",
+                     *       "events": [
+                     *         "token.confirmed",
+                     *         "token.failed"
+                     *       ],
+                     *       "description": null,
+                     *       "status": "enabled",
+                     *       "failingSince": null,
+                     *       "createdAt": "2025-11-25T00:00:00.000Z",
+                     *       "disabledAt": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
@@ -1510,6 +1590,44 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "dlv_5c2d9e0f1a3b4c68",
+                     *           "messageId": "msg_2b7f0c9e4d1a8e35",
+                     *           "type": "token.confirmed",
+                     *           "buildId": 42,
+                     *           "status": "delivered",
+                     *           "replayOf": null,
+                     *           "createdAt": "2025-11-25T00:00:07.000Z",
+                     *           "nextAttemptAt": null,
+                     *           "failureReason": null,
+                     *           "attempts": [
+                     *             {
+                     *               "attempt": 1,
+                     *               "at": "2025-11-25T00:00:07.000Z",
+                     *               "ok": true,
+                     *               "httpStatus": 200,
+                     *               "error": null,
+                     *               "durationMs": 84
+                     *             }
+                     *           ],
+                     *           "payload": {
+                     *             "type": "token.confirmed",
+                     *             "timestamp": "2025-11-25T00:00:06.000Z",
+                     *             "data": {
+                     *               "buildId": 42,
+                     *               "mint": "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU",
+                     *               "status": "confirmed",
+                     *               "signature": "5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW"
+                     *             }
+                     *           }
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookDeliveryList"];
                 };
             };
@@ -1547,6 +1665,30 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "dlv_7b0e4c2a9f1d3e58",
+                     *       "messageId": "msg_2b7f0c9e4d1a8e35",
+                     *       "type": "token.confirmed",
+                     *       "buildId": 42,
+                     *       "status": "pending",
+                     *       "replayOf": "dlv_5c2d9e0f1a3b4c68",
+                     *       "createdAt": "2025-11-25T00:10:00.000Z",
+                     *       "nextAttemptAt": "2025-11-25T00:10:00.000Z",
+                     *       "failureReason": null,
+                     *       "attempts": [],
+                     *       "payload": {
+                     *         "type": "token.confirmed",
+                     *         "timestamp": "2025-11-25T00:00:06.000Z",
+                     *         "data": {
+                     *           "buildId": 42,
+                     *           "mint": "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU",
+                     *           "status": "confirmed",
+                     *           "signature": "5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW"
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookDelivery"];
                 };
             };
@@ -1573,6 +1715,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": "ready",
+                     *       "checks": {
+                     *         "kv": {
+                     *           "ok": true,
+                     *           "ms": 1
+                     *         },
+                     *         "rpc": {
+                     *           "ok": true,
+                     *           "ms": 12,
+                     *           "slot": 287654000
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Health"];
                 };
             };
