@@ -103,6 +103,8 @@ export interface CreateTokenResult {
   metadataUri: string;
   mint: string;
   signature: string;
+  /** What the build said the payer spends if it lands (lamports as decimal strings). */
+  costs: BuildResponse["costs"];
   verification: Verification;
 }
 
@@ -323,6 +325,7 @@ export async function createToken(o: CreateTokenOptions): Promise<CreateTokenRes
     metadataUri: hosted.metadataUri,
     mint: build.mint,
     signature: submitted.signature,
+    costs: build.costs,
     verification: v,
   };
 }
@@ -551,6 +554,51 @@ function decodeStrings(
   return { name: str(), symbol: str(), uri: str() };
 }
 
+/**
+ * The command-line flags for the token program, transfer fee and vanity address, shared with
+ * `deno task demo` (parseArgs options, the usage text, and the options they make).
+ */
+export const PROGRAM_ARGS = {
+  "token-2022": { type: "boolean", default: false },
+  "transfer-fee-bps": { type: "string" },
+  "transfer-fee-max": { type: "string" },
+  "permanent-fee": { type: "boolean", default: false },
+  "vanity-prefix": { type: "string" },
+  "vanity-suffix": { type: "string" },
+  "vanity-ignore-case": { type: "boolean", default: false },
+} as const;
+
+export const PROGRAM_USAGE = "[--token-2022 [--transfer-fee-bps N --transfer-fee-max RAW " +
+  "[--permanent-fee]]] [--vanity-prefix P] [--vanity-suffix S] [--vanity-ignore-case]";
+
+export function programChoice(v: {
+  "token-2022"?: boolean;
+  "transfer-fee-bps"?: string;
+  "transfer-fee-max"?: string;
+  "permanent-fee"?: boolean;
+  "vanity-prefix"?: string;
+  "vanity-suffix"?: string;
+  "vanity-ignore-case"?: boolean;
+}): Pick<CreateTokenOptions, "tokenProgram" | "transferFee" | "vanity"> {
+  return {
+    tokenProgram: v["token-2022"] ? "token-2022" : "spl-token",
+    transferFee: v["transfer-fee-bps"] !== undefined
+      ? {
+        basisPoints: Number(v["transfer-fee-bps"]),
+        maximum: v["transfer-fee-max"] ?? "18446744073709551615",
+        permanent: v["permanent-fee"],
+      }
+      : undefined,
+    vanity: v["vanity-prefix"] || v["vanity-suffix"]
+      ? {
+        prefix: v["vanity-prefix"],
+        suffix: v["vanity-suffix"],
+        ignoreCase: v["vanity-ignore-case"],
+      }
+      : undefined,
+  };
+}
+
 if (import.meta.main) {
   const { values: v } = parseArgs({
     args: Deno.args,
@@ -568,13 +616,7 @@ if (import.meta.main) {
       image: { type: "string" },
       "image-url": { type: "string" },
       "revoke-mint": { type: "boolean", default: false },
-      "token-2022": { type: "boolean", default: false },
-      "transfer-fee-bps": { type: "string" },
-      "transfer-fee-max": { type: "string" },
-      "permanent-fee": { type: "boolean", default: false },
-      "vanity-prefix": { type: "string" },
-      "vanity-suffix": { type: "string" },
-      "vanity-ignore-case": { type: "boolean", default: false },
+      ...PROGRAM_ARGS,
       "expect-treasury": { type: "string" },
       yes: { type: "boolean", default: false },
     },
@@ -585,9 +627,8 @@ if (import.meta.main) {
     console.error(
       "usage: TCB_API_KEY=… deno run -A examples/create-token.ts --base-url URL --keypair FILE " +
         "--name NAME --symbol SYM --supply N [--decimals D] [--description TEXT] " +
-        "(--image FILE | --image-url URL) [--revoke-mint] [--token-2022 [--transfer-fee-bps N " +
-        "--transfer-fee-max RAW [--permanent-fee]]] [--vanity-prefix P] [--vanity-suffix S] " +
-        "[--vanity-ignore-case] [--expect-treasury ADDRESS] [--yes]",
+        `(--image FILE | --image-url URL) [--revoke-mint] ${PROGRAM_USAGE} ` +
+        "[--expect-treasury ADDRESS] [--yes]",
     );
     Deno.exit(2);
   }
@@ -604,21 +645,7 @@ if (import.meta.main) {
       imageBytes: v.image ? await Deno.readFile(v.image) : undefined,
       imageUrl: v["image-url"],
       revokeMint: v["revoke-mint"],
-      tokenProgram: v["token-2022"] ? "token-2022" : "spl-token",
-      transferFee: v["transfer-fee-bps"] !== undefined
-        ? {
-          basisPoints: Number(v["transfer-fee-bps"]),
-          maximum: v["transfer-fee-max"] ?? "18446744073709551615",
-          permanent: v["permanent-fee"],
-        }
-        : undefined,
-      vanity: v["vanity-prefix"] || v["vanity-suffix"]
-        ? {
-          prefix: v["vanity-prefix"],
-          suffix: v["vanity-suffix"],
-          ignoreCase: v["vanity-ignore-case"],
-        }
-        : undefined,
+      ...programChoice(v),
       expectTreasury: v["expect-treasury"],
       confirm: v.yes ? undefined : () => confirm("Sign and submit this transaction?"),
     });
