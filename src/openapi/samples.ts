@@ -24,12 +24,20 @@ export const SAMPLES: Record<string, OperationSamples> = {
     success: {
       network: "mainnet-beta",
       access: { usd: 10 },
-      token: { usd: 2.99, lamports: "19933334", solUsd: 150 },
+      token: {
+        usd: 2.99,
+        lamports: "19933334",
+        solUsd: 150,
+        networkLamports: "18621480",
+        token2022NetworkLamports: "7730600",
+      },
       limits: {
         requestsPerHour: 600,
         tokensPerDay: 25,
         metadataPerDay: 100,
         imageBytes: 1048576,
+        imageMaxWidth: 4096,
+        imageMaxHeight: 4096,
         hostedItemsPerKey: 5000,
       },
     },
