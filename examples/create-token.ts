@@ -278,21 +278,31 @@ export async function createToken(o: CreateTokenOptions): Promise<CreateTokenRes
   // data: the token account's and metadata account's rent and the metadata program's protocol
   // fee. The build names them (read from the chain's rent); the mint's rent is checked above.
   const c = build.costs;
-  const programCharged = BigInt(c.tokenAccountRentLamports) + BigInt(c.metadataRentLamports) +
-    BigInt(c.metadataProtocolFeeLamports);
-  log(
-    `   rent and metadata costs from your wallet: about ${
-      sol(review.rentLamports + programCharged)
-    } (the mint's rent ${sol(review.rentLamports)} shows in the transaction; the token ` +
-      `account's and metadata account's rent and the metadata program's fee of ` +
-      `${sol(BigInt(c.metadataProtocolFeeLamports))} are taken by those programs) + network fee`,
-  );
-  log(`   in all, if it lands: ${sol(BigInt(c.totalLamports))}`);
   if (build.tokenProgram === "token-2022") {
+    // No metadata account and no metadata-program fee: the mint holds the metadata, and its rent
+    // (shown in the transaction) is for its final size, after the metadata is written into it.
+    log(
+      `   rent from your wallet: about ${
+        sol(review.rentLamports + BigInt(c.tokenAccountRentLamports))
+      } (the mint's rent ${sol(review.rentLamports)}, metadata included, shows in the ` +
+        `transaction; the token account's rent ${sol(BigInt(c.tokenAccountRentLamports))} is ` +
+        `taken by the token-account program) + network fee`,
+    );
     log(
       "   Token-2022: the metadata lives in the mint; no metadata account, no metadata-program fee",
     );
+  } else {
+    const programCharged = BigInt(c.tokenAccountRentLamports) + BigInt(c.metadataRentLamports) +
+      BigInt(c.metadataProtocolFeeLamports);
+    log(
+      `   rent and metadata costs from your wallet: about ${
+        sol(review.rentLamports + programCharged)
+      } (the mint's rent ${sol(review.rentLamports)} shows in the transaction; the token ` +
+        `account's and metadata account's rent and the metadata program's fee of ` +
+        `${sol(BigInt(c.metadataProtocolFeeLamports))} are taken by those programs) + network fee`,
+    );
   }
+  log(`   in all, if it lands: ${sol(BigInt(c.totalLamports))}`);
   if (review.problems.length) {
     throw new Error(`refusing to sign:\n  - ${review.problems.join("\n  - ")}`);
   }
@@ -472,9 +482,10 @@ export function reviewTransaction(tx: Transaction, want: Expectation): Review {
         problems.push(`${n} uses the classic token program, and you asked for Token-2022`);
       } else if (program.equals(tokenProgram)) {
         const d = decodeInstruction(ix, tokenProgram);
+        const label = `${n} ${tokenProgram.equals(TOKEN_2022_PROGRAM_ID) ? "Token-2022" : "Token"}`;
         if (isInitializeMint2Instruction(d)) {
           lines.push(
-            `${n} Token: initialize mint, ${d.data.decimals} decimals, mint authority ${
+            `${label}: initialize mint, ${d.data.decimals} decimals, mint authority ${
               key(d.data.mintAuthority)
             }, ` +
               `freeze authority ${d.data.freezeAuthority ? key(d.data.freezeAuthority) : "none"}`,
@@ -482,13 +493,13 @@ export function reviewTransaction(tx: Transaction, want: Expectation): Review {
         } else if (isMintToInstruction(d)) {
           minted += BigInt(d.data.amount);
           lines.push(
-            `${n} Token: mint ${d.data.amount} base units to ${key(d.keys.destination.pubkey)}`,
+            `${label}: mint ${d.data.amount} base units to ${key(d.keys.destination.pubkey)}`,
           );
           if (key(d.keys.mint.pubkey) !== want.mint) problems.push(`${n} mints another token`);
         } else if (isSetAuthorityInstruction(d)) {
           const what = AuthorityType[d.data.authorityType];
           lines.push(
-            `${n} Token: set ${what} authority to ${
+            `${label}: set ${what} authority to ${
               d.data.newAuthority ? key(d.data.newAuthority) : "none (revoked)"
             }`,
           );

@@ -66,8 +66,17 @@ function reason(e: unknown): string {
 const START_HINT = "start it with `deno task start` (README, Quick start), or point the demo " +
   "at it with SERVICE_URL=http://host:port";
 
-/** The service must answer, be ours, and run on the local chain (the demo funds by airdrop). */
-async function checkService(service: string): Promise<void> {
+/** What GET /v1/pricing says the network takes per token under each program, in lamports. */
+interface NetworkFigures {
+  networkLamports?: string;
+  token2022NetworkLamports?: string;
+}
+
+/**
+ * The service must answer, be ours, and run on the local chain (the demo funds by airdrop).
+ * Returns the network figures of its pricing, to set the demo's spend beside them.
+ */
+async function checkService(service: string): Promise<NetworkFigures> {
   let res: Response;
   try {
     res = await fetch(`${service}/v1/pricing`, { signal: AbortSignal.timeout(10_000) });
@@ -90,6 +99,7 @@ async function checkService(service: string): Promise<void> {
         `local chain (the default settings of \`deno task start\`)`,
     );
   }
+  return body.token;
 }
 
 async function checkChain(connection: Connection, rpcUrl: string): Promise<void> {
@@ -139,7 +149,7 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
   const connection = new Connection(o.rpcUrl, "confirmed");
 
   log(`service ${service}, chain ${o.rpcUrl}`);
-  await checkService(service);
+  const pricing = await checkService(service);
   await checkChain(connection, o.rpcUrl);
 
   await Deno.mkdir(o.dataDir, { recursive: true });
@@ -203,6 +213,15 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
       NETWORK_SHARE[tokenProgram]
     }); the build's costs said ${result.costs.totalLamports}`,
   );
+  if (pricing.networkLamports && pricing.token2022NetworkLamports) {
+    log(
+      `  per token      the network takes ${pricing.networkLamports} lamports for SPL Token, at ` +
+        `most ${pricing.token2022NetworkLamports} for Token-2022 (GET /v1/pricing; ` +
+        `${
+          tokenProgram === "spl-token" ? "--token-2022 makes one" : "this build's costs are exact"
+        })`,
+    );
+  }
   log(`  check it again: curl -H "Authorization: Bearer ${key.apiKey}" \\`);
   log(`                    ${service}/v1/transactions/${result.signature}`);
   return {

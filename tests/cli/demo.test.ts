@@ -183,6 +183,17 @@ Deno.test("deno task demo --token-2022 with a transfer fee and a vanity suffix: 
       .exec(out);
     assert(network, out);
     assertEquals(BigInt(network[1]) + BigInt(network[2]), spent);
+    // Beside it, both programs' network figures as GET /v1/pricing states them.
+    const { token } = await (await h.request("/v1/pricing")).json();
+    assertMatch(
+      out,
+      new RegExp(
+        `^ {2}per token {6}the network takes ${token.networkLamports} lamports for SPL Token, ` +
+          `at most ${token.token2022NetworkLamports} for Token-2022 \\(GET /v1/pricing`,
+        "m",
+      ),
+    );
+    assert(BigInt(network[2]) <= BigInt(token.token2022NetworkLamports), out);
   } finally {
     await server.shutdown();
     await h.close();
