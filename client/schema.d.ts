@@ -78,7 +78,9 @@ export interface paths {
          * Build an unsigned token-creation transaction
          * @description Validates the parameters, checks the payer's SOL balance, simulates the transaction and returns it unsigned (legacy, one required signature: the payer). Nothing is sent to the network. The transaction holds, in order: compute budget, mint account (derived from the payer and a random seed), mint initialization, the recipient's associated token account (idempotent), minting of the full supply, the metadata account, optionally the mint-authority revocation, and the fee transfer to the treasury with a read-only reference account. Sign and submit within about 60 seconds. Each successful build counts toward the daily token limit (25 per UTC day).
          *
-         *     400 insufficient_funds: the payer cannot cover the fee plus network costs. 400 simulation_failed: the network simulation says the transaction would fail.
+         *     The 201 carries `costs`: every lamport the payer spends if the transaction lands (network and priority fee, the rent of the mint, token account and metadata account, the Token Metadata program's protocol fee and our fee) and their sum, totalLamports, read from the cluster's rent.
+         *
+         *     400 insufficient_funds: the payer cannot cover the fee plus network costs; its fields name needed, available, shortfall and the same costs. A payer may hold exactly totalLamports (it ends at 0) or at least totalLamports plus a wallet's rent-exempt minimum. 400 simulation_failed: the network simulation says the transaction would fail; its fields name the reason: `instruction` {index, program, raisedBy (the program that raised it, e.g. the System Program inside a CPI), code (a program's custom code or the runtime's error name), name (where the program publishes one), message}, `error` (the node's error JSON) and `logs` (the program logs).
          */
         post: operations["buildToken"];
         delete?: never;
@@ -118,7 +120,7 @@ export interface paths {
         put?: never;
         /**
          * Relay a signed transaction (optional)
-         * @description Accepts only a transaction whose message is byte-identical to one built for the calling key within the last hour, signed by its payer, before its blockhash expires; otherwise 400 invalid_request with fields.transaction saying which. Sent with preflight and re-sent until confirmed or expired. 400 simulation_failed: the network refused it.
+         * @description Accepts only a transaction whose message is byte-identical to one built for the calling key within the last hour, signed by its payer, before its blockhash expires; otherwise 400 invalid_request with fields.transaction saying which. Sent with preflight and re-sent until confirmed or expired. 400 simulation_failed: the network refused it; its fields name the reason: `instruction` {index, program, raisedBy (the program that raised it, e.g. the System Program inside a CPI), code (a program's custom code or the runtime's error name), name (where the program publishes one), message}, `error` (the node's error JSON) and `logs` (the program logs).
          */
         post: operations["submitTransaction"];
         delete?: never;
@@ -271,13 +273,15 @@ export interface components {
                  * @description machine-readable error code
                  * @enum {string}
                  */
-                code: "invalid_request" | "insufficient_funds" | "simulation_failed" | "unauthorized" | "not_found" | "payload_too_large" | "idempotency_key_in_flight" | "idempotency_key_reused" | "rate_limited" | "daily_limit" | "price_unavailable" | "server_error" | "not_ready";
+                code: "invalid_request" | "insufficient_funds" | "simulation_failed" | "unauthorized" | "not_found" | "payload_too_large" | "idempotency_key_in_flight" | "idempotency_key_reused" | "rate_limited" | "daily_limit" | "price_unavailable" | "rpc_busy" | "server_error" | "not_ready" | "vanity_timeout";
                 /** @description human-readable explanation */
                 message: string;
-                /** @description for invalid_request: each missing or invalid field (dot path for nested members) with a message; otherwise usually empty */
+                /** @description for invalid_request: each missing or invalid field (dot path for nested members) with a message; otherwise usually empty. At most 20 are listed */
                 fields: {
                     [key: string]: unknown;
                 };
+                /** @description present when more fields were invalid than are listed: how many were left out */
+                fieldsOmitted?: number;
             };
         };
         Pricing: {
@@ -294,12 +298,20 @@ export interface components {
                 lamports: string;
                 /** @description SOL price in USD used */
                 solUsd: number;
+                /** @description what the network takes per token besides the fee: the network fee and the rent of the mint, token account and metadata account plus the Token Metadata program's fee, from the cluster's rent (a build's costs add any priority fee); absent when the rent can't be read, a string of decimal digits */
+                networkLamports?: string;
+                /** @description the same for a Token-2022 token (`tokenProgram: "token-2022"`): the network fee and the rent of the mint, which holds the metadata, and of the token account; no metadata account and no Token Metadata program fee. The mint's size follows the metadata, so this is the most any Token-2022 build pays: the longest name, symbol and uri, with a transfer fee. A build's costs are exact for its token. Absent when the rent can't be read, a string of decimal digits */
+                token2022NetworkLamports?: string;
             };
             limits: {
                 requestsPerHour: number;
                 tokensPerDay: number;
                 metadataPerDay: number;
                 imageBytes: number;
+                /** @description widest image POST /v1/metadata hosts, in pixels */
+                imageMaxWidth: number;
+                /** @description tallest image POST /v1/metadata hosts, in pixels */
+                imageMaxHeight: number;
                 hostedItemsPerKey: number;
             };
         };
@@ -406,16 +418,38 @@ export interface components {
              */
             revokeFreeze: boolean;
             /**
-             * @description makes the on-chain metadata immutable
+             * @description makes the on-chain metadata immutable (Token-2022: no update authority, and no metadata-pointer authority)
              * @default false
              */
             immutableMetadata: boolean;
+            /**
+             * @description "spl-token" (default): the classic SPL Token program with a Metaplex metadata account. "token-2022": a Token-2022 mint holding its own metadata (MetadataPointer and TokenMetadata extensions): no metadata account and no Metaplex protocol fee, so the network's share is about a third: for the example request at mainnet's rent 5,566,040 lamports instead of 18,621,480 (mint 3,486,960 for 373 bytes + token account 2,074,080 + network fee 5,000, against mint 1,461,600 + token account 2,039,280 + metadata account 5,115,600 + Metaplex fee 10,000,000 + 5,000); each 201's costs names its own figures, and GET /v1/pricing states both programs' figures on the serving cluster (token.networkLamports, token.token2022NetworkLamports). Still one signer: the mint is derived from the payer and a seed.
+             * @default spl-token
+             * @enum {string}
+             */
+            tokenProgram: "spl-token" | "token-2022";
+            /** @description Token-2022 only (400 naming transferFee otherwise): a TransferFeeConfig taking basisPoints / 10000 of every transfer, at most maximum base units (a u64 as a string). The transfer-fee and withdraw-withheld authorities are the payer; permanent: true sets both to none, so nobody can ever change the fee or withdraw what it withheld into the token accounts (irreversible). */
+            transferFee?: {
+                basisPoints: number;
+                maximum: string;
+                /** @default false */
+                permanent: boolean;
+            };
+            /** @description grind the mint address: it starts with prefix and/or ends with suffix (base58 characters, at most 4 in total; ignoreCase accepts either case). The service tries seeds for the address (one SHA-256 each, still one signer) within a time budget (10 s by default); over it: 422 vanity_timeout and nothing is counted. The 201 says how many tries it took. Each character multiplies the work by about 58 (29 with ignoreCase); a prefix's first character beyond the first few digits of base58 is much rarer (most addresses are 44 characters and start with 1-9 or A-H). */
+            vanity?: {
+                /** @default  */
+                prefix: string;
+                /** @default  */
+                suffix: string;
+                /** @default false */
+                ignoreCase: boolean;
+            };
         } & (unknown | unknown);
         TokenBuilt: {
             buildId: number;
             /** @description address of the new mint (base58) */
             mint: string;
-            /** @description address of the metadata account (base58) */
+            /** @description address of the metadata account (Token-2022: the mint itself, which holds the metadata) (base58) */
             metadataAccount: string;
             /** @description address of the recipient's token account (base58) */
             recipientTokenAccount: string;
@@ -437,6 +471,35 @@ export interface components {
                 lamports: string;
                 /** @description address receiving the fee (base58) */
                 treasury: string;
+            };
+            /** @description Every lamport the payer spends if the transaction lands, from the cluster's rent and fee rules. The payer needs totalLamports exactly, or at least totalLamports plus the rent-exempt minimum of a wallet (it may not be left between 0 and that); insufficient_funds carries the same costs, needed, available and shortfall. Token-2022: mintRentLamports is the rent of the mint at its final size (extensions and in-mint metadata included), tokenAccountRentLamports that of a token account with the extensions the mint requires (170 bytes, 182 with a transfer fee), and both metadata parts are 0. */
+            costs: {
+                /** @description base fee of the one signature, a string of decimal digits */
+                networkFeeLamports: string;
+                /** @description priority fee: the compute-unit limit times the unit price set, a string of decimal digits */
+                priorityFeeLamports: string;
+                /** @description rent-exempt minimum of the mint account, a string of decimal digits */
+                mintRentLamports: string;
+                /** @description rent the payer adds to the recipient's token account (0 when its address already holds it), a string of decimal digits */
+                tokenAccountRentLamports: string;
+                /** @description rent-exempt minimum of the metadata account (607 bytes), a string of decimal digits */
+                metadataRentLamports: string;
+                /** @description the Token Metadata program's creation fee, kept in the metadata account, a string of decimal digits */
+                metadataProtocolFeeLamports: string;
+                /** @description our fee (fee.lamports), a string of decimal digits */
+                serviceFeeLamports: string;
+                /** @description the sum: exactly what leaves the payer's balance if the transaction lands, a string of decimal digits */
+                totalLamports: string;
+            };
+            /**
+             * @description present for a Token-2022 mint; absent: the classic SPL Token program
+             * @constant
+             */
+            tokenProgram?: "token-2022";
+            /** @description present when a vanity address was asked for */
+            vanity?: {
+                /** @description seeds tried until the mint address matched */
+                tries: number;
             };
         };
         RelayRequest: {
@@ -483,6 +546,19 @@ export interface components {
             createdAt: number;
             /** @description Unix seconds; null until it lands */
             confirmedAt: number | null;
+            /**
+             * @description present for a Token-2022 mint; absent: the classic SPL Token program
+             * @constant
+             */
+            tokenProgram?: "token-2022";
+            /** @description the Token-2022 transfer fee, when the mint has one */
+            transferFee?: {
+                basisPoints: number;
+                /** @description largest fee of one transfer in base units, a string of decimal digits */
+                maximum: string;
+                /** @description null: the fee is permanent */
+                authority: string | null;
+            };
         };
         WebhookRegistration: {
             url: string;
@@ -525,6 +601,19 @@ export interface components {
                 createdAt: number;
                 /** @description Unix seconds; null until it lands */
                 confirmedAt: number | null;
+                /**
+                 * @description present for a Token-2022 mint; absent: the classic SPL Token program
+                 * @constant
+                 */
+                tokenProgram?: "token-2022";
+                /** @description the Token-2022 transfer fee, when the mint has one */
+                transferFee?: {
+                    basisPoints: number;
+                    /** @description largest fee of one transfer in base units, a string of decimal digits */
+                    maximum: string;
+                    /** @description null: the fee is permanent */
+                    authority: string | null;
+                };
                 /** @description the build's id */
                 buildId: number;
             }[];
@@ -725,7 +814,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description idempotency_key_reused: this Idempotency-Key was used with a different body */
+        /** @description idempotency_key_reused: this Idempotency-Key was used with a different body; vanity_timeout (POST /v1/tokens): no address matching vanity was found within the time budget (fields: tries, budgetMs, expectedTries); nothing was built or counted */
         Unprocessable: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -766,7 +855,18 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description price_unavailable: the SOL price feed is temporarily unavailable; retry */
+        /** @description rpc_busy: the Solana RPC's request budget can't serve this request now (or the RPC is rate limiting us); retry after Retry-After seconds */
+        RpcBusy: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description price_unavailable: the SOL price feed is temporarily unavailable; retry. rpc_busy: the Solana RPC's request budget can't serve this request now; retry after Retry-After seconds */
         PriceUnavailable: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -832,6 +932,30 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "network": "mainnet-beta",
+                     *       "access": {
+                     *         "usd": 10
+                     *       },
+                     *       "token": {
+                     *         "usd": 2.99,
+                     *         "lamports": "19933334",
+                     *         "solUsd": 150,
+                     *         "networkLamports": "18621480",
+                     *         "token2022NetworkLamports": "7730600"
+                     *       },
+                     *       "limits": {
+                     *         "requestsPerHour": 600,
+                     *         "tokensPerDay": 25,
+                     *         "metadataPerDay": 100,
+                     *         "imageBytes": 1048576,
+                     *         "imageMaxWidth": 4096,
+                     *         "imageMaxHeight": 4096,
+                     *         "hostedItemsPerKey": 5000
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Pricing"];
                 };
             };
@@ -861,6 +985,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "keyId": "607def1c94e5a286",
+                     *       "wallet": "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin",
+                     *       "usageToday": {
+                     *         "requests": 12,
+                     *         "tokens": 1,
+                     *         "metadata": 1
+                     *       },
+                     *       "limits": {
+                     *         "tokensPerDay": 25,
+                     *         "metadataPerDay": 100,
+                     *         "requestsPerHour": 600
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Me"];
                 };
             };
@@ -908,6 +1048,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "metadataUri": "https://api.example.com/m/ae16d68708974b4bc7fc83b16c142bc2.json",
+                     *       "imageUri": "https://api.example.com/i/0f5b1a593519b19ccbbd63c7cf2c1228eecd8f8ddad936852733415ab3708234.png",
+                     *       "id": "ae16d68708974b4bc7fc83b16c142bc2"
+                     *     }
+                     */
                     "application/json": components["schemas"]["MetadataCreated"];
                 };
             };
@@ -999,6 +1146,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "buildId": 42,
+                     *       "mint": "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU",
+                     *       "metadataAccount": "8ZAa12H5kmduNJpUS8vJ7wtkgwCEXPwXWC84WejdHnoJ",
+                     *       "recipientTokenAccount": "Aa2bBV7kmwMRSdDGiVWifSy7raahTWnrXeFpYAExnWkm",
+                     *       "transaction": "AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA…",
+                     *       "transactionEncoding": "base64",
+                     *       "format": "legacy-unsigned",
+                     *       "requiredSigner": "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin",
+                     *       "recentBlockhash": "EkSnNWid2cvwEVnVx9aBqawnmiCNiDgp3gUdkDPTKN1N",
+                     *       "lastValidBlockHeight": 287654321,
+                     *       "expiresInSeconds": 60,
+                     *       "fee": {
+                     *         "usd": 2.99,
+                     *         "lamports": "19933334",
+                     *         "treasury": "7c3hvvQt9TKVt9nB3aUT1ugxL5Zhk9vkvLEiV3cd91tq"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["TokenBuilt"];
                 };
             };
@@ -1037,6 +1204,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "mint": "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU",
+                     *       "name": "Example Token",
+                     *       "symbol": "EXT",
+                     *       "status": "confirmed",
+                     *       "signature": "5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW",
+                     *       "feeVerified": true,
+                     *       "createdAt": 1764028800,
+                     *       "confirmedAt": 1764028806
+                     *     }
+                     */
                     "application/json": components["schemas"]["BuildRecord"];
                 };
             };
@@ -1060,6 +1239,11 @@ export interface operations {
         /** @description The signed transaction */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "transaction": "AUm2…signed transaction, base64…AA=="
+                 *     }
+                 */
                 "application/json": components["schemas"]["RelayRequest"];
             };
         };
@@ -1077,6 +1261,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "signature": "5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW",
+                     *       "mint": "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU",
+                     *       "status": "submitted"
+                     *     }
+                     */
                     "application/json": components["schemas"]["RelayAccepted"];
                 };
             };
@@ -1087,6 +1278,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["RpcBusy"];
         };
     };
     verifyTransaction: {
@@ -1114,6 +1306,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "signature": "5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW",
+                     *       "status": "confirmed",
+                     *       "mint": "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU",
+                     *       "supplyRaw": "1000000000000",
+                     *       "decimals": 6,
+                     *       "recipient": "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin",
+                     *       "feeVerified": true,
+                     *       "fee": {
+                     *         "amount": "19933334",
+                     *         "currency": "SOL"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Verification"];
                 };
             };
@@ -1122,6 +1329,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["RpcBusy"];
         };
     };
     getOpenApi: {
