@@ -300,6 +300,8 @@ export interface components {
                 solUsd: number;
                 /** @description what the network takes per token besides the fee: the network fee and the rent of the mint, token account and metadata account plus the Token Metadata program's fee, from the cluster's rent (a build's costs add any priority fee); absent when the rent can't be read, a string of decimal digits */
                 networkLamports?: string;
+                /** @description the same for a Token-2022 token (`tokenProgram: "token-2022"`): the network fee and the rent of the mint, which holds the metadata, and of the token account; no metadata account and no Token Metadata program fee. The mint's size follows the metadata, so this is the most any Token-2022 build pays: the longest name, symbol and uri, with a transfer fee. A build's costs are exact for its token. Absent when the rent can't be read, a string of decimal digits */
+                token2022NetworkLamports?: string;
             };
             limits: {
                 requestsPerHour: number;
@@ -421,7 +423,7 @@ export interface components {
              */
             immutableMetadata: boolean;
             /**
-             * @description "spl-token" (default): the classic SPL Token program with a Metaplex metadata account. "token-2022": a Token-2022 mint holding its own metadata (MetadataPointer and TokenMetadata extensions): no metadata account and no Metaplex protocol fee, so the network's share is about a third: for the example request at mainnet's rent 5,566,040 lamports instead of 18,621,480 (mint 3,486,960 for 373 bytes + token account 2,074,080 + network fee 5,000, against mint 1,461,600 + token account 2,039,280 + metadata account 5,115,600 + Metaplex fee 10,000,000 + 5,000); each 201's costs names its own figures. Still one signer: the mint is derived from the payer and a seed.
+             * @description "spl-token" (default): the classic SPL Token program with a Metaplex metadata account. "token-2022": a Token-2022 mint holding its own metadata (MetadataPointer and TokenMetadata extensions): no metadata account and no Metaplex protocol fee, so the network's share is about a third: for the example request at mainnet's rent 5,566,040 lamports instead of 18,621,480 (mint 3,486,960 for 373 bytes + token account 2,074,080 + network fee 5,000, against mint 1,461,600 + token account 2,039,280 + metadata account 5,115,600 + Metaplex fee 10,000,000 + 5,000); each 201's costs names its own figures, and GET /v1/pricing states both programs' figures on the serving cluster (token.networkLamports, token.token2022NetworkLamports). Still one signer: the mint is derived from the payer and a seed.
              * @default spl-token
              * @enum {string}
              */
@@ -939,7 +941,9 @@ export interface operations {
                      *       "token": {
                      *         "usd": 2.99,
                      *         "lamports": "19933334",
-                     *         "solUsd": 150
+                     *         "solUsd": 150,
+                     *         "networkLamports": "18621480",
+                     *         "token2022NetworkLamports": "7730600"
                      *       },
                      *       "limits": {
                      *         "requestsPerHour": 600,

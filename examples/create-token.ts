@@ -103,6 +103,8 @@ export interface CreateTokenResult {
   metadataUri: string;
   mint: string;
   signature: string;
+  /** What the build said the payer spends if it lands (lamports as decimal strings). */
+  costs: BuildResponse["costs"];
   verification: Verification;
 }
 
@@ -276,21 +278,31 @@ export async function createToken(o: CreateTokenOptions): Promise<CreateTokenRes
   // data: the token account's and metadata account's rent and the metadata program's protocol
   // fee. The build names them (read from the chain's rent); the mint's rent is checked above.
   const c = build.costs;
-  const programCharged = BigInt(c.tokenAccountRentLamports) + BigInt(c.metadataRentLamports) +
-    BigInt(c.metadataProtocolFeeLamports);
-  log(
-    `   rent and metadata costs from your wallet: about ${
-      sol(review.rentLamports + programCharged)
-    } (the mint's rent ${sol(review.rentLamports)} shows in the transaction; the token ` +
-      `account's and metadata account's rent and the metadata program's fee of ` +
-      `${sol(BigInt(c.metadataProtocolFeeLamports))} are taken by those programs) + network fee`,
-  );
-  log(`   in all, if it lands: ${sol(BigInt(c.totalLamports))}`);
   if (build.tokenProgram === "token-2022") {
+    // No metadata account and no metadata-program fee: the mint holds the metadata, and its rent
+    // (shown in the transaction) is for its final size, after the metadata is written into it.
+    log(
+      `   rent from your wallet: about ${
+        sol(review.rentLamports + BigInt(c.tokenAccountRentLamports))
+      } (the mint's rent ${sol(review.rentLamports)}, metadata included, shows in the ` +
+        `transaction; the token account's rent ${sol(BigInt(c.tokenAccountRentLamports))} is ` +
+        `taken by the token-account program) + network fee`,
+    );
     log(
       "   Token-2022: the metadata lives in the mint; no metadata account, no metadata-program fee",
     );
+  } else {
+    const programCharged = BigInt(c.tokenAccountRentLamports) + BigInt(c.metadataRentLamports) +
+      BigInt(c.metadataProtocolFeeLamports);
+    log(
+      `   rent and metadata costs from your wallet: about ${
+        sol(review.rentLamports + programCharged)
+      } (the mint's rent ${sol(review.rentLamports)} shows in the transaction; the token ` +
+        `account's and metadata account's rent and the metadata program's fee of ` +
+        `${sol(BigInt(c.metadataProtocolFeeLamports))} are taken by those programs) + network fee`,
+    );
   }
+  log(`   in all, if it lands: ${sol(BigInt(c.totalLamports))}`);
   if (review.problems.length) {
     throw new Error(`refusing to sign:\n  - ${review.problems.join("\n  - ")}`);
   }
@@ -323,6 +335,7 @@ export async function createToken(o: CreateTokenOptions): Promise<CreateTokenRes
     metadataUri: hosted.metadataUri,
     mint: build.mint,
     signature: submitted.signature,
+    costs: build.costs,
     verification: v,
   };
 }
@@ -480,9 +493,10 @@ export function reviewTransaction(tx: Transaction, want: Expectation): Review {
         problems.push(`${n} uses the classic token program, and you asked for Token-2022`);
       } else if (program.equals(tokenProgram)) {
         const d = decodeInstruction(ix, tokenProgram);
+        const label = `${n} ${tokenProgram.equals(TOKEN_2022_PROGRAM_ID) ? "Token-2022" : "Token"}`;
         if (isInitializeMint2Instruction(d)) {
           lines.push(
-            `${n} Token: initialize mint, ${d.data.decimals} decimals, mint authority ${
+            `${label}: initialize mint, ${d.data.decimals} decimals, mint authority ${
               key(d.data.mintAuthority)
             }, ` +
               `freeze authority ${d.data.freezeAuthority ? key(d.data.freezeAuthority) : "none"}`,
@@ -490,13 +504,13 @@ export function reviewTransaction(tx: Transaction, want: Expectation): Review {
         } else if (isMintToInstruction(d)) {
           minted += BigInt(d.data.amount);
           lines.push(
-            `${n} Token: mint ${d.data.amount} base units to ${key(d.keys.destination.pubkey)}`,
+            `${label}: mint ${d.data.amount} base units to ${key(d.keys.destination.pubkey)}`,
           );
           if (key(d.keys.mint.pubkey) !== want.mint) problems.push(`${n} mints another token`);
         } else if (isSetAuthorityInstruction(d)) {
           const what = AuthorityType[d.data.authorityType];
           lines.push(
-            `${n} Token: set ${what} authority to ${
+            `${label}: set ${what} authority to ${
               d.data.newAuthority ? key(d.data.newAuthority) : "none (revoked)"
             }`,
           );
@@ -562,6 +576,51 @@ function decodeStrings(
   return { name: str(), symbol: str(), uri: str() };
 }
 
+/**
+ * The command-line flags for the token program, transfer fee and vanity address, shared with
+ * `deno task demo` (parseArgs options, the usage text, and the options they make).
+ */
+export const PROGRAM_ARGS = {
+  "token-2022": { type: "boolean", default: false },
+  "transfer-fee-bps": { type: "string" },
+  "transfer-fee-max": { type: "string" },
+  "permanent-fee": { type: "boolean", default: false },
+  "vanity-prefix": { type: "string" },
+  "vanity-suffix": { type: "string" },
+  "vanity-ignore-case": { type: "boolean", default: false },
+} as const;
+
+export const PROGRAM_USAGE = "[--token-2022 [--transfer-fee-bps N --transfer-fee-max RAW " +
+  "[--permanent-fee]]] [--vanity-prefix P] [--vanity-suffix S] [--vanity-ignore-case]";
+
+export function programChoice(v: {
+  "token-2022"?: boolean;
+  "transfer-fee-bps"?: string;
+  "transfer-fee-max"?: string;
+  "permanent-fee"?: boolean;
+  "vanity-prefix"?: string;
+  "vanity-suffix"?: string;
+  "vanity-ignore-case"?: boolean;
+}): Pick<CreateTokenOptions, "tokenProgram" | "transferFee" | "vanity"> {
+  return {
+    tokenProgram: v["token-2022"] ? "token-2022" : "spl-token",
+    transferFee: v["transfer-fee-bps"] !== undefined
+      ? {
+        basisPoints: Number(v["transfer-fee-bps"]),
+        maximum: v["transfer-fee-max"] ?? "18446744073709551615",
+        permanent: v["permanent-fee"],
+      }
+      : undefined,
+    vanity: v["vanity-prefix"] || v["vanity-suffix"]
+      ? {
+        prefix: v["vanity-prefix"],
+        suffix: v["vanity-suffix"],
+        ignoreCase: v["vanity-ignore-case"],
+      }
+      : undefined,
+  };
+}
+
 if (import.meta.main) {
   const { values: v } = parseArgs({
     args: Deno.args,
@@ -579,13 +638,7 @@ if (import.meta.main) {
       image: { type: "string" },
       "image-url": { type: "string" },
       "revoke-mint": { type: "boolean", default: false },
-      "token-2022": { type: "boolean", default: false },
-      "transfer-fee-bps": { type: "string" },
-      "transfer-fee-max": { type: "string" },
-      "permanent-fee": { type: "boolean", default: false },
-      "vanity-prefix": { type: "string" },
-      "vanity-suffix": { type: "string" },
-      "vanity-ignore-case": { type: "boolean", default: false },
+      ...PROGRAM_ARGS,
       "expect-treasury": { type: "string" },
       yes: { type: "boolean", default: false },
     },
@@ -596,9 +649,8 @@ if (import.meta.main) {
     console.error(
       "usage: TCB_API_KEY=… deno run -A examples/create-token.ts --base-url URL --keypair FILE " +
         "--name NAME --symbol SYM --supply N [--decimals D] [--description TEXT] " +
-        "(--image FILE | --image-url URL) [--revoke-mint] [--token-2022 [--transfer-fee-bps N " +
-        "--transfer-fee-max RAW [--permanent-fee]]] [--vanity-prefix P] [--vanity-suffix S] " +
-        "[--vanity-ignore-case] [--expect-treasury ADDRESS] [--yes]",
+        `(--image FILE | --image-url URL) [--revoke-mint] ${PROGRAM_USAGE} ` +
+        "[--expect-treasury ADDRESS] [--yes]",
     );
     Deno.exit(2);
   }
@@ -615,21 +667,7 @@ if (import.meta.main) {
       imageBytes: v.image ? await Deno.readFile(v.image) : undefined,
       imageUrl: v["image-url"],
       revokeMint: v["revoke-mint"],
-      tokenProgram: v["token-2022"] ? "token-2022" : "spl-token",
-      transferFee: v["transfer-fee-bps"] !== undefined
-        ? {
-          basisPoints: Number(v["transfer-fee-bps"]),
-          maximum: v["transfer-fee-max"] ?? "18446744073709551615",
-          permanent: v["permanent-fee"],
-        }
-        : undefined,
-      vanity: v["vanity-prefix"] || v["vanity-suffix"]
-        ? {
-          prefix: v["vanity-prefix"],
-          suffix: v["vanity-suffix"],
-          ignoreCase: v["vanity-ignore-case"],
-        }
-        : undefined,
+      ...programChoice(v),
       expectTreasury: v["expect-treasury"],
       confirm: v.yes ? undefined : () => confirm("Sign and submit this transaction?"),
     });

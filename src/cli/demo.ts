@@ -3,15 +3,27 @@
  * dev key (or reuses the one it made before), then runs the integrator example
  * (examples/create-token.ts, the same code, not a copy): host metadata with a small image, build,
  * review, sign with the dev wallet, submit, wait for the verification. Prints the mint, the hosted
- * metadata URL, the signature, feeVerified and the lamports the wallet spent (read from the chain).
+ * metadata URL, the signature, feeVerified, the token program that owns the mint and the lamports
+ * the wallet spent (both read from the chain). The example client's program flags pass through:
+ * `--token-2022`, a transfer fee, a vanity prefix/suffix (`deno task demo --help`).
  *
  * Talks to SERVICE_URL (else http://127.0.0.1:$PORT, 8000) and the embedded chain at
  * SOLANA_RPC_URL (else http://127.0.0.1:$CHAIN_PORT, 8899); keeps its key in
  * DATA_DIR/demo-key.json (DATA_DIR defaults to .data, like the service). Exit 0 on a verified
  * creation, 1 with one clear line otherwise.
  */
+import { parseArgs } from "node:util";
 import { Connection, LAMPORTS_PER_SOL, PublicKey } from "@solana/web3.js";
-import { ApiCallError, createToken, loadKeypair } from "../../examples/create-token.ts";
+import { TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID } from "@solana/spl-token";
+import {
+  ApiCallError,
+  createToken,
+  type CreateTokenOptions,
+  loadKeypair,
+  PROGRAM_ARGS,
+  PROGRAM_USAGE,
+  programChoice,
+} from "../../examples/create-token.ts";
 import { defaultRpcUrl } from "./kv.ts";
 import { type DevKey, makeDevKey, waitConfirmed } from "./make-dev-key.ts";
 
@@ -28,6 +40,8 @@ export interface DemoOptions {
   service: string;
   rpcUrl: string;
   dataDir: string;
+  /** Token program, transfer fee and vanity address, as the example client takes them. */
+  program?: Pick<CreateTokenOptions, "tokenProgram" | "transferFee" | "vanity">;
   log?: (line: string) => void;
 }
 
@@ -36,6 +50,8 @@ export interface DemoResult {
   metadataUri: string;
   signature: string;
   feeVerified: boolean;
+  /** The owner of the mint account on the chain. */
+  tokenProgram: "spl-token" | "token-2022";
   lamportsSpent: bigint;
   reusedKey: boolean;
 }
@@ -50,8 +66,17 @@ function reason(e: unknown): string {
 const START_HINT = "start it with `deno task start` (README, Quick start), or point the demo " +
   "at it with SERVICE_URL=http://host:port";
 
-/** The service must answer, be ours, and run on the local chain (the demo funds by airdrop). */
-async function checkService(service: string): Promise<void> {
+/** What GET /v1/pricing says the network takes per token under each program, in lamports. */
+interface NetworkFigures {
+  networkLamports?: string;
+  token2022NetworkLamports?: string;
+}
+
+/**
+ * The service must answer, be ours, and run on the local chain (the demo funds by airdrop).
+ * Returns the network figures of its pricing, to set the demo's spend beside them.
+ */
+async function checkService(service: string): Promise<NetworkFigures> {
   let res: Response;
   try {
     res = await fetch(`${service}/v1/pricing`, { signal: AbortSignal.timeout(10_000) });
@@ -74,6 +99,7 @@ async function checkService(service: string): Promise<void> {
         `local chain (the default settings of \`deno task start\`)`,
     );
   }
+  return body.token;
 }
 
 async function checkChain(connection: Connection, rpcUrl: string): Promise<void> {
@@ -123,7 +149,7 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
   const connection = new Connection(o.rpcUrl, "confirmed");
 
   log(`service ${service}, chain ${o.rpcUrl}`);
-  await checkService(service);
+  const pricing = await checkService(service);
   await checkChain(connection, o.rpcUrl);
 
   await Deno.mkdir(o.dataDir, { recursive: true });
@@ -155,6 +181,7 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
     decimals: 6,
     description: "Made by deno task demo on the local chain.",
     imageBytes: Uint8Array.from(atob(DEMO_IMAGE_BASE64), (c) => c.charCodeAt(0)),
+    ...o.program,
     log: (line) => log(line),
     verifyTimeoutMs: 25_000,
   });
@@ -169,6 +196,8 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
   }
   const after = BigInt(await connection.getBalance(wallet));
   const lamportsSpent = before - after;
+  const tokenProgram = await mintOwner(connection, result.mint);
+  const serviceFee = BigInt(result.costs.serviceFeeLamports);
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   log("");
   log(`token created and verified in ${seconds} s`);
@@ -176,11 +205,23 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
   log(`  metadata       ${result.metadataUri}`);
   log(`  signature      ${result.signature}`);
   log(`  feeVerified:   ${v.feeVerified}`);
+  log(`  program        ${PROGRAM_NAMES[tokenProgram]} (the mint's owner on the chain)`);
   log(
     `  lamports spent ${lamportsSpent} (${
       (Number(lamportsSpent) / LAMPORTS_PER_SOL).toFixed(6)
-    } SOL: service fee, rent for the mint, token and metadata accounts, network fee)`,
+    } SOL): service fee ${serviceFee}, network ${lamportsSpent - serviceFee} (${
+      NETWORK_SHARE[tokenProgram]
+    }); the build's costs said ${result.costs.totalLamports}`,
   );
+  if (pricing.networkLamports && pricing.token2022NetworkLamports) {
+    log(
+      `  per token      the network takes ${pricing.networkLamports} lamports for SPL Token, at ` +
+        `most ${pricing.token2022NetworkLamports} for Token-2022 (GET /v1/pricing; ` +
+        `${
+          tokenProgram === "spl-token" ? "--token-2022 makes one" : "this build's costs are exact"
+        })`,
+    );
+  }
   log(`  check it again: curl -H "Authorization: Bearer ${key.apiKey}" \\`);
   log(`                    ${service}/v1/transactions/${result.signature}`);
   return {
@@ -188,18 +229,66 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
     metadataUri: result.metadataUri,
     signature: result.signature,
     feeVerified: v.feeVerified,
+    tokenProgram,
     lamportsSpent,
     reusedKey,
   };
 }
 
+const PROGRAM_NAMES = { "spl-token": "SPL Token", "token-2022": "Token-2022" } as const;
+const NETWORK_SHARE = {
+  "spl-token": "rent of the mint, token and metadata accounts, the metadata program's fee, " +
+    "network fee",
+  "token-2022": "rent of the mint with its metadata and of the token account, network fee",
+} as const;
+
+async function mintOwner(connection: Connection, mint: string) {
+  const account = await connection.getAccountInfo(new PublicKey(mint), "confirmed");
+  if (account?.owner.equals(TOKEN_2022_PROGRAM_ID)) return "token-2022";
+  if (account?.owner.equals(TOKEN_PROGRAM_ID)) return "spl-token";
+  throw new DemoError(`the mint ${mint} is not owned by a token program on the chain`);
+}
+
+const USAGE = `usage: deno task demo ${PROGRAM_USAGE}
+
+Creates a token on the local chain through the running service (\`deno task start\`): a dev key,
+hosted metadata, the build, your review, the signature, the submission, the verification.
+
+  --token-2022            the Token-2022 program: metadata inside the mint, no Metaplex account
+                          (the network takes less: GET /v1/pricing shows both figures)
+  --transfer-fee-bps N    Token-2022 only: a transfer fee of N basis points (0-10000)…
+  --transfer-fee-max RAW  …of at most RAW base units per transfer (default: no cap)
+  --permanent-fee         …that nobody can ever change or withdraw (irreversible)
+  --vanity-prefix P       a mint address starting with P (base58; at most 4 characters in
+  --vanity-suffix S       all) and/or ending with S
+  --vanity-ignore-case    match the vanity pattern in either case (much faster)
+  -h, --help              this text
+
+Environment: SERVICE_URL (default http://127.0.0.1:$PORT, PORT 8000), SOLANA_RPC_URL (default
+http://127.0.0.1:$CHAIN_PORT, CHAIN_PORT 8899), DATA_DIR (default .data, where the key is kept).`;
+
 if (import.meta.main) {
   const env = Deno.env.toObject();
+  let args;
+  try {
+    args = parseArgs({
+      args: Deno.args,
+      options: { ...PROGRAM_ARGS, help: { type: "boolean", short: "h", default: false } },
+    }).values;
+  } catch (e) {
+    console.error(`demo: ${(e as Error).message}\n\n${USAGE}`);
+    Deno.exit(2);
+  }
+  if (args.help) {
+    console.log(USAGE);
+    Deno.exit(0);
+  }
   try {
     await runDemo({
       service: env.SERVICE_URL ?? `http://127.0.0.1:${env.PORT ?? 8000}`,
       rpcUrl: defaultRpcUrl(env),
       dataDir: env.DATA_DIR ?? ".data",
+      program: programChoice(args),
     });
     Deno.exit(0);
   } catch (e) {

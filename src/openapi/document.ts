@@ -96,7 +96,9 @@ const tokenBuildRequest = annotate(jsonSchema(BuildRequestSchema, "input"), {
       "network's share is about a third: for the example request at mainnet's rent 5,566,040 " +
       "lamports instead of 18,621,480 (mint 3,486,960 for 373 bytes + token account 2,074,080 + " +
       "network fee 5,000, against mint 1,461,600 + token account 2,039,280 + metadata account " +
-      "5,115,600 + Metaplex fee 10,000,000 + 5,000); each 201's costs names its own figures. " +
+      "5,115,600 + Metaplex fee 10,000,000 + 5,000); each 201's costs names its own figures, and " +
+      "GET /v1/pricing states both programs' figures on the serving cluster (token.networkLamports, " +
+      "token.token2022NetworkLamports). " +
       "Still one signer: the mint is derived from the payer and a seed.",
   },
   transferFee: {

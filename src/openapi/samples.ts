@@ -60,7 +60,13 @@ export const SAMPLES: Record<string, OperationSamples> = {
     success: {
       network: "mainnet-beta",
       access: { usd: 10 },
-      token: { usd: 2.99, lamports: "19933334", solUsd: 150 },
+      token: {
+        usd: 2.99,
+        lamports: "19933334",
+        solUsd: 150,
+        networkLamports: "18621480",
+        token2022NetworkLamports: "7730600",
+      },
       limits: {
         requestsPerHour: 600,
         tokensPerDay: 25,

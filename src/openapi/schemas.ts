@@ -55,6 +55,14 @@ export const Pricing = z.object({
         "the cluster's rent (a build's costs add any priority fee); absent when the rent can't " +
         "be read",
     ).optional(),
+    token2022NetworkLamports: digits(
+      'the same for a Token-2022 token (`tokenProgram: "token-2022"`): the network fee and ' +
+        "the rent of the mint, which holds the metadata, and of the token account; no metadata " +
+        "account and no Token Metadata program fee. The mint's size follows the metadata, so " +
+        "this is the most any Token-2022 build pays: the longest name, symbol and uri, with a " +
+        "transfer fee. A build's costs are exact for its token. Absent when the rent can't be " +
+        "read",
+    ).optional(),
   }),
   limits: z.object({
     requestsPerHour: z.number().int(),

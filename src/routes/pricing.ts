@@ -5,7 +5,10 @@ import { usdToLamports } from "../pricing/price-source.ts";
 import { solPriceOr503 } from "../pricing/quote.ts";
 import type { Services } from "../services.ts";
 import { clusterRent } from "../tokens/build-token.ts";
-import { costBreakdown, spend } from "../tokens/costs.ts";
+import { type NetworkCosts, networkCosts } from "../tokens/network-costs.ts";
+
+/** Rent never changes on a cluster: the figures are worked out once per connection. */
+const networkCache = new WeakMap<object, NetworkCosts>();
 
 export function pricingRoutes(s: Services) {
   // Public and unlimited: a held reading or one shared read, whoever asks (display-price.ts).
@@ -13,11 +16,20 @@ export function pricingRoutes(s: Services) {
   return new Hono<AppEnv>().get("/v1/pricing", async (c) => {
     const price = await solPriceOr503(source, (d) => s.logger.log("warn", "price unavailable", d));
     const { limits, fees } = s.config;
-    // What the network takes per token besides our fee, from the cluster's rent (no priority
-    // fee: that depends on the market when a build is made). Left out if the rent can't be read.
-    const networkLamports = await clusterRent(s)
-      .then((rent) => spend(costBreakdown(0n, rent, 0n)).toString())
-      .catch(() => undefined);
+    // What the network takes per token besides our fee, for each program, from the cluster's
+    // rent (network-costs.ts). Left out if the rent can't be read.
+    let network = networkCache.get(s.connection);
+    if (!network) {
+      network = await clusterRent(s)
+        .then((rent) =>
+          networkCosts(
+            rent,
+            async (n) => BigInt(await s.connection.getMinimumBalanceForRentExemption(n)),
+          )
+        )
+        .catch(() => undefined);
+      if (network) networkCache.set(s.connection, network);
+    }
     return c.json({
       network: s.config.network,
       access: { usd: fees.accessUsd },
@@ -25,7 +37,12 @@ export function pricingRoutes(s: Services) {
         usd: fees.tokenUsd,
         lamports: usdToLamports(fees.tokenUsd, price.usd).toString(),
         solUsd: price.usd,
-        ...(networkLamports ? { networkLamports } : {}),
+        ...(network
+          ? {
+            networkLamports: network.splToken.toString(),
+            token2022NetworkLamports: network.token2022.toString(),
+          }
+          : {}),
       },
       limits: {
         requestsPerHour: limits.requestsPerHour,

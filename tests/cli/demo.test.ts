@@ -4,15 +4,20 @@
  * what a newcomer needs; a second run reuses the key; a wrong address fails with one clear line.
  */
 import { PublicKey } from "@solana/web3.js";
-import { getMint } from "@solana/spl-token";
+import {
+  getMint,
+  getTokenMetadata,
+  getTransferFeeConfig,
+  TOKEN_2022_PROGRAM_ID,
+} from "@solana/spl-token";
 import { assert, assertEquals, assertMatch } from "../support/assert.ts";
 import { bearer, startHarness } from "../support/harness.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
-async function demo(env: Record<string, string>) {
+async function demo(env: Record<string, string>, args: string[] = []) {
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["task", "-q", "demo"],
+    args: ["task", "-q", "demo", ...args],
     cwd: ROOT,
     env: { NO_COLOR: "1", ...env },
     stdout: "piped",
@@ -50,6 +55,7 @@ Deno.test("deno task demo: dev key, metadata, build, sign, submit, verified; a s
       assert(out.includes(step), `missing step "${step}":\n${out}`);
     }
     assertMatch(out, /^ {2}feeVerified:\s+true$/m);
+    assertMatch(out, /^ {2}program\s+SPL Token \(the mint's owner on the chain\)$/m);
     const mint = field(out, "mint")!;
     const signature = field(out, "signature")!;
     const metadataUri = field(out, "metadata")!;
@@ -126,4 +132,93 @@ Deno.test("deno task demo: no service, a port that is not the service, no chain:
     await h.close();
     await Deno.remove(dataDir, { recursive: true });
   }
+});
+
+Deno.test("deno task demo --token-2022 with a transfer fee and a vanity suffix: the options reach the build, the program and the spend are printed", async () => {
+  const h = await startHarness();
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, h.app.fetch);
+  const dataDir = await Deno.makeTempDir({ prefix: "tcb-demo-" });
+  const service = `http://127.0.0.1:${(server.addr as Deno.NetAddr).port}`;
+  const env = { SERVICE_URL: service, SOLANA_RPC_URL: h.chain.url, DATA_DIR: dataDir };
+  try {
+    const r = await demo(env, [
+      "--token-2022",
+      "--transfer-fee-bps",
+      "50",
+      "--transfer-fee-max",
+      "1000000",
+      "--vanity-suffix",
+      "z",
+      "--vanity-ignore-case",
+    ]);
+    assertEquals(r.code, 0, r.stdout + r.stderr);
+    const out = r.stdout;
+    assertMatch(out, /^ {2}program\s+Token-2022 \(the mint's owner on the chain\)$/m);
+    assertMatch(out, /vanity address after \d+ tries/);
+    assert(out.includes("Token-2022: the metadata lives in the mint"), out);
+    const mint = field(out, "mint")!;
+    assertMatch(mint, /[zZ]$/);
+
+    // What the demo asked for is what landed, read with the Token-2022 helpers.
+    const c = h.services.connection;
+    const onChain = await getMint(c, new PublicKey(mint), "confirmed", TOKEN_2022_PROGRAM_ID);
+    assertEquals(onChain.supply, 1_000_000_000_000n);
+    const fee = getTransferFeeConfig(onChain)!;
+    assertEquals(fee.newerTransferFee.transferFeeBasisPoints, 50);
+    assertEquals(fee.newerTransferFee.maximumFee, 1_000_000n);
+    const meta = await getTokenMetadata(c, new PublicKey(mint), "confirmed", TOKEN_2022_PROGRAM_ID);
+    assertEquals([meta?.name, meta?.symbol], ["Demo Token", "DEMO"]);
+
+    // The spend it prints is the payer's drop in the landed transaction, and the build's costs.
+    const signature = field(out, "signature")!;
+    const spent = BigInt(field(out, "lamports spent")!);
+    const tx = await c.getTransaction(signature, {
+      commitment: "confirmed",
+      maxSupportedTransactionVersion: 0,
+    });
+    assertEquals(spent, BigInt(tx!.meta!.preBalances[0] - tx!.meta!.postBalances[0]));
+    const said = /the build's costs said (\d+)$/m.exec(out)?.[1];
+    assertEquals(said, spent.toString(), out);
+    const network = /service fee (\d+), network (\d+) \(rent of the mint with its metadata/m
+      .exec(out);
+    assert(network, out);
+    assertEquals(BigInt(network[1]) + BigInt(network[2]), spent);
+    // Beside it, both programs' network figures as GET /v1/pricing states them.
+    const { token } = await (await h.request("/v1/pricing")).json();
+    assertMatch(
+      out,
+      new RegExp(
+        `^ {2}per token {6}the network takes ${token.networkLamports} lamports for SPL Token, ` +
+          `at most ${token.token2022NetworkLamports} for Token-2022 \\(GET /v1/pricing`,
+        "m",
+      ),
+    );
+    assert(BigInt(network[2]) <= BigInt(token.token2022NetworkLamports), out);
+  } finally {
+    await server.shutdown();
+    await h.close();
+    await Deno.remove(dataDir, { recursive: true });
+  }
+});
+
+Deno.test("deno task demo --help lists the program, transfer-fee and vanity options; an unknown one exits 2 with the usage", async () => {
+  const help = await demo({}, ["--help"]);
+  assertEquals(help.code, 0, help.stderr);
+  for (
+    const flag of [
+      "--token-2022",
+      "--transfer-fee-bps",
+      "--transfer-fee-max",
+      "--permanent-fee",
+      "--vanity-prefix",
+      "--vanity-suffix",
+      "--vanity-ignore-case",
+    ]
+  ) {
+    assertMatch(help.stdout, new RegExp(`^  ${flag} `, "m"), flag);
+  }
+  const bad = await demo({}, ["--vanity"]);
+  assertEquals(bad.code, 2);
+  assert(bad.stderr.includes("Unknown option '--vanity'"), bad.stderr);
+  assert(bad.stderr.includes("usage: deno task demo"), bad.stderr);
 });

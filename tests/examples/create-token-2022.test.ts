@@ -42,11 +42,17 @@ Deno.test("examples/create-token.ts creates a Token-2022 token with a transfer f
         /vanity address after \d+ tries/,
         /Token-2022: metadata pointer to \w+, authority \w+/,
         /Token-2022: transfer fee 100 basis points, at most 1000000 base units/,
-        /Token: initialize mint, 6 decimals/,
+        /Token-2022: initialize mint, 6 decimals/,
         /Token-2022: metadata in the mint: name "Example 2022", symbol "EX22", uri https:\/\/tokens\.example\.test\/m\//,
         /no metadata account, no metadata-program fee/,
       ]
     ) assertMatch(out, re);
+    // The review's rent line is the build's costs: the mint (metadata included) and the token
+    // account, nothing for a metadata account.
+    const c = result.costs;
+    const rent = BigInt(c.mintRentLamports) + BigInt(c.tokenAccountRentLamports);
+    assertEquals([c.metadataRentLamports, c.metadataProtocolFeeLamports], ["0", "0"]);
+    assertMatch(out, new RegExp(`rent from your wallet: about ${Number(rent) / 1e9}0* SOL`));
     const mint = await getMint(
       h.services.connection,
       new PublicKey(result.mint),

@@ -13,8 +13,16 @@ Deno.test("GET /v1/pricing needs no key and answers every field of the seed", as
       network: "localnet",
       access: { usd: 10 },
       // ceil(2.99 / 150 * 1e9); the network's share from the chain's rent: mint 1,461,600 +
-      // token account 2,039,280 + metadata 5,115,600 + protocol fee 10,000,000 + 5,000
-      token: { usd: 2.99, lamports: "19933334", solUsd: 150, networkLamports: "18621480" },
+      // token account 2,039,280 + metadata 5,115,600 + protocol fee 10,000,000 + 5,000; for
+      // Token-2022 at most (longest name, symbol, uri, with a transfer fee): the 672-byte mint
+      // 5,568,000 + the 182-byte token account 2,157,600 + 5,000
+      token: {
+        usd: 2.99,
+        lamports: "19933334",
+        solUsd: 150,
+        networkLamports: "18621480",
+        token2022NetworkLamports: "7730600",
+      },
       limits: {
         requestsPerHour: 600,
         tokensPerDay: 25,

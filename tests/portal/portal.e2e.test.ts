@@ -809,6 +809,28 @@ Deno.test({
         assertEquals(res.status, 200, href);
         await res.body?.cancel();
       }
+      // What a token costs the network under each program, as /v1/pricing works it out, and a
+      // pointer to the Token-2022 and vanity options.
+      const { token } = await (await fetch(`${s.base}/v1/pricing`)).json();
+      const costs = (await page.locator("#network-costs").textContent())!;
+      for (
+        const [program, lamports] of [
+          ["SPL Token: ", token.networkLamports],
+          ["Token-2022: at most ", token.token2022NetworkLamports],
+        ]
+      ) {
+        const sol = `${Number(lamports) / 1e9} SOL`;
+        const shown = `${program}${sol}${program.startsWith("SPL") ? " per token" : ""} (${
+          BigInt(lamports).toLocaleString("en-US")
+        } lamports)`;
+        assert(costs.includes(shown), `"${shown}" in "${costs}"`);
+      }
+      const options = page.locator("#token-options");
+      await options.getByText("vanity").waitFor();
+      assertEquals(
+        await options.getByRole("link", { name: "API reference" }).getAttribute("href"),
+        "/docs",
+      );
       // Only the configured currency is offered (no stablecoin configured here).
       await shot(page, "phone-signed-out");
 

@@ -736,14 +736,14 @@ function renderPricing() {
         } now), inside each creation transaction`,
       ),
       h("dt", null, "Network costs"),
+      h("dd", { id: "network-costs" }, networkCosts(p.token)),
+      h("dt", null, "Options"),
       h(
         "dd",
-        null,
-        p.token.networkLamports
-          ? `${
-            formatSol(p.token.networkLamports)
-          } per token (rent of the mint, token account and metadata account, the metadata program's fee and the network fee), paid to the network by your wallet; each build lists its exact costs`
-          : "about 0.016–0.02 SOL per token, paid to the network by your wallet",
+        { id: "token-options" },
+        "Token-2022 with a transfer fee, or a mint address that starts or ends with up to 4 characters of your choice (vanity): see the ",
+        h("a", { href: "/docs" }, "API reference"),
+        ".",
       ),
       h("dt", null, "Limits per key"),
       h(
@@ -760,6 +760,40 @@ function renderPricing() {
     ),
   );
   box.replaceChildren(...parts);
+}
+
+/**
+ * What the network takes per token, for each token program, as GET /v1/pricing works it out
+ * from the cluster's rent (the same arithmetic as a build's costs).
+ * @param {{ networkLamports?: string, token2022NetworkLamports?: string }} token
+ */
+function networkCosts(token) {
+  const paid =
+    "Paid to the network by your wallet, besides the fee; each build lists its exact costs.";
+  if (!token.networkLamports) return paid;
+  const lamports = (/** @type {string} */ n) =>
+    h("span", { class: "muted" }, ` (${BigInt(n).toLocaleString("en-US")} lamports)`);
+  return [
+    h(
+      "span",
+      { class: "cost-line" },
+      h("strong", null, "SPL Token: "),
+      `${formatSol(token.networkLamports)} per token`,
+      lamports(token.networkLamports),
+      ": rent of the mint, token account and metadata account, the metadata program's fee and the network fee.",
+    ),
+    token.token2022NetworkLamports
+      ? h(
+        "span",
+        { class: "cost-line" },
+        h("strong", null, "Token-2022: "),
+        `at most ${formatSol(token.token2022NetworkLamports)}`,
+        lamports(token.token2022NetworkLamports),
+        ": the metadata lives in the mint, so no metadata account and no metadata program fee.",
+      )
+      : null,
+    h("span", { class: "cost-line" }, paid),
+  ];
 }
 
 function walletIcon(w) {
