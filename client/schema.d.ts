@@ -404,45 +404,45 @@ export interface components {
              * @description 0 to 9
              * @default 9
              */
-            decimals: number;
+            decimals?: number;
             /** @description wallet that receives the supply (base58); default the payer */
             recipient?: string;
             /**
              * @description permanently removes the mint authority (fixed supply, irreversible)
              * @default false
              */
-            revokeMint: boolean;
+            revokeMint?: boolean;
             /**
              * @description creates the token with no freeze authority
              * @default true
              */
-            revokeFreeze: boolean;
+            revokeFreeze?: boolean;
             /**
              * @description makes the on-chain metadata immutable (Token-2022: no update authority, and no metadata-pointer authority)
              * @default false
              */
-            immutableMetadata: boolean;
+            immutableMetadata?: boolean;
             /**
              * @description "spl-token" (default): the classic SPL Token program with a Metaplex metadata account. "token-2022": a Token-2022 mint holding its own metadata (MetadataPointer and TokenMetadata extensions): no metadata account and no Metaplex protocol fee, so the network's share is about a third: for the example request at mainnet's rent 5,566,040 lamports instead of 18,621,480 (mint 3,486,960 for 373 bytes + token account 2,074,080 + network fee 5,000, against mint 1,461,600 + token account 2,039,280 + metadata account 5,115,600 + Metaplex fee 10,000,000 + 5,000); each 201's costs names its own figures, and GET /v1/pricing states both programs' figures on the serving cluster (token.networkLamports, token.token2022NetworkLamports). Still one signer: the mint is derived from the payer and a seed.
              * @default spl-token
              * @enum {string}
              */
-            tokenProgram: "spl-token" | "token-2022";
+            tokenProgram?: "spl-token" | "token-2022";
             /** @description Token-2022 only (400 naming transferFee otherwise): a TransferFeeConfig taking basisPoints / 10000 of every transfer, at most maximum base units (a u64 as a string). The transfer-fee and withdraw-withheld authorities are the payer; permanent: true sets both to none, so nobody can ever change the fee or withdraw what it withheld into the token accounts (irreversible). */
             transferFee?: {
                 basisPoints: number;
                 maximum: string;
                 /** @default false */
-                permanent: boolean;
+                permanent?: boolean;
             };
             /** @description grind the mint address: it starts with prefix and/or ends with suffix (base58 characters, at most 4 in total; ignoreCase accepts either case). The service tries seeds for the address (one SHA-256 each, still one signer) within a time budget (10 s by default); over it: 422 vanity_timeout and nothing is counted. The 201 says how many tries it took. Each character multiplies the work by about 58 (29 with ignoreCase); a prefix's first character beyond the first few digits of base58 is much rarer (most addresses are 44 characters and start with 1-9 or A-H). */
             vanity?: {
                 /** @default  */
-                prefix: string;
+                prefix?: string;
                 /** @default  */
-                suffix: string;
+                suffix?: string;
                 /** @default false */
-                ignoreCase: boolean;
+                ignoreCase?: boolean;
             };
         } & (unknown | unknown);
         TokenBuilt: {

@@ -24,7 +24,9 @@
  * The API key is read from the environment, never from a flag (shell history) and never sent
  * anywhere but the API. The private key never leaves this process.
  *
- * Dependencies: @solana/web3.js and @solana/spl-token (npm).
+ * Dependencies: @solana/web3.js and @solana/spl-token (npm), and this repository's typed client
+ * (`client/`: openapi-fetch over types generated from the service's OpenAPI document), so every
+ * request body and answer below is checked against the API's own schema at compile time.
  */
 import {
   ComputeBudgetInstruction,
@@ -49,6 +51,7 @@ import {
   TOKEN_PROGRAM_ID,
 } from "@solana/spl-token";
 import { createHash } from "node:crypto";
+import { createClient } from "../client/mod.ts";
 import { parseArgs } from "node:util";
 
 const TOKEN_METADATA_PROGRAM_ID = new PublicKey("metaqbxxUerdq28cj1RbAWkYQm3ybzjb6a8bt518x1s");
@@ -187,61 +190,56 @@ export async function createToken(o: CreateTokenOptions): Promise<CreateTokenRes
   const decimals = o.decimals ?? 9;
   const payer = o.payer.publicKey.toBase58();
 
-  async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const res = await doFetch(base + path, {
-      method,
-      headers: {
-        authorization: `Bearer ${o.apiKey}`,
-        ...(body === undefined ? {} : {
-          "content-type": "application/json",
-          // A retry after a timeout replays the first answer instead of doing the work twice.
-          "idempotency-key": crypto.randomUUID(),
-        }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const json = await res.json().catch(() => null);
-    if (!res.ok) {
-      const e = json?.error ?? {};
-      throw new ApiCallError(
-        res.status,
-        e.code ?? "unknown",
-        e.message ?? res.statusText,
-        e.fields ?? {},
-      );
-    }
-    return json as T;
+  const client = createClient({ baseUrl: base, apiKey: o.apiKey, fetch: (r) => doFetch(r) });
+  // A retry after a timeout replays the first answer instead of doing the work twice.
+  const once = () => ({ "idempotency-key": crypto.randomUUID() });
+  /** The answer's body, or an ApiCallError with the service's error code, message and fields. */
+  function answer<T>(r: { data?: T; error?: unknown; response: Response }): T {
+    if (r.response.ok && r.data !== undefined) return r.data;
+    const e = (r.error as { error?: Partial<ApiCallError> } | undefined)?.error ?? {};
+    throw new ApiCallError(
+      r.response.status,
+      e.code ?? "unknown",
+      e.message ?? r.response.statusText,
+      e.fields ?? {},
+    );
   }
 
   // 1. Host the metadata.
   log("1. hosting metadata…");
-  const hosted = await api<{ metadataUri: string; imageUri: string; id: string }>(
-    "POST",
-    "/v1/metadata",
-    {
-      name: o.name,
-      symbol: o.symbol,
-      ...(o.description ? { description: o.description } : {}),
-      ...(o.imageBytes ? { imageBase64: b64(o.imageBytes) } : { imageUrl: o.imageUrl }),
-    },
+  const hosted = answer(
+    await client.POST("/v1/metadata", {
+      headers: once(),
+      body: {
+        name: o.name,
+        symbol: o.symbol,
+        ...(o.description ? { description: o.description } : {}),
+        ...(o.imageBytes ? { imageBase64: b64(o.imageBytes) } : { imageUrl: o.imageUrl }),
+      },
+    }),
   );
   log(`   metadata ${hosted.metadataUri}`);
   log(`   image    ${hosted.imageUri}`);
 
   // 2. Build.
   log("2. building the transaction…");
-  const build = await api<BuildResponse>("POST", "/v1/tokens", {
-    payer,
-    name: o.name,
-    symbol: o.symbol,
-    metadataUri: hosted.metadataUri,
-    supply: o.supply,
-    decimals,
-    revokeMint: o.revokeMint ?? false,
-    ...(o.tokenProgram ? { tokenProgram: o.tokenProgram } : {}),
-    ...(o.transferFee ? { transferFee: o.transferFee } : {}),
-    ...(o.vanity ? { vanity: o.vanity } : {}),
-  });
+  const build: BuildResponse = answer(
+    await client.POST("/v1/tokens", {
+      headers: once(),
+      body: {
+        payer,
+        name: o.name,
+        symbol: o.symbol,
+        metadataUri: hosted.metadataUri,
+        supply: o.supply,
+        decimals,
+        revokeMint: o.revokeMint ?? false,
+        ...(o.tokenProgram ? { tokenProgram: o.tokenProgram } : {}),
+        ...(o.transferFee ? { transferFee: o.transferFee } : {}),
+        ...(o.vanity ? { vanity: o.vanity } : {}),
+      },
+    }),
+  );
   log(
     `   mint ${build.mint}, valid for about ${build.expiresInSeconds} s` +
       (build.vanity ? ` (vanity address after ${build.vanity.tries} tries)` : ""),
@@ -314,10 +312,11 @@ export async function createToken(o: CreateTokenOptions): Promise<CreateTokenRes
 
   // 5. Submit through the relay.
   log("4. signed; 5. submitting…");
-  const submitted = await api<{ signature: string; mint: string; status: string }>(
-    "POST",
-    "/v1/transactions",
-    { transaction: b64(signed) },
+  const submitted = answer(
+    await client.POST("/v1/transactions", {
+      headers: once(),
+      body: { transaction: b64(signed) },
+    }),
   );
   log(`   signature ${submitted.signature}`);
 
@@ -326,7 +325,11 @@ export async function createToken(o: CreateTokenOptions): Promise<CreateTokenRes
   const deadline = Date.now() + (o.verifyTimeoutMs ?? 90_000);
   let v: Verification;
   for (;;) {
-    v = await api<Verification>("GET", `/v1/transactions/${submitted.signature}`);
+    v = answer(
+      await client.GET("/v1/transactions/{signature}", {
+        params: { path: { signature: submitted.signature } },
+      }),
+    );
     if (v.status !== "pending" || Date.now() > deadline) break;
     await new Promise((r) => setTimeout(r, 1000));
   }
