@@ -40,4 +40,5 @@ export const hostedCountProjection: DeclaredProjection<number> = {
   evolve: (doc, e) => (e.type === "MetadataHosted" ? (doc ?? 0) + 1 : doc),
 };
 
-export const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+// Moved to src/kernel/time.ts; re-export kept until the open branches land.
+export { utcDay } from "../src/kernel/time.ts";

@@ -4,7 +4,7 @@
  * our reference key or a build's mint, read-only, into a transaction of their own.
  */
 import { type Connection, PublicKey } from "@solana/web3.js";
-import type { Logger } from "../http/logger.ts";
+import type { Logger } from "../kernel/logger.ts";
 import { addressHistory } from "../solana/address-history.ts";
 import { knownForeign, noteForeign } from "../solana/foreign-transactions.ts";
 import type { LandedTransaction } from "./assess.ts";
