@@ -2,6 +2,7 @@
  * POST /v1/tokens end to end on the embedded chain: the returned transaction is signed with the
  * payer's key, sent, and the chain is read back. One harness for the whole file.
  */
+import { utcDay } from "../../src/kernel/time.ts";
 import {
   ComputeBudgetProgram,
   Keypair,
@@ -518,7 +519,8 @@ step(
     assertEquals([d.keyId, d.purchaseId, d.day], [
       keyId,
       purchaseId,
-      new Date().toISOString().slice(0, 10),
+      // The UTC day of the build's own moment, as the service's injected clock stamped it.
+      utcDay(event.at),
     ]);
     assertEquals([d.supplyRaw, d.decimals, d.feeLamports, d.solUsd, d.feeUsd], [
       "4200",
