@@ -8,7 +8,7 @@ import { projectionKey } from "../../events/keys.ts";
 import type { MetadataHosted } from "../../events/types.ts";
 import type { HostedImageDoc } from "../../projections/hosted.ts";
 import { type KeyDoc, stillInForce } from "../../projections/keys.ts";
-import { type UsageDoc } from "../../projections/usage.ts";
+import type { UsageDoc } from "../../projections/usage.ts";
 import { utcDay } from "../kernel/time.ts";
 import type { Config } from "../config.ts";
 import { isRejection } from "../domain/rejection.ts";

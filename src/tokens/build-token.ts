@@ -15,8 +15,8 @@ import { type Connection, PublicKey, type RecentPrioritizationFees } from "@sola
 import { sha256Hex } from "../kernel/hashing.ts";
 import { projectionKey } from "../../events/keys.ts";
 import { type KeyDoc, stillInForce } from "../../projections/keys.ts";
-import { type UsageDoc } from "../../projections/usage.ts";
-import { utcDay } from "../kernel/time.ts";
+import type { UsageDoc } from "../../projections/usage.ts";
+import { secondsUntilUtcMidnight, utcDay } from "../kernel/time.ts";
 import { isRejection, reject, type Rejection } from "../domain/rejection.ts";
 import { ApiError } from "../kernel/errors.ts";
 import { type IdempotencyScope, recordFor } from "../idempotency/record.ts";
@@ -36,7 +36,6 @@ import {
   unitLimitFromSimulation,
 } from "./costs.ts";
 import { type BuildDraft, decideBuild } from "./decide.ts";
-import { secondsUntilUtcMidnight } from "../kernel/time.ts";
 import { payerProblem, recipientProblem } from "./recipient.ts";
 import type { BuildRequest } from "./request-schema.ts";
 import {
