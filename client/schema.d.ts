@@ -273,7 +273,7 @@ export interface components {
                  * @description machine-readable error code
                  * @enum {string}
                  */
-                code: "invalid_request" | "insufficient_funds" | "simulation_failed" | "unauthorized" | "not_found" | "payload_too_large" | "idempotency_key_in_flight" | "idempotency_key_reused" | "rate_limited" | "daily_limit" | "price_unavailable" | "rpc_busy" | "server_error" | "not_ready" | "vanity_timeout";
+                code: "invalid_request" | "insufficient_funds" | "simulation_failed" | "unauthorized" | "forbidden" | "not_found" | "payload_too_large" | "idempotency_key_in_flight" | "idempotency_key_reused" | "rate_limited" | "daily_limit" | "price_unavailable" | "rpc_busy" | "server_error" | "not_ready" | "vanity_timeout";
                 /** @description human-readable explanation */
                 message: string;
                 /** @description for invalid_request: each missing or invalid field (dot path for nested members) with a message; otherwise usually empty. At most 20 are listed */

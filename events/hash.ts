@@ -1,5 +1,6 @@
 /** The SHA-256 chain over the global log: an edited, inserted or deleted event breaks it. */
 import type { StoredEvent } from "./types.ts";
+import { sha256Hex, toHex } from "../src/kernel/hashing.ts";
 
 export const GENESIS_HASH = "0".repeat(64);
 
@@ -13,17 +14,8 @@ export function canonicalJson(value: unknown): string {
   return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
 }
 
-export async function sha256Hex(data: string | Uint8Array): Promise<string> {
-  const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
-  const digest = await crypto.subtle.digest("SHA-256", bytes as BufferSource);
-  return toHex(new Uint8Array(digest));
-}
-
-export function toHex(bytes: Uint8Array): string {
-  let out = "";
-  for (const b of bytes) out += b.toString(16).padStart(2, "0");
-  return out;
-}
+// Moved to src/kernel/hashing.ts; re-export kept until the open branches land.
+export { sha256Hex, toHex };
 
 /** The hash of an event covers everything but the hash itself, chained to its predecessor. */
 export function eventHash(event: Omit<StoredEvent, "hash">): Promise<string> {

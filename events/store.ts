@@ -21,7 +21,7 @@ import {
   streamKey,
 } from "./keys.ts";
 import type { DomainEvent, StoredEvent } from "./types.ts";
-import type { Projection } from "../projections/projection.ts";
+import type { Projection } from "./projection.ts";
 
 /** Deno KV refuses values over 64 KiB; we stay clear of it with room for the envelope. */
 export const MAX_EVENT_BYTES = 60 * 1024;

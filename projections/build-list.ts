@@ -5,10 +5,11 @@
  * id stays a stable position however many builds land meanwhile. Status lives on the build
  * record (the lifecycle events do not name the key), read with the row.
  */
-import type { Projection } from "./projection.ts";
+import type { DeclaredProjection } from "./projection.ts";
 
-export const buildsByKeyProjection: Projection<number> = {
+export const buildsByKeyProjection: DeclaredProjection<number> = {
   name: "build_by_key",
+  handles: ["TokenBuilt"],
   keysOf: (e) => e.type === "TokenBuilt" ? [[e.data.keyId, e.data.buildId]] : [],
   evolve: (doc, e) => e.type === "TokenBuilt" ? e.data.buildId : doc,
 };

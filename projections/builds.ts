@@ -2,8 +2,9 @@
  * Build records and the lifecycle of each creation:
  * built -> submitted -> confirmed | failed | unverified, and built/submitted -> expired.
  */
-import type { StoredEvent } from "../events/types.ts";
-import type { Projection } from "./projection.ts";
+import type { EventType, StoredEvent } from "../events/types.ts";
+import { BUILD_EVENT_TYPES, isBuildEvent } from "../events/event-types.ts";
+import type { DeclaredProjection } from "./projection.ts";
 
 export type BuildStatus = "built" | "submitted" | "confirmed" | "failed" | "unverified" | "expired";
 export const FINAL_STATUSES: BuildStatus[] = ["confirmed", "failed", "unverified", "expired"];
@@ -50,22 +51,11 @@ export interface BuildDoc {
 
 const seconds = (ms: number) => Math.floor(ms / 1000);
 
-const buildIdOf = (e: StoredEvent): number | null => {
-  switch (e.type) {
-    case "TokenBuilt":
-    case "TransactionSubmitted":
-    case "CreationConfirmed":
-    case "CreationFailed":
-    case "CreationUnverified":
-    case "BuildExpired":
-      return e.data.buildId;
-    default:
-      return null;
-  }
-};
+const buildIdOf = (e: StoredEvent): number | null => isBuildEvent(e) ? e.data.buildId : null;
 
-export const buildsProjection: Projection<BuildDoc> = {
+export const buildsProjection: DeclaredProjection<BuildDoc> = {
   name: "build",
+  handles: BUILD_EVENT_TYPES,
   keysOf(e) {
     const id = buildIdOf(e);
     return id === null ? [] : [[id]];
@@ -159,9 +149,11 @@ export const buildsProjection: Projection<BuildDoc> = {
 /** Lookup indexes: a build is found by its mint, its message hash, its reference or signature. */
 const index = (
   name: string,
+  handles: readonly EventType[],
   keyOf: (e: StoredEvent) => string | null,
-): Projection<number> => ({
+): DeclaredProjection<number> => ({
   name,
+  handles,
   keysOf: (e) => {
     const k = keyOf(e);
     return k === null ? [] : [[k]];
@@ -171,17 +163,25 @@ const index = (
 
 export const buildByMintProjection = index(
   "build_by_mint",
+  ["TokenBuilt"],
   (e) => (e.type === "TokenBuilt" ? e.data.mint : null),
 );
 export const buildByMessageProjection = index(
   "build_by_message",
+  ["TokenBuilt"],
   (e) => (e.type === "TokenBuilt" ? e.data.messageHash : null),
 );
 export const buildByReferenceProjection = index(
   "build_by_reference",
+  ["TokenBuilt"],
   (e) => (e.type === "TokenBuilt" ? e.data.reference : null),
 );
-export const buildBySignatureProjection = index("build_by_signature", (e) => {
+export const buildBySignatureProjection = index("build_by_signature", [
+  "TransactionSubmitted",
+  "CreationConfirmed",
+  "CreationUnverified",
+  "CreationFailed",
+], (e) => {
   switch (e.type) {
     case "TransactionSubmitted":
     case "CreationConfirmed":
@@ -204,8 +204,10 @@ export interface OpenBuildDoc {
   createdAt: number;
 }
 
-export const openBuildsProjection: Projection<OpenBuildDoc> = {
+export const openBuildsProjection: DeclaredProjection<OpenBuildDoc> = {
   name: "open_build",
+  // A submission changes nothing the watcher needs: the build stays open until its outcome.
+  handles: BUILD_EVENT_TYPES.filter((t) => t !== "TransactionSubmitted"),
   keysOf: (e) => {
     const id = buildIdOf(e);
     return id === null || e.type === "TransactionSubmitted" ? [] : [[id]];

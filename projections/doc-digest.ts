@@ -5,7 +5,7 @@
  * edits the live projections beforehand can pick documents whose hashes cancel out.
  */
 import { createHash } from "node:crypto";
-import { toHex } from "../events/hash.ts";
+import { toHex } from "../src/kernel/hashing.ts";
 import { PROJECTIONS } from "../events/keys.ts";
 import { bigintSafe, keyId } from "./key-hash.ts";
 

@@ -1,5 +1,5 @@
 /** Hosted metadata documents and the content-addressed images they point at. */
-import type { Projection } from "./projection.ts";
+import type { DeclaredProjection } from "./projection.ts";
 
 export interface HostedMetadataDoc {
   id: string;
@@ -17,8 +17,9 @@ export interface HostedImageDoc {
   chunks: number;
 }
 
-export const hostedMetadataProjection: Projection<HostedMetadataDoc> = {
+export const hostedMetadataProjection: DeclaredProjection<HostedMetadataDoc> = {
   name: "metadata",
+  handles: ["MetadataHosted"],
   keysOf: (e) => (e.type === "MetadataHosted" ? [[e.data.id]] : []),
   evolve: (doc, e) =>
     e.type === "MetadataHosted"
@@ -33,8 +34,9 @@ export const hostedMetadataProjection: Projection<HostedMetadataDoc> = {
 };
 
 /** The manifest is what makes an image servable; it only exists once its event is committed. */
-export const hostedImageProjection: Projection<HostedImageDoc> = {
+export const hostedImageProjection: DeclaredProjection<HostedImageDoc> = {
   name: "image",
+  handles: ["MetadataHosted"],
   keysOf: (e) => (e.type === "MetadataHosted" ? [[e.data.imageId]] : []),
   evolve: (doc, e) =>
     e.type === "MetadataHosted"

@@ -1,6 +1,6 @@
 /** API keys as authentication sees them: the keyed hash of the secret and whether it may be used. */
 import type { StoredEvent } from "../events/types.ts";
-import type { Projection } from "./projection.ts";
+import type { DeclaredProjection } from "./projection.ts";
 
 export interface KeyDoc {
   keyId: string;
@@ -31,8 +31,17 @@ export const stillInForce = (
 export const keyStatus = (k: KeyDoc) =>
   k.deleted ? "deleted" : k.banned ? "banned" : k.suspended ? "suspended" : "active";
 
-export const keysProjection: Projection<KeyDoc> = {
+export const keysProjection: DeclaredProjection<KeyDoc> = {
   name: "key",
+  handles: [
+    "KeyIssued",
+    "KeyRotated",
+    "KeyDeleted",
+    "KeyBanned",
+    "KeyBanLifted",
+    "KeySuspended",
+    "CreationUnverified",
+  ],
   keysOf(e: StoredEvent) {
     switch (e.type) {
       case "KeyIssued":

@@ -3,10 +3,11 @@
  * the fee, and which key is active on it.
  */
 import type { StoredEvent } from "../events/types.ts";
-import type { Projection } from "./projection.ts";
+import type { DeclaredProjection } from "./projection.ts";
+import { V1_QUOTE_TTL_MS } from "./upcast.ts";
 
-/** How long a v1 quote (recorded before quotes carried their expiry) stayed payable. */
-export const V1_QUOTE_TTL_MS = 600_000;
+/** Moved to upcast.ts, where v1 quotes become v2; re-exported for its readers. */
+export { V1_QUOTE_TTL_MS };
 
 /** The quote a payment landed within is counted at: `amount` at the SOL price `solUsd`. */
 export interface OpenQuote {
@@ -44,8 +45,16 @@ export interface PurchaseDoc {
   keyIds: string[];
 }
 
-export const purchasesProjection: Projection<PurchaseDoc> = {
+export const purchasesProjection: DeclaredProjection<PurchaseDoc> = {
   name: "purchase",
+  handles: [
+    "AccessPaymentQuoted",
+    "AccessUnderpaid",
+    "AccessTopUpQuoted",
+    "AccessPurchased",
+    "KeyIssued",
+    "KeyDeleted",
+  ],
   keysOf(e: StoredEvent) {
     switch (e.type) {
       case "AccessPaymentQuoted":
@@ -62,7 +71,13 @@ export const purchasesProjection: Projection<PurchaseDoc> = {
   evolve(doc, e) {
     switch (e.type) {
       case "AccessPaymentQuoted": {
-        const expiresAt = e.data.expiresAt ?? e.at + V1_QUOTE_TTL_MS;
+        // The registry upcasts v1 quotes (upcast.ts) before this fold sees them.
+        const expiresAt = e.data.expiresAt;
+        if (expiresAt === undefined) {
+          throw new Error(
+            `AccessPaymentQuoted v${e.v} reached the purchase fold without its upcast`,
+          );
+        }
         return {
           purchaseId: e.data.purchaseId,
           wallet: e.data.wallet,
@@ -135,16 +150,18 @@ export const purchasesProjection: Projection<PurchaseDoc> = {
 };
 
 /** Index: a wallet's purchases, for the portal. */
-export const walletPurchasesProjection: Projection<{ purchaseId: string; at: number }> = {
+export const walletPurchasesProjection: DeclaredProjection<{ purchaseId: string; at: number }> = {
   name: "wallet_purchase",
+  handles: ["AccessPaymentQuoted"],
   keysOf: (e) => e.type === "AccessPaymentQuoted" ? [[e.data.wallet, e.data.purchaseId]] : [],
   evolve: (doc, e) =>
     e.type === "AccessPaymentQuoted" ? { purchaseId: e.data.purchaseId, at: e.at } : doc,
 };
 
 /** Index: the payment's reference key leads back to its purchase. */
-export const purchaseByReferenceProjection: Projection<string> = {
+export const purchaseByReferenceProjection: DeclaredProjection<string> = {
   name: "purchase_by_reference",
+  handles: ["AccessPaymentQuoted"],
   keysOf: (e) => e.type === "AccessPaymentQuoted" ? [[e.data.reference]] : [],
   evolve: (doc, e) => e.type === "AccessPaymentQuoted" ? e.data.purchaseId : doc,
 };

@@ -2,15 +2,16 @@
  * Daily usage per purchase. Limits belong to the purchase, not to one secret, so rotating or
  * deleting and re-creating a key cannot reset them.
  */
-import type { Projection } from "./projection.ts";
+import type { DeclaredProjection } from "./projection.ts";
 
 export interface UsageDoc {
   tokens: number;
   metadata: number;
 }
 
-export const usageProjection: Projection<UsageDoc> = {
+export const usageProjection: DeclaredProjection<UsageDoc> = {
   name: "usage",
+  handles: ["TokenBuilt", "MetadataHosted", "MetadataImageUnfetchable"],
   keysOf(e) {
     if (
       e.type === "TokenBuilt" || e.type === "MetadataHosted" ||
@@ -32,10 +33,12 @@ export const usageProjection: Projection<UsageDoc> = {
 };
 
 /** Hosted metadata documents per purchase, against the 5000-item cap. */
-export const hostedCountProjection: Projection<number> = {
+export const hostedCountProjection: DeclaredProjection<number> = {
   name: "hosted_count",
+  handles: ["MetadataHosted"],
   keysOf: (e) => (e.type === "MetadataHosted" ? [[e.data.purchaseId]] : []),
   evolve: (doc, e) => (e.type === "MetadataHosted" ? (doc ?? 0) + 1 : doc),
 };
 
-export const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+// Moved to src/kernel/time.ts; re-export kept until the open branches land.
+export { utcDay } from "../src/kernel/time.ts";

@@ -4,7 +4,7 @@
  * with its attempts, and each endpoint's deliveries newest first.
  */
 import type { StoredEvent, WebhookEventType } from "../events/types.ts";
-import type { Projection } from "./projection.ts";
+import type { DeclaredProjection } from "./projection.ts";
 
 export interface WebhookEndpointDoc {
   endpointId: string;
@@ -58,8 +58,14 @@ const endpointIdOf = (e: StoredEvent): string | null => {
   }
 };
 
-export const webhookEndpointProjection: Projection<WebhookEndpointDoc> = {
+export const webhookEndpointProjection: DeclaredProjection<WebhookEndpointDoc> = {
   name: "webhook",
+  handles: [
+    "WebhookEndpointRegistered",
+    "WebhookEndpointDeleted",
+    "WebhookEndpointDisabled",
+    "WebhookDeliveryAttempted",
+  ],
   keysOf: (e) => {
     const id = endpointIdOf(e);
     return id === null ? [] : [[id]];
@@ -93,8 +99,9 @@ export const webhookEndpointProjection: Projection<WebhookEndpointDoc> = {
 };
 
 /** [keyId, endpointId] -> endpointId, for each endpoint the key has not deleted. */
-export const webhooksByKeyProjection: Projection<string> = {
+export const webhooksByKeyProjection: DeclaredProjection<string> = {
   name: "webhook_by_key",
+  handles: ["WebhookEndpointRegistered", "WebhookEndpointDeleted"],
   keysOf: (e) =>
     e.type === "WebhookEndpointRegistered" || e.type === "WebhookEndpointDeleted"
       ? [[e.data.keyId, e.data.endpointId]]
@@ -102,8 +109,9 @@ export const webhooksByKeyProjection: Projection<string> = {
   evolve: (_doc, e) => e.type === "WebhookEndpointRegistered" ? e.data.endpointId : null,
 };
 
-export const webhookDeliveryProjection: Projection<WebhookDeliveryDoc> = {
+export const webhookDeliveryProjection: DeclaredProjection<WebhookDeliveryDoc> = {
   name: "webhook_delivery",
+  handles: ["WebhookDeliveryScheduled", "WebhookDeliveryAttempted", "WebhookDeliveryAbandoned"],
   keysOf: (e) =>
     e.type === "WebhookDeliveryScheduled" || e.type === "WebhookDeliveryAttempted" ||
       e.type === "WebhookDeliveryAbandoned"
@@ -153,8 +161,9 @@ export const webhookDeliveryProjection: Projection<WebhookDeliveryDoc> = {
 };
 
 /** [endpointId, deliveryId] -> deliveryId; delivery ids sort by the time they were scheduled. */
-export const webhookDeliveriesByEndpointProjection: Projection<string> = {
+export const webhookDeliveriesByEndpointProjection: DeclaredProjection<string> = {
   name: "webhook_delivery_by_endpoint",
+  handles: ["WebhookDeliveryScheduled"],
   keysOf: (e) =>
     e.type === "WebhookDeliveryScheduled" ? [[e.data.endpointId, e.data.deliveryId]] : [],
   evolve: (doc, e) => e.type === "WebhookDeliveryScheduled" ? e.data.deliveryId : doc,

@@ -6,7 +6,7 @@ import { GuardChangedError } from "../events/store.ts";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { AppEnv } from "./http/env.ts";
-import { ApiError } from "./http/errors.ts";
+import { ApiError } from "./kernel/errors.ts";
 import { bearerAuth } from "./http/auth.ts";
 import { hostedOrigin } from "./http/hosted-origin.ts";
 import { idempotency } from "./http/idempotency.ts";

@@ -10,9 +10,9 @@ import { createApp } from "./app.ts";
 // Type only: the embedded chain loads litesvm's native addon, which Deno Deploy cannot run, so it
 // is imported on demand when no SOLANA_RPC_URL is configured.
 import type { EmbeddedChain } from "./chain/mod.ts";
-import { type Clock, systemClock } from "./clock.ts";
+import { type Clock, systemClock } from "./kernel/clock.ts";
 import { type Config, ConfigError } from "./config.ts";
-import { jsonLogger, type Logger } from "./http/logger.ts";
+import { jsonLogger, type Logger } from "./kernel/logger.ts";
 import { importPepper } from "./keys/api-key.ts";
 import { localSecrets } from "./local/data-dir.ts";
 import { FixedPriceSource, type PriceSource, PythPriceSource } from "./pricing/price-source.ts";

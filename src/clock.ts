@@ -1,3 +1,2 @@
-/** Time is passed in, never read inside decisions, so tests can stand anywhere on the calendar. */
-export type Clock = () => number;
-export const systemClock: Clock = () => Date.now();
+// Moved to src/kernel/clock.ts; re-export kept until the open branches land.
+export * from "./kernel/clock.ts";

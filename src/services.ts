@@ -1,9 +1,9 @@
 /** The edges the domain talks to, built once at start-up and handed to the app. */
 import type { Connection, PublicKey } from "@solana/web3.js";
 import type { EventStore } from "../events/store.ts";
-import type { Clock } from "./clock.ts";
+import type { Clock } from "./kernel/clock.ts";
 import type { Config } from "./config.ts";
-import type { Logger } from "./http/logger.ts";
+import type { Logger } from "./kernel/logger.ts";
 import type { PriceSource } from "./pricing/price-source.ts";
 import type { RpcBudget } from "./solana/rpc-budget.ts";
 import type { DeliveryScheduler } from "./webhooks/scheduler.ts";

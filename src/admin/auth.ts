@@ -5,7 +5,7 @@
  */
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../http/env.ts";
-import { ApiError } from "../http/errors.ts";
+import { ApiError } from "../kernel/errors.ts";
 
 const enc = new TextEncoder();
 

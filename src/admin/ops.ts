@@ -6,7 +6,7 @@
 import { EventStore } from "../../events/store.ts";
 import { allProjections } from "../../projections/index.ts";
 import type { Config } from "../config.ts";
-import { ApiError } from "../http/errors.ts";
+import { ApiError } from "../kernel/errors.ts";
 import {
   banKey,
   getKey,

@@ -5,7 +5,7 @@
  * either, HTTP 429 with Retry-After (the seconds until the request would have been let through)
  * and the JSON-RPC error body those endpoints send. Refused requests are not counted.
  */
-import type { Clock } from "../clock.ts";
+import type { Clock } from "../kernel/clock.ts";
 import { requestIds } from "./jsonrpc.ts";
 
 export type ChainRpcLimitsMode = "none" | "public";

@@ -10,7 +10,7 @@ import {
 } from "../admin/ops.ts";
 import { NamesError } from "../admin/well-known-names.ts";
 import { ConfigError, loadConfig } from "../config.ts";
-import { ApiError } from "../http/errors.ts";
+import { ApiError } from "../kernel/errors.ts";
 import { CliError, defaultKvPath, openExistingKv, runCli } from "./kv.ts";
 
 await runCli(async () => {

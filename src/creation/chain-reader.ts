@@ -5,7 +5,7 @@
  */
 import { type Connection, PublicKey } from "@solana/web3.js";
 import { TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID } from "@solana/spl-token";
-import type { Logger } from "../http/logger.ts";
+import type { Logger } from "../kernel/logger.ts";
 import { addressHistory } from "../solana/address-history.ts";
 import { knownForeign, noteForeign } from "../solana/foreign-transactions.ts";
 import type { LandedTransaction } from "./assess.ts";

@@ -5,7 +5,7 @@
  * unverified) is recorded once and afterwards served from the projection without any RPC call.
  */
 import type { BuildDoc } from "../../projections/builds.ts";
-import { ApiError } from "../http/errors.ts";
+import { ApiError } from "../kernel/errors.ts";
 import type { Services } from "../services.ts";
 import { assessCreation } from "./assess.ts";
 import { buildBy, ownBuildBy } from "./build-records.ts";

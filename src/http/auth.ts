@@ -8,7 +8,7 @@ import { projectionKey } from "../../events/keys.ts";
 import { type KeyDoc, keyUsable } from "../../projections/keys.ts";
 import { parseKey, verifySecret } from "../keys/api-key.ts";
 import type { AppEnv } from "./env.ts";
-import { ApiError } from "./errors.ts";
+import { ApiError } from "../kernel/errors.ts";
 
 export interface BearerAuthOptions {
   kv: Deno.Kv;

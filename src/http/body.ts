@@ -4,20 +4,11 @@
  */
 import type { Context } from "hono";
 import type { z } from "zod";
-import { ApiError } from "./errors.ts";
+import { ApiError } from "../kernel/errors.ts";
+import { zodFields } from "../kernel/zod-fields.ts";
 
-export function zodFields(error: z.ZodError): Record<string, string> {
-  const fields: Record<string, string> = {};
-  for (const issue of error.issues) {
-    if (issue.code === "unrecognized_keys") {
-      for (const k of issue.keys) fields[[...issue.path, k].join(".")] = "unknown field";
-      continue;
-    }
-    const path = issue.path.join(".") || "body";
-    fields[path] ??= issue.message;
-  }
-  return fields;
-}
+// Moved to src/kernel/zod-fields.ts; re-export kept until the open branches land.
+export { zodFields };
 
 export function parseWith<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
   const r = schema.safeParse(value);

@@ -1,5 +1,5 @@
 import type { KeyDoc } from "../../projections/keys.ts";
-import type { IdempotencyScope } from "./idempotency.ts";
+import type { IdempotencyScope } from "../idempotency/record.ts";
 
 /** What middleware hands to handlers through the Hono context. */
 export interface AppEnv {

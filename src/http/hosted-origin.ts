@@ -7,7 +7,7 @@
  */
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "./env.ts";
-import { ApiError } from "./errors.ts";
+import { ApiError } from "../kernel/errors.ts";
 
 const HOSTED_PATH = /^\/[mi]\//;
 

@@ -15,12 +15,20 @@
  */
 import type { MiddlewareHandler } from "hono";
 import { commitOrConflict } from "../../events/commit.ts";
-import { sha256Hex } from "../../events/hash.ts";
-import type { ExtraSet } from "../../events/store.ts";
-import type { Clock } from "../clock.ts";
+import { sha256Hex } from "../kernel/hashing.ts";
+import type { Clock } from "../kernel/clock.ts";
 import type { AppEnv } from "./env.ts";
-import { ApiError } from "./errors.ts";
-import { loadBody, storeBody, type StoredBody, writeChunks } from "./idempotency-record.ts";
+import { ApiError } from "../kernel/errors.ts";
+import {
+  type Done,
+  type IdempotencyScope,
+  loadBody,
+  recordFor,
+  writeChunks,
+} from "../idempotency/record.ts";
+
+// Moved to src/idempotency/record.ts; re-export kept until the open branches land.
+export { type IdempotencyScope, recordFor };
 
 const DAY_MS = 24 * 3_600_000;
 export const LEASE_MS = 4_000;
@@ -47,52 +55,7 @@ interface Lease {
   leaseUntil: number;
 }
 const leaseKey = (kvKey: Deno.KvKey): Deno.KvKey => ["idem_lease", ...kvKey];
-type Done = {
-  state: "done";
-  bodyHash: string;
-  status: number;
-  expiresAt: number;
-} & StoredBody;
 type Record_ = InFlight | Done;
-
-export interface IdempotencyScope {
-  kvKey: Deno.KvKey;
-  bodyHash: string;
-  expiresAt: number;
-  /**
-   * Set by a command once its own commit (holding `recordFor`'s write) has succeeded, so the
-   * middleware neither overwrites nor releases it. Never set before the commit: a commit that
-   * retried into a refusal or threw must leave the record to the middleware.
-   */
-  stored: boolean;
-  /**
-   * The versionstamp of this request's in-flight marker. The final record is written only over
-   * it: a retry that took the key over after the lease ran out owns it from then on.
-   */
-  markerVersionstamp: string;
-}
-
-/** The write a command adds to its own atomic commit to make its response the replayed one. */
-export function recordFor(
-  scope: IdempotencyScope | null,
-  status: number,
-  body: unknown,
-): ExtraSet[] {
-  if (!scope) return [];
-  // A body too large for one KV value goes in chunks written in the same commit.
-  const { stored, chunks } = storeBody(scope.kvKey, body, DAY_MS);
-  const value: Done = {
-    state: "done",
-    bodyHash: scope.bodyHash,
-    status,
-    expiresAt: scope.expiresAt,
-    ...stored,
-  };
-  return [
-    { key: scope.kvKey, value, expireIn: DAY_MS, ifVersionstamp: scope.markerVersionstamp },
-    ...chunks,
-  ];
-}
 
 export function idempotency(opts: {
   kv: Deno.Kv;

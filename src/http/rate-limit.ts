@@ -4,12 +4,13 @@
  * concurrency. Headers in both forms clients parse today (RateLimit-Limit/-Remaining/-Reset) and
  * the current IETF draft (RateLimit-Policy / RateLimit).
  */
+import { dailyRequestKey } from "../usage/daily-requests.ts";
 import { commitOrConflict } from "../../events/commit.ts";
 import type { Context, MiddlewareHandler } from "hono";
-import type { Clock } from "../clock.ts";
-import { utcDay } from "../../projections/usage.ts";
+import type { Clock } from "../kernel/clock.ts";
+import { utcDay } from "../kernel/time.ts";
 import type { AppEnv } from "./env.ts";
-import { ApiError } from "./errors.ts";
+import { ApiError } from "../kernel/errors.ts";
 import { Turns } from "../../events/turns.ts";
 
 const HOUR = 3_600_000;
@@ -19,7 +20,8 @@ export const requestCounterKey = (
   keyId: string,
   window: number,
 ): Deno.KvKey => ["rl", keyId, window];
-export const dailyRequestKey = (keyId: string, day: string): Deno.KvKey => ["rq_day", keyId, day];
+// Moved to src/usage/daily-requests.ts; re-export kept until the open branches land.
+export { dailyRequestKey };
 
 export interface RateLimitOptions {
   kv: Deno.Kv;

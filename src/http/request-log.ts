@@ -4,7 +4,7 @@
  */
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "./env.ts";
-import type { Logger } from "./logger.ts";
+import type { Logger } from "../kernel/logger.ts";
 
 const INCOMING_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 

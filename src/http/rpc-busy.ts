@@ -4,7 +4,7 @@
  * web3.js passed it on (rpc-refusals.ts), into that answer.
  */
 import { refusalIn } from "../solana/rpc-refusals.ts";
-import { ApiError } from "./errors.ts";
+import { ApiError } from "../kernel/errors.ts";
 
 /** The 503 for an error caused by an RPC refusal; null for any other error. */
 export function rpcBusyAnswer(err: unknown): ApiError | null {

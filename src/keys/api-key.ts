@@ -6,7 +6,7 @@
  * and secret scanners can recognise our keys. Only HMAC-SHA-256(pepper, secret) is ever stored.
  */
 import bs58 from "bs58";
-import { toHex } from "../../events/hash.ts";
+import { toHex } from "../kernel/hashing.ts";
 
 const CHECKSUM_LEN = 6;
 const KEY_ID_BYTES = 8;

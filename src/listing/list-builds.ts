@@ -10,7 +10,7 @@
 import { z } from "zod";
 import { projectionKey } from "../../events/keys.ts";
 import type { BuildDoc, BuildStatus } from "../../projections/builds.ts";
-import { invalid } from "../http/errors.ts";
+import { invalid } from "../kernel/errors.ts";
 
 export const BUILD_STATUSES = [
   "built",

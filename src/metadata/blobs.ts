@@ -9,7 +9,7 @@
  * without a manifest (a crash or a refusal between the two steps) are never served, and since they
  * are content addressed, the next upload of the same image simply writes them again.
  */
-import { sha256Hex } from "../../events/hash.ts";
+import { sha256Hex } from "../kernel/hashing.ts";
 import type { HostedImageDoc } from "../../projections/hosted.ts";
 
 /** Below the 64 KiB value limit with room for KV's own overhead. */

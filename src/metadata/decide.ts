@@ -6,6 +6,7 @@ import type { MetadataHosted, MetadataImageUnfetchable } from "../../events/type
 import type { HostedImageDoc } from "../../projections/hosted.ts";
 import type { UsageDoc } from "../../projections/usage.ts";
 import type { Rejection } from "../domain/rejection.ts";
+import { secondsUntilUtcMidnight } from "../kernel/time.ts";
 
 export interface HostMetadataCommand {
   id: string;
@@ -41,8 +42,6 @@ export interface LimitRejection extends Rejection {
   retryAfterS?: number;
 }
 
-const DAY_MS = 86_400_000;
-
 /** The limits alone: also run before the image is fetched, so a refused call costs no download. */
 export function checkLimits(
   cmd: Pick<HostMetadataCommand, "now" | "limits">,
@@ -55,7 +54,7 @@ export function checkLimits(
       message: `Daily metadata limit reached (${cmd.limits.metadataPerDay} per day); ` +
         "it resets at 00:00 UTC",
       fields: {},
-      retryAfterS: Math.max(1, Math.ceil((DAY_MS - (cmd.now % DAY_MS)) / 1000)),
+      retryAfterS: secondsUntilUtcMidnight(cmd.now),
     };
   }
   // Hosted items never expire, so this one does not reset: no Retry-After.

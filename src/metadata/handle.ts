@@ -3,16 +3,17 @@
  * chunks, then decide and commit the `MetadataHosted` event with the idempotency record in one
  * transaction. See docs/metadata.md for why the chunks go first.
  */
-import { sha256Hex, toHex } from "../../events/hash.ts";
+import { sha256Hex, toHex } from "../kernel/hashing.ts";
 import { projectionKey } from "../../events/keys.ts";
 import type { MetadataHosted } from "../../events/types.ts";
 import type { HostedImageDoc } from "../../projections/hosted.ts";
 import { type KeyDoc, stillInForce } from "../../projections/keys.ts";
-import { type UsageDoc, utcDay } from "../../projections/usage.ts";
+import type { UsageDoc } from "../../projections/usage.ts";
+import { utcDay } from "../kernel/time.ts";
 import type { Config } from "../config.ts";
 import { isRejection } from "../domain/rejection.ts";
-import { ApiError } from "../http/errors.ts";
-import { type IdempotencyScope, recordFor } from "../http/idempotency.ts";
+import { ApiError } from "../kernel/errors.ts";
+import { type IdempotencyScope, recordFor } from "../idempotency/record.ts";
 import type { Services } from "../services.ts";
 import { blobKey, chunkCount, writeImageChunks } from "./blobs.ts";
 import {

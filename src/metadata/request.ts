@@ -4,8 +4,8 @@
  */
 import { rendersBlank, type TextKind, textProblem } from "../domain/text-rules.ts";
 import { z } from "zod";
-import { zodFields } from "../http/body.ts";
-import { ApiError } from "../http/errors.ts";
+import { zodFields } from "../kernel/zod-fields.ts";
+import { ApiError } from "../kernel/errors.ts";
 import { type WellKnownMatcher, wellKnownMessage } from "../tokens/well-known-names.ts";
 
 /** Field caps. The seed fixes name, symbol, description and the attribute count; the rest are ours. */

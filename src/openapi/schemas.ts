@@ -4,29 +4,12 @@
  * Tests parse real responses with these, so the document cannot drift from the service unseen.
  */
 import { z } from "zod";
+import { ERROR_CODES } from "../kernel/errors.ts";
 
 const base58 = (what: string) =>
   z.string().regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/).describe(`${what} (base58)`);
 const digits = (what: string) =>
   z.string().regex(/^[0-9]+$/).describe(`${what}, a string of decimal digits`);
-
-export const ERROR_CODES = [
-  "invalid_request",
-  "insufficient_funds",
-  "simulation_failed",
-  "unauthorized",
-  "not_found",
-  "payload_too_large",
-  "idempotency_key_in_flight",
-  "idempotency_key_reused",
-  "rate_limited",
-  "daily_limit",
-  "price_unavailable",
-  "rpc_busy",
-  "server_error",
-  "not_ready",
-  "vanity_timeout",
-] as const;
 
 export const ErrorBody = z.object({
   error: z.object({

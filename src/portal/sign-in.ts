@@ -3,11 +3,10 @@
  * the style of Sign-In With Solana; we verify the ed25519 signature with WebCrypto and open a
  * short-lived session. Nonces are single-use and expire; sessions are opaque random ids.
  */
-import { PublicKey } from "@solana/web3.js";
-import { ed25519 } from "@noble/curves/ed25519";
+import { verifyEd25519 } from "../kernel/ed25519.ts";
 import bs58 from "bs58";
-import type { Clock } from "../clock.ts";
-import { toHex } from "../../events/hash.ts";
+import type { Clock } from "../kernel/clock.ts";
+import { toHex } from "../kernel/hashing.ts";
 
 const CHALLENGE_TTL_MS = 5 * 60_000;
 export const SESSION_TTL_MS = 12 * 3_600_000;
@@ -60,27 +59,8 @@ export async function createChallenge(kv: Deno.Kv, clock: Clock, origin: string,
  * address and six more) or a non-canonical one is refused first: WebCrypto verifies signatures
  * for those that nobody made, so they prove no wallet.
  */
-export async function verifyEd25519(wallet: string, message: Uint8Array, signature: Uint8Array) {
-  if (signature.length !== 64) return false;
-  const bytes = new PublicKey(wallet).toBytes();
-  if (!isProperPublicKey(bytes)) return false;
-  const key = await crypto.subtle.importKey(
-    "raw",
-    bytes as BufferSource,
-    { name: "Ed25519" },
-    false,
-    ["verify"],
-  );
-  return crypto.subtle.verify("Ed25519", key, signature as BufferSource, message as BufferSource);
-}
-
-function isProperPublicKey(bytes: Uint8Array): boolean {
-  try {
-    return !ed25519.Point.fromHex(bytes).isSmallOrder();
-  } catch {
-    return false; // not a point, or not its canonical encoding
-  }
-}
+// Moved to src/kernel/ed25519.ts; re-export kept until the open branches land.
+export { verifyEd25519 };
 
 /** Consumes the nonce (once, atomically) and opens a session when the signature checks out. */
 export async function completeSignIn(

@@ -4,7 +4,7 @@
  */
 import { projectionKey } from "../../events/keys.ts";
 import { type KeyDoc, keyUsable } from "../../projections/keys.ts";
-import { ApiError } from "../http/errors.ts";
+import { ApiError } from "../kernel/errors.ts";
 import type { Services } from "../services.ts";
 import {
   deleteEndpoint,

@@ -1,6 +1,6 @@
 /** Where the SOL/USD price comes from. A missing or stale price is an error the API maps to 503. */
 import { Connection, PublicKey } from "@solana/web3.js";
-import type { Clock } from "../clock.ts";
+import type { Clock } from "../kernel/clock.ts";
 import { decodePythPriceAccount, PYTH_ORACLE_PROGRAM_ID, type PythPrice } from "../solana/pyth.ts";
 import {
   decodePriceUpdateV2,

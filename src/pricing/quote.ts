@@ -1,4 +1,4 @@
-import { ApiError } from "../http/errors.ts";
+import { ApiError } from "../kernel/errors.ts";
 import { type PriceSource, PriceUnavailable, type SolPrice } from "./price-source.ts";
 
 /**

@@ -34,7 +34,7 @@ import {
 } from "../admin/well-known-names.ts";
 import { readBody } from "../http/body.ts";
 import type { AppEnv } from "../http/env.ts";
-import { ApiError } from "../http/errors.ts";
+import { ApiError } from "../kernel/errors.ts";
 import type { Services } from "../services.ts";
 
 const BanBody = z.strictObject({

@@ -1,7 +1,7 @@
 /** GET /v1/health: readiness of KV and RPC, for load balancers; needs no key. */
 import { Hono } from "hono";
 import type { AppEnv } from "../http/env.ts";
-import { ApiError } from "../http/errors.ts";
+import { ApiError } from "../kernel/errors.ts";
 import { readinessProbe } from "../health/readiness.ts";
 import type { Services } from "../services.ts";
 

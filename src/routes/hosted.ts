@@ -16,7 +16,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import { projectionKey } from "../../events/keys.ts";
 import type { HostedImageDoc, HostedMetadataDoc } from "../../projections/hosted.ts";
 import type { AppEnv } from "../http/env.ts";
-import { ApiError } from "../http/errors.ts";
+import { ApiError } from "../kernel/errors.ts";
 import { readImage } from "../metadata/blobs.ts";
 import type { Services } from "../services.ts";
 

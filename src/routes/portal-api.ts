@@ -7,14 +7,15 @@
 import { Hono } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import type { Context, MiddlewareHandler } from "hono";
-import { PublicKey } from "@solana/web3.js";
 import { z } from "zod";
 import { deleteKey, issueKey, rotateKey } from "../domain/access/key-life.ts";
 import { isKeyId } from "../keys/api-key.ts";
 import { checkPurchase, quotePurchase, quoteTopUp } from "../domain/access/purchase.ts";
 import { readBody } from "../http/body.ts";
 import type { AppEnv } from "../http/env.ts";
-import { ApiError } from "../http/errors.ts";
+import { ApiError } from "../kernel/errors.ts";
+import { isAddress } from "../kernel/base58.ts";
+import { parseIp } from "../kernel/ipaddr.ts";
 import { rateLimit } from "../http/rate-limit.ts";
 import {
   completeSignIn,
@@ -34,13 +35,7 @@ import type { Services } from "../services.ts";
 
 export const SESSION_COOKIE = "tcb_session";
 
-const base58Address = z.string().refine((s) => {
-  try {
-    return new PublicKey(s).toBase58() === s;
-  } catch {
-    return false;
-  }
-}, "must be a base58 Solana address");
+const base58Address = z.string().refine(isAddress, "must be a base58 Solana address");
 
 const ChallengeBody = z.strictObject({ wallet: base58Address });
 const SessionBody = z.strictObject({
@@ -226,14 +221,13 @@ function clientAddress(c: Context<AppEnv>): string {
 export function addressBucket(host: string): string {
   const h = host.replace(/^\[|\]$/g, "").replace(/%.*$/, "");
   if (!h.includes(":")) return h;
+  const ip = parseIp(h);
+  if (!ip || ip.family === 4) return h;
+  const b = ip.bytes;
   // An IPv4-mapped address (::ffff:1.2.3.4) is that IPv4 address.
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(h);
-  if (mapped) return mapped[1];
-  const [head, tail] = h.split("::");
-  const left = head ? head.split(":") : [];
-  const right = tail ? tail.split(":") : [];
-  const groups = tail === undefined
-    ? left
-    : [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill("0"), ...right];
-  return `${groups.slice(0, 4).map((g) => parseInt(g || "0", 16).toString(16)).join(":")}::/64`;
+  if (b.subarray(0, 10).every((x) => x === 0) && b[10] === 0xff && b[11] === 0xff) {
+    return b.subarray(12).join(".");
+  }
+  const groups = [0, 2, 4, 6].map((i) => ((b[i] << 8) | b[i + 1]).toString(16));
+  return `${groups.join(":")}::/64`;
 }

@@ -8,7 +8,7 @@
 import { Hono } from "hono";
 import type { Context } from "hono";
 import type { AppEnv } from "../http/env.ts";
-import { sha256Hex } from "../../events/hash.ts";
+import { sha256Hex } from "../kernel/hashing.ts";
 import type { Services } from "../services.ts";
 
 export const PORTAL_CSP = [

@@ -1,10 +1,10 @@
 /** POST /v1/tokens (build an unsigned token-creation transaction) and GET /v1/tokens/{mint}. */
 import { Hono } from "hono";
-import { PublicKey } from "@solana/web3.js";
+import { isAddress } from "../kernel/base58.ts";
 import { ownBuildBy } from "../creation/build-records.ts";
 import { readJson } from "../http/body.ts";
 import type { AppEnv } from "../http/env.ts";
-import { ApiError } from "../http/errors.ts";
+import { ApiError } from "../kernel/errors.ts";
 import type { Services } from "../services.ts";
 import { buildToken } from "../tokens/build-token.ts";
 import { parseBuildRequest } from "../tokens/request-schema.ts";
@@ -59,12 +59,4 @@ export function tokensRoutes(s: Services) {
   });
 
   return app;
-}
-
-function isAddress(s: string): boolean {
-  try {
-    return new PublicKey(s).toBase58() === s;
-  } catch {
-    return false;
-  }
 }

@@ -9,7 +9,7 @@ import { relayTransaction } from "../creation/relay.ts";
 import { verifySignature } from "../creation/verify.ts";
 import { readBody } from "../http/body.ts";
 import type { AppEnv } from "../http/env.ts";
-import { ApiError } from "../http/errors.ts";
+import { ApiError } from "../kernel/errors.ts";
 import type { Services } from "../services.ts";
 
 const RelayBody = z.strictObject({

@@ -6,7 +6,7 @@
  * transaction again on every pass. Operational state, not a fact of the log: it expires, and a
  * lost note only costs one more read.
  */
-import type { Logger } from "../http/logger.ts";
+import type { Logger } from "../kernel/logger.ts";
 
 const NOTE = "foreign_tx";
 const COUNT = ["foreign_tx_count"] as const;

@@ -13,7 +13,7 @@
  * The sponsored SOL/USD feed account is the push-oracle program's PDA of (shard 0, feed id), the
  * same address on mainnet and devnet.
  */
-import { toHex } from "../../events/hash.ts";
+import { toHex } from "../kernel/hashing.ts";
 import type { PythPrice } from "./pyth.ts";
 
 export const PYTH_RECEIVER_PROGRAM_ID = "rec5EKMGg6MxZYaMdyBfgwp4d5rB9T1VQH5pJv5LtFJ";

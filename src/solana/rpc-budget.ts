@@ -19,7 +19,7 @@
  * "how long until this would go", which a Retry-After needs; one of each per method and priority
  * would still not count from completion.
  */
-import type { Clock } from "../clock.ts";
+import type { Clock } from "../kernel/clock.ts";
 
 export type RpcPriority = "user" | "background";
 

@@ -3,8 +3,8 @@
  * however many calls meet it: a storm of hundreds a minute is one warning with a count, not
  * hundreds of lines.
  */
-import type { Clock } from "../clock.ts";
-import type { Logger } from "../http/logger.ts";
+import type { Clock } from "../kernel/clock.ts";
+import type { Logger } from "../kernel/logger.ts";
 
 export const THROTTLE_LOG_INTERVAL_MS = 60_000;
 

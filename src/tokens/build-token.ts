@@ -12,13 +12,14 @@
  * daily limit and appends `TokenBuilt` (with the idempotency record) atomically.
  */
 import { type Connection, PublicKey, type RecentPrioritizationFees } from "@solana/web3.js";
-import { sha256Hex } from "../../events/hash.ts";
+import { sha256Hex } from "../kernel/hashing.ts";
 import { projectionKey } from "../../events/keys.ts";
 import { type KeyDoc, stillInForce } from "../../projections/keys.ts";
-import { type UsageDoc, utcDay } from "../../projections/usage.ts";
+import type { UsageDoc } from "../../projections/usage.ts";
+import { secondsUntilUtcMidnight, utcDay } from "../kernel/time.ts";
 import { isRejection, reject, type Rejection } from "../domain/rejection.ts";
-import { ApiError } from "../http/errors.ts";
-import { type IdempotencyScope, recordFor } from "../http/idempotency.ts";
+import { ApiError } from "../kernel/errors.ts";
+import { type IdempotencyScope, recordFor } from "../idempotency/record.ts";
 import { usdToLamports } from "../pricing/price-source.ts";
 import { solPriceOr503 } from "../pricing/quote.ts";
 import type { Services } from "../services.ts";
@@ -34,7 +35,7 @@ import {
   spend,
   unitLimitFromSimulation,
 } from "./costs.ts";
-import { type BuildDraft, decideBuild, secondsUntilUtcMidnight } from "./decide.ts";
+import { type BuildDraft, decideBuild } from "./decide.ts";
 import { payerProblem, recipientProblem } from "./recipient.ts";
 import type { BuildRequest } from "./request-schema.ts";
 import {

@@ -5,7 +5,7 @@
  */
 import type { TokenBuilt } from "../../events/types.ts";
 import type { UsageDoc } from "../../projections/usage.ts";
-import { utcDay } from "../../projections/usage.ts";
+import { secondsUntilUtcMidnight, utcDay } from "../kernel/time.ts";
 import { reject, type Rejection } from "../domain/rejection.ts";
 
 /** Everything about the build that was settled before the store is touched. */
@@ -27,12 +27,8 @@ export interface BuildState {
   lastBuildId: number | null;
 }
 
-/** Seconds until the next 00:00 UTC, when the daily limits reset. */
-export function secondsUntilUtcMidnight(now: number): number {
-  const next = new Date(now);
-  next.setUTCHours(24, 0, 0, 0);
-  return Math.max(1, Math.ceil((next.getTime() - now) / 1000));
-}
+// Moved to src/kernel/time.ts; re-export kept until the open branches land.
+export { secondsUntilUtcMidnight };
 
 export function decideBuild(cmd: BuildCommand, state: BuildState): TokenBuilt | Rejection {
   const used = state.usage?.tokens ?? 0;

@@ -9,7 +9,7 @@
  */
 import { projectionKey } from "../../events/keys.ts";
 import type { HostedMetadataDoc } from "../../projections/hosted.ts";
-import { ApiError } from "../http/errors.ts";
+import { ApiError } from "../kernel/errors.ts";
 import type { BuildRequest } from "./request-schema.ts";
 
 /** Throws 400 naming `metadataUri`, or `name` and `symbol`, when the build does not match. */

@@ -5,9 +5,10 @@
  */
 import { PublicKey } from "@solana/web3.js";
 import { z } from "zod";
+import { parseAddress } from "../kernel/base58.ts";
 import { rendersBlank, textProblem } from "../domain/text-rules.ts";
-import { ApiError } from "../http/errors.ts";
-import { zodFields } from "../http/body.ts";
+import { ApiError } from "../kernel/errors.ts";
+import { zodFields } from "../kernel/zod-fields.ts";
 import { isOwnMetadataUri } from "../metadata/document.ts";
 import { type WellKnownMatcher, wellKnownMessage } from "./well-known-names.ts";
 import {
@@ -45,16 +46,6 @@ export interface BuildRequest {
 }
 
 const utf8Bytes = (s: string) => new TextEncoder().encode(s).length;
-
-/** Canonical base58 only: a key written any other way is almost certainly a copy-paste slip. */
-function parseAddress(s: string): PublicKey | null {
-  try {
-    const k = new PublicKey(s);
-    return k.toBase58() === s ? k : null;
-  } catch {
-    return null;
-  }
-}
 
 const ADDRESS_MESSAGE = "must be a base58 Solana address (32 bytes)";
 const address = z.string().refine((s) => parseAddress(s) !== null, { message: ADDRESS_MESSAGE });

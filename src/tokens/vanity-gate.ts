@@ -8,7 +8,7 @@
  * Per process (per isolate on Deno Deploy): the grind itself is per process, and so is the CPU it
  * uses.
  */
-import { ApiError } from "../http/errors.ts";
+import { ApiError } from "../kernel/errors.ts";
 
 export class VanityGate {
   #running = 0;

@@ -1,7 +1,8 @@
 /** Today's usage (UTC) as /v1/me and the portal show it: requests per key, builds and metadata per purchase. */
 import { projectionKey } from "../../events/keys.ts";
-import { type UsageDoc, utcDay } from "../../projections/usage.ts";
-import { dailyRequestKey } from "../http/rate-limit.ts";
+import type { UsageDoc } from "../../projections/usage.ts";
+import { utcDay } from "../kernel/time.ts";
+import { dailyRequestKey } from "./daily-requests.ts";
 import type { Services } from "../services.ts";
 
 export async function usageToday(s: Services, keyId: string, purchaseId: string) {

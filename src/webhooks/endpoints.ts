@@ -7,8 +7,9 @@ import { projectionKey } from "../../events/keys.ts";
 import type { WebhookEventType } from "../../events/types.ts";
 import type { KeyDoc } from "../../projections/keys.ts";
 import type { WebhookDeliveryDoc, WebhookEndpointDoc } from "../../projections/webhooks.ts";
-import { ApiError, invalid } from "../http/errors.ts";
-import { classifyAddress, isLoopbackAddress, parseIp } from "../metadata/image/address-policy.ts";
+import { ApiError, invalid } from "../kernel/errors.ts";
+import { classifyAddress, isLoopbackAddress } from "../metadata/image/address-policy.ts";
+import { parseIp } from "../kernel/ipaddr.ts";
 import { imageUrlProblem } from "../metadata/image/fetch-image.ts";
 import type { Services } from "../services.ts";
 import {

@@ -5,7 +5,7 @@
  */
 import { Keypair } from "@solana/web3.js";
 import bs58 from "bs58";
-import { assert, assertEquals } from "../support/assert.ts";
+import { assert, assertEquals, assertRejects } from "../support/assert.ts";
 import { bootstrap } from "../../src/bootstrap.ts";
 import { loadConfig } from "../../src/config.ts";
 import { signWithKeypair } from "../../src/portal/sign-with-keypair.ts";
@@ -150,8 +150,33 @@ Deno.test("bootstrap: close() twice at once closes the KV and the chain once", a
     const booted = await bootstrap(
       loadConfig({ DATA_DIR: dataDir, CHAIN_PORT: "0", LOG_LEVEL: "silent" }),
     );
+    // Count the real closes underneath: each must happen exactly once however often close() is called.
+    const kv = booted.services.kv;
+    const chain = booted.chain;
+    assert(chain, "the embedded chain runs in-process");
+    const closes = { kv: 0, chain: 0 };
+    const kvClose = kv.close.bind(kv);
+    kv.close = () => {
+      closes.kv++;
+      kvClose();
+    };
+    const chainClose = chain.close.bind(chain);
+    chain.close = () => {
+      closes.chain++;
+      return chainClose();
+    };
     await Promise.all([booted.close(), booted.close()]);
     await booted.close();
+    assertEquals(closes, { kv: 1, chain: 1 });
+    // And they are closed: the KV refuses work, the chain no longer answers.
+    await assertRejects(() => kv.get(["anything"]));
+    await assertRejects(() =>
+      fetch(chain.url, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "getHealth" }),
+      })
+    );
   } finally {
     await Deno.remove(dataDir, { recursive: true });
   }

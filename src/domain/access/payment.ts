@@ -16,7 +16,7 @@ import {
   getAssociatedTokenAddressSync,
   TOKEN_PROGRAM_ID,
 } from "@solana/spl-token";
-import type { Logger } from "../../http/logger.ts";
+import type { Logger } from "../../kernel/logger.ts";
 import { addressHistory } from "../../solana/address-history.ts";
 import { knownForeign, noteForeign } from "../../solana/foreign-transactions.ts";
 

@@ -5,10 +5,10 @@
  * still owed).
  */
 import { PublicKey } from "@solana/web3.js";
-import { toHex } from "../../../events/hash.ts";
+import { toHex } from "../../kernel/hashing.ts";
 import { projectionKey } from "../../../events/keys.ts";
 import type { PurchaseDoc } from "../../../projections/purchases.ts";
-import { ApiError } from "../../http/errors.ts";
+import { ApiError } from "../../kernel/errors.ts";
 import { solPriceOr503 } from "../../pricing/quote.ts";
 import type { Services } from "../../services.ts";
 import { handleAccess } from "./handle.ts";

@@ -12,7 +12,8 @@
  * enough to show to the API client.
  */
 
-import { classifyAddress, isLoopbackAddress, type ParsedIp, parseIp } from "./address-policy.ts";
+import { classifyAddress, isLoopbackAddress } from "./address-policy.ts";
+import { type ParsedIp, parseIp } from "../../kernel/ipaddr.ts";
 import { inspectImage, MAX_IMAGE_BYTES, type SniffedImage } from "./sniff.ts";
 
 export interface FetchImageOptions {

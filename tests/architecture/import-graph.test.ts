@@ -1,0 +1,167 @@
+/**
+ * The import graph of src/, events/ and projections/, read from the source text: no cycles (type
+ * imports included: a type loop still ties two files together), the kernel imports nothing of
+ * ours outside it, the log (events/) imports neither projections/ nor the app (only the kernel,
+ * which sits below everything), and features do not reach up into the HTTP layer.
+ */
+import { assertEquals } from "../support/assert.ts";
+
+const ROOT = new URL("../../", import.meta.url);
+const DIRS = ["src", "events", "projections"];
+
+/** Every `import`/`export ... from` and dynamic `import("...")` specifier in a file. */
+export function specifiers(source: string): string[] {
+  const text = source.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
+  const out: string[] = [];
+  const patterns = [
+    /\bimport\s+(?:type\s+)?(?:[\w*\s{},$]*?\s+from\s+)?["']([^"']+)["']/g,
+    /\bexport\s+(?:type\s+)?(?:\*|\{[^}]*\})(?:\s+as\s+\w+)?\s+from\s+["']([^"']+)["']/g,
+    /\bimport\(\s*["']([^"']+)["']\s*\)/g,
+  ];
+  for (const re of patterns) for (const m of text.matchAll(re)) out.push(m[1]);
+  return out;
+}
+
+async function walk(dir: string, into: string[]) {
+  for await (const e of Deno.readDir(new URL(dir, ROOT))) {
+    const path = `${dir}/${e.name}`;
+    if (e.isDirectory) await walk(path, into);
+    else if (/\.tsx?$/.test(e.name)) into.push(path);
+  }
+}
+
+function resolve(from: string, spec: string): string | null {
+  if (!spec.startsWith(".")) return null; // npm packages and built-ins
+  const parts = from.split("/").slice(0, -1);
+  for (const p of spec.split("/")) {
+    if (p === "..") parts.pop();
+    else if (p !== ".") parts.push(p);
+  }
+  return parts.join("/");
+}
+
+export async function importGraph(): Promise<Map<string, string[]>> {
+  const files: string[] = [];
+  for (const d of DIRS) await walk(d, files);
+  const graph = new Map<string, string[]>();
+  for (const f of files) {
+    const src = await Deno.readTextFile(new URL(f, ROOT));
+    graph.set(f, specifiers(src).map((s) => resolve(f, s)).filter((s): s is string => s !== null));
+  }
+  return graph;
+}
+
+/** The strongly connected parts with more than one file (or a file importing itself): Tarjan. */
+export function cycles(graph: Map<string, string[]>): string[][] {
+  let index = 0;
+  const idx = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const on = new Set<string>();
+  const out: string[][] = [];
+  const visit = (v: string) => {
+    idx.set(v, index);
+    low.set(v, index++);
+    stack.push(v);
+    on.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!graph.has(w)) continue;
+      if (!idx.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (on.has(w)) low.set(v, Math.min(low.get(v)!, idx.get(w)!));
+    }
+    if (low.get(v) === idx.get(v)) {
+      const part: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        on.delete(w);
+        part.push(w);
+      } while (w !== v);
+      if (part.length > 1 || (graph.get(v) ?? []).includes(v)) out.push(part.sort());
+    }
+  };
+  for (const v of [...graph.keys()].sort()) if (!idx.has(v)) visit(v);
+  return out;
+}
+
+/** Imports that break a layering rule, as "from -> to". */
+export function upwardImports(graph: Map<string, string[]>): string[] {
+  const bad: string[] = [];
+  for (const [from, tos] of graph) {
+    for (const to of tos) {
+      const rule = from.startsWith("src/kernel/")
+        ? !to.startsWith("src/kernel/") && "the kernel imports only itself"
+        : from.startsWith("events/")
+        ? (to.startsWith("projections/") ||
+          (to.startsWith("src/") && !to.startsWith("src/kernel/"))) &&
+          "the log imports neither projections/ nor src/ (the kernel aside)"
+        : isFeature(from) && (to.startsWith("src/http/") || to.startsWith("src/routes/")) &&
+          "features do not import the HTTP layer";
+      if (rule) bad.push(`${from} -> ${to} (${rule})`);
+    }
+  }
+  return bad.sort();
+}
+
+/**
+ * Hono middleware that still lives beside its feature: it belongs to the HTTP layer, and moves to
+ * its routes when they declare their own middleware.
+ */
+const MIDDLEWARE_IN_FEATURES = new Set(["src/admin/auth.ts"]);
+
+function isFeature(path: string): boolean {
+  if (!path.startsWith("src/") || MIDDLEWARE_IN_FEATURES.has(path)) return false;
+  const top = path.split("/")[1];
+  // The composition root, the HTTP layer and the programs that start things sit above features.
+  return !["http", "routes", "app.ts", "main.ts", "bootstrap.ts", "services.ts", "cli"].includes(
+    top,
+  );
+}
+
+Deno.test("import graph: no cycles in src/, events/, projections/", async () => {
+  assertEquals(cycles(await importGraph()), []);
+});
+
+Deno.test("import graph: nothing imports upward (kernel, log, features)", async () => {
+  assertEquals(upwardImports(await importGraph()), []);
+});
+
+Deno.test("import graph: the checks find a planted cycle and planted upward imports", () => {
+  const graph = new Map([
+    ["src/http/env.ts", ["src/http/idempotency.ts"]],
+    ["src/http/idempotency.ts", ["src/http/env.ts", "src/kernel/errors.ts"]],
+    ["src/kernel/errors.ts", ["src/http/errors.ts"]],
+    ["src/http/errors.ts", []],
+    ["events/store.ts", ["projections/projection.ts", "src/kernel/hashing.ts"]],
+    ["projections/projection.ts", []],
+    ["src/kernel/hashing.ts", []],
+    ["src/tokens/build-token.ts", ["src/http/idempotency.ts"]],
+  ]);
+  assertEquals(cycles(graph), [["src/http/env.ts", "src/http/idempotency.ts"]]);
+  assertEquals(upwardImports(graph).map((s) => s.split(" (")[0]), [
+    "events/store.ts -> projections/projection.ts",
+    "src/kernel/errors.ts -> src/http/errors.ts",
+    "src/tokens/build-token.ts -> src/http/idempotency.ts",
+  ]);
+});
+
+Deno.test("import graph: specifiers are read from every import form", () => {
+  assertEquals(
+    specifiers(`import { a } from "./a.ts";
+import type { B } from "../b.ts";
+import * as c from "./c.ts";
+import "./d.ts";
+export { e } from "./e.ts";
+export * from "./f.ts";
+export type { G } from "./g.ts";
+const h = await import("./h.ts");
+// import { x } from "./commented.ts";
+import {
+  i,
+  type J,
+} from "./i.ts";`).sort(),
+    ["../b.ts", "./a.ts", "./c.ts", "./d.ts", "./e.ts", "./f.ts", "./g.ts", "./h.ts", "./i.ts"],
+  );
+});

@@ -1,0 +1,109 @@
+import { assertEquals } from "../support/assert.ts";
+import {
+  buildByMessageProjection,
+  buildByMintProjection,
+  buildByReferenceProjection,
+  buildBySignatureProjection,
+  type BuildDoc,
+  buildsProjection,
+  openBuildsProjection,
+} from "../../projections/builds.ts";
+import { event, given } from "./support/events.ts";
+
+const built = event("TokenBuilt");
+const doc = (history: ReturnType<typeof event>[], next: ReturnType<typeof event>) =>
+  given(buildsProjection, history).when(next).doc([7]) as BuildDoc | null;
+
+Deno.test("build: given nothing, when TokenBuilt, then a built record in unix seconds", () => {
+  const d = doc([], built);
+  assertEquals([d?.status, d?.mint, d?.signature, d?.createdAt], [
+    "built",
+    "Mint111",
+    null,
+    Math.floor(built.at / 1000),
+  ]);
+  assertEquals(d?.tokenProgram, undefined);
+});
+
+Deno.test("build: given a built record, when submitted, then submitted with its signature", () => {
+  const d = doc([built], event("TransactionSubmitted", {}, 3_000));
+  assertEquals([d?.status, d?.signature, d?.submittedAt], [
+    "submitted",
+    "sigT",
+    Math.floor(built.at / 1000) + 3,
+  ]);
+});
+
+Deno.test("build: given a submitted record, when confirmed, then confirmed with what the chain showed", () => {
+  const d = doc([built, event("TransactionSubmitted")], event("CreationConfirmed"));
+  assertEquals(
+    [d?.status, d?.feeVerified, d?.supplyRawSeen, d?.decimalsSeen, d?.confirmedAt, d?.slot],
+    ["confirmed", true, "1000000", 6, 1_700_000_100, 42],
+  );
+});
+
+Deno.test("build: given a confirmed record, when a late submission arrives, then it stays confirmed", () => {
+  const d = doc(
+    [built, event("CreationConfirmed")],
+    event("TransactionSubmitted", { signature: "other" }),
+  );
+  assertEquals([d?.status, d?.signature], ["confirmed", "sigT"]);
+});
+
+Deno.test("build: given a built record, when unverified with the fee paid, then unverified and fee verified", () => {
+  const d = doc([built], event("CreationUnverified", {}, 1_000));
+  assertEquals([d?.status, d?.feeVerified, d?.problems, d?.confirmedAt], [
+    "unverified",
+    true,
+    ["supply short"],
+    Math.floor((built.at + 1_000) / 1000),
+  ]);
+  const short = doc([built], event("CreationUnverified", { feeLamportsSeen: "4999" }));
+  assertEquals(short?.feeVerified, false);
+});
+
+Deno.test("build: given a built record, when failed or expired, then that final status", () => {
+  assertEquals(doc([built], event("CreationFailed"))?.problems, ["custom program error"]);
+  assertEquals(doc([built], event("BuildExpired"))?.status, "expired");
+});
+
+Deno.test("build: given no record, when an outcome arrives, then no record", () => {
+  assertEquals(doc([], event("CreationConfirmed")), null);
+});
+
+Deno.test("lookup indexes: when built and submitted, then mint, message, reference and signature lead to the build", () => {
+  assertEquals(given(buildByMintProjection, []).when(built).doc(["Mint111"]), 7);
+  assertEquals(given(buildByMessageProjection, []).when(built).doc(["ab".repeat(32)]), 7);
+  assertEquals(given(buildByReferenceProjection, []).when(built).doc(["Ref111"]), 7);
+  assertEquals(
+    given(buildBySignatureProjection, [built]).when(event("TransactionSubmitted")).doc(["sigT"]),
+    7,
+  );
+  // A failure before any signature names none.
+  assertEquals(
+    given(buildBySignatureProjection, [built]).when(event("CreationFailed", { signature: null }))
+      .docs.size,
+    0,
+  );
+});
+
+Deno.test("open_build: given a built record, when submitted it stays open; when an outcome lands it closes", () => {
+  const open = given(openBuildsProjection, [built]).when(event("TransactionSubmitted"));
+  assertEquals(open.doc([7]), {
+    buildId: 7,
+    reference: "Ref111",
+    mint: "Mint111",
+    lastValidBlockHeight: 900,
+    createdAt: Math.floor(built.at / 1000),
+  });
+  for (
+    const outcome of [
+      "CreationConfirmed",
+      "CreationFailed",
+      "CreationUnverified",
+      "BuildExpired",
+    ] as const
+  ) {
+    assertEquals(given(openBuildsProjection, [built]).when(event(outcome)).doc([7]), null, outcome);
+  }
+});
