@@ -5,7 +5,8 @@
  */
 import { createHash } from "node:crypto";
 import { canonicalJson, GENESIS_HASH } from "../events/hash.ts";
-import { HEAD, LOG, type LogHead, projectionKey, PROJECTIONS } from "../events/keys.ts";
+import { HEAD, type LogHead, projectionKey, PROJECTIONS } from "../events/keys.ts";
+import { isLegacy, readLog, type ReadEvent, recordsAfter, type ReadStats } from "../events/log.ts";
 import type { StoredEvent } from "../events/types.ts";
 import { DigestFolder, LastTouch } from "./digest-fold.ts";
 import {
@@ -47,6 +48,16 @@ export class ChainVerifier {
 
   /** Still returns a promise, as it did when hashing was asynchronous. */
   check(e: StoredEvent): Promise<void> {
+    this.checkRead({ event: e, body: null });
+    return Promise.resolve();
+  }
+
+  /**
+   * Checks an event as read from the store. With its stored body text the hash is taken over
+   * those bytes (what the store hashed); without it, over the event's canonical JSON.
+   */
+  checkRead(r: ReadEvent): void {
+    const e = r.event;
     this.count++;
     if (e.position !== this.#expected) {
       this.problems.push({
@@ -63,15 +74,24 @@ export class ChainVerifier {
       });
     }
     const { hash, ...rest } = e;
-    if (eventHashSync(rest) !== hash) {
+    const actual = r.body === null
+      ? eventHashSync(rest)
+      : createHash("sha256").update(`${e.prevHash}\n${r.body}`, "utf8").digest("hex");
+    if (actual !== hash) {
       this.problems.push({
         position: e.position,
         problem: "hash does not match the event's content",
       });
     }
-    this.#expected = e.position + 1;
+    this.#expected = (typeof e.position === "number" ? e.position : this.#expected) + 1;
     this.#prevHash = hash;
-    return Promise.resolve();
+  }
+
+  /** Carries on from a verified point of the log (an audit checkpoint). */
+  startAt(position: number, hash: string): this {
+    this.#expected = position + 1;
+    this.#prevHash = hash;
+    return this;
   }
 
   finish(head: LogHead | null): ChainVerification {
@@ -88,10 +108,29 @@ export class ChainVerifier {
 
 export async function verifyChain(kv: Deno.Kv): Promise<ChainVerification> {
   const v = new ChainVerifier();
-  for await (const entry of kv.list<StoredEvent>({ prefix: LOG }, { batchSize: 1000 })) {
-    await v.check(entry.value);
+  const head = (await kv.get<LogHead>(HEAD)).value;
+  for await (const batch of readLog(kv, { head })) for (const r of batch) v.checkRead(r);
+  const chain = v.finish(head);
+  await checkNothingAfter(kv, head, chain);
+  return chain;
+}
+
+/** Records past a head that has not moved since were put there by something else. */
+async function checkNothingAfter(
+  kv: Deno.Kv,
+  head: LogHead | null,
+  chain: ChainVerification,
+): Promise<void> {
+  const at = await recordsAfter(kv, head?.position ?? 0, isLegacy(head));
+  if (at === null) return;
+  const now = (await kv.get<LogHead>(HEAD)).value;
+  if ((now?.position ?? 0) === (head?.position ?? 0) && now?.hash === head?.hash) {
+    chain.problems.push({
+      position: at,
+      problem: `events after the log head (${head?.position ?? 0})`,
+    });
+    chain.ok = false;
   }
-  return v.finish((await kv.get<LogHead>(HEAD)).value);
 }
 
 /** Projection documents held in memory during a rebuild, keyed like the live KV. */
@@ -132,11 +171,15 @@ export async function replayAndCompare(
 ): Promise<ReplayReport> {
   const verifier = new ChainVerifier();
   const buffer = new ProjectionBuffer();
-  for await (const entry of source.list<StoredEvent>({ prefix: LOG }, { batchSize: 1000 })) {
-    await verifier.check(entry.value);
-    buffer.apply(projections, entry.value);
+  const head = (await source.get<LogHead>(HEAD)).value;
+  for await (const batch of readLog(source, { head })) {
+    for (const r of batch) {
+      verifier.checkRead(r);
+      buffer.apply(projections, r.event);
+    }
   }
-  const chain = verifier.finish((await source.get<LogHead>(HEAD)).value);
+  const chain = verifier.finish(head);
+  await checkNothingAfter(source, head, chain);
   const mismatches: ProjectionMismatch[] = [];
   const seen = new Set<string>();
   for await (const entry of source.list({ prefix: PROJECTIONS }, { batchSize: 1000 })) {
@@ -284,7 +327,11 @@ export async function commitInBatches(
   let n = 0;
   let bytes = 0;
   for (const w of writes) {
-    const size = w.value === null ? 64 : JSON.stringify(w.value, bigintSafe).length + 64;
+    const size = w.value === null
+      ? 64
+      : (w.value instanceof Uint8Array
+        ? w.value.byteLength
+        : JSON.stringify(w.value, bigintSafe).length) + 64;
     if (n > 0 && (n >= 500 || bytes + size > 512 * 1024)) {
       await mustCommit(atomic);
       atomic = kv.atomic();
@@ -547,6 +594,8 @@ export async function replayIntoAndCompare(
     /** Projections (by name) the caller reads from scratch afterwards: always written there. */
     keepInScratch?: string[];
     onEvent?: (e: StoredEvent) => void | Promise<void>;
+    /** Counts the KV entries the log reads take. */
+    stats?: ReadStats;
     onChainProblem?: (p: ChainProblem) => void | Promise<void>;
     onMismatch?: (m: ProjectionMismatch) => void | Promise<void>;
   } = {},
@@ -563,9 +612,8 @@ export async function replayIntoAndCompare(
     : null;
   let lastTouch = opts.exact ? null : new LastTouch(digested);
   // Stop at the head read up front: a service still writing cannot move the goalposts mid-walk.
-  const end = head ? [...LOG, head.position + 1] : undefined;
-  const selector = end ? { prefix: LOG, end } : { prefix: LOG };
-  const events = () => source.list<StoredEvent>(selector, { batchSize: opts.batchSize ?? 500 });
+  const to = head?.position ?? 0;
+  const events = () => readLog(source, { head, to, batchSize: opts.batchSize, stats: opts.stats });
 
   const passesMs: StreamingReplayReport["passesMs"] = {};
   let passStart = performance.now();
@@ -577,31 +625,19 @@ export async function replayIntoAndCompare(
 
   const verifier = new ChainVerifier();
   let reported = 0;
-  for await (const entry of events()) {
-    await verifier.check(entry.value);
-    for (; reported < verifier.problems.length; reported++) {
-      await opts.onChainProblem?.(verifier.problems[reported]);
+  for await (const batch of events()) {
+    for (const r of batch) {
+      verifier.checkRead(r);
+      for (; reported < verifier.problems.length; reported++) {
+        await opts.onChainProblem?.(verifier.problems[reported]);
+      }
+      lastTouch?.record(r.event);
+      await folder?.apply(r.event);
+      await opts.onEvent?.(r.event);
     }
-    lastTouch?.record(entry.value);
-    await folder?.apply(entry.value);
-    await opts.onEvent?.(entry.value);
   }
   const chain = verifier.finish(head);
-  if (end) {
-    const after = source.list<StoredEvent>({ prefix: LOG, start: end }, { limit: 1 });
-    for await (const extra of after) {
-      const nowHead = (await source.get<LogHead>(HEAD)).value;
-      // Store commits write the head and its events together, so events past an unchanged head
-      // were put there by something other than the store.
-      if (nowHead?.position === head!.position && nowHead.hash === head!.hash) {
-        chain.problems.push({
-          position: extra.value.position,
-          problem: `events after the log head (${head!.position})`,
-        });
-        chain.ok = false;
-      }
-    }
-  }
+  await checkNothingAfter(source, head, chain);
   for (; reported < verifier.problems.length; reported++) {
     await opts.onChainProblem?.(verifier.problems[reported]);
   }
@@ -638,7 +674,7 @@ export async function replayIntoAndCompare(
     // They differ, or too many documents stayed open: fold the rest into scratch too, to name
     // each mismatch.
     const again = new ProjectionFolder(scratch, digested, cache);
-    for await (const entry of events()) await again.apply(entry.value);
+    for await (const batch of events()) for (const r of batch) await again.apply(r.event);
     await again.flush();
   }
   const cmp = await compareProjectionStores(source, scratch, names, {
@@ -659,11 +695,11 @@ export async function replayIntoAndCompare(
 
 /** The second pass of the digest replay; null when too many documents stayed open at once. */
 async function foldIntoDigest(
-  events: AsyncIterable<Deno.KvEntry<StoredEvent>>,
+  events: AsyncIterable<ReadEvent[]>,
   folder: DigestFolder,
 ): Promise<ProjectionDigest | null> {
-  for await (const entry of events) {
-    if (!folder.apply(entry.value)) return null;
+  for await (const batch of events) {
+    for (const r of batch) if (!folder.apply(r.event)) return null;
   }
   return folder.finish();
 }

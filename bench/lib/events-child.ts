@@ -6,7 +6,8 @@
  *   events-child.ts write  <kv path> <events>
  *   events-child.ts replay <kv path> list|floor|verify|memory|stream|exact
  */
-import { LOG, PROJECTIONS } from "../../events/keys.ts";
+import { PROJECTIONS } from "../../events/keys.ts";
+import { readLog } from "../../events/log.ts";
 import { allProjections } from "../../projections/index.ts";
 import { replayAndCompare, replayIntoAndCompare, verifyChain } from "../../projections/replay.ts";
 import { profile, renderHotSpots } from "./profiler.ts";
@@ -33,13 +34,14 @@ if (cmd === "write") {
   let detail = "";
   let compared = "";
   let passesMs = {};
+  const stats = { reads: 0 };
   const work = async () => {
     if (arg === "list") {
       // The floor: what reading the log costs before anything is checked or folded.
-      for await (const _ of kv.list({ prefix: LOG }, { batchSize: 1000 })) events++;
+      for await (const batch of readLog(kv, { stats })) events += batch.length;
     } else if (arg === "floor") {
       // What any rebuild-and-compare must read at least once: the log and the live projections.
-      for await (const _ of kv.list({ prefix: LOG }, { batchSize: 1000 })) events++;
+      for await (const batch of readLog(kv, { stats })) events += batch.length;
       for await (const _ of kv.list({ prefix: PROJECTIONS }, { batchSize: 1000 })) documents++;
     } else if (arg === "verify") {
       const v = await verifyChain(kv);
@@ -56,6 +58,7 @@ if (cmd === "write") {
       const scratch = await Deno.openKv(`${dir}/scratch.sqlite3`);
       const r = await replayIntoAndCompare(kv, scratch, allProjections, {
         exact: arg === "exact",
+        stats,
       });
       events = r.chain.events;
       ok = r.equal;
@@ -85,6 +88,7 @@ if (cmd === "write") {
     documents,
     compared,
     passesMs,
+    logReadsPer1000: events ? (stats.reads * 1000) / events : 0,
     detail,
     peakRssMiB: peakRssMiB() ?? sampledRssMiB,
     sampledRssMiB,
