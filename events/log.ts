@@ -9,12 +9,7 @@
  * read again from there; an event that is really gone is skipped, and the chain check reports it.
  */
 import { GENESIS_HASH } from "./hash.ts";
-import {
-  decodeSegment,
-  decodeTail,
-  type LogRecord,
-  recordEvent,
-} from "./codec.ts";
+import { decodeSegment, decodeTail, type LogRecord, recordEvent } from "./codec.ts";
 import {
   eventKey,
   HEAD,

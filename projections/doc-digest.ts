@@ -8,6 +8,7 @@ import { createHash } from "node:crypto";
 import { toHex } from "../events/hash.ts";
 import { PROJECTIONS } from "../events/keys.ts";
 import { bigintSafe, keyId } from "./key-hash.ts";
+import type { LiveCut } from "./live-cut.ts";
 
 const LANES = 8;
 
@@ -55,15 +56,28 @@ export async function digestLiveProjections(
   kv: Deno.Kv,
   names: string[],
   salt: string,
+  cut?: LiveCut,
 ): Promise<{ digest: ProjectionDigest; strays: number }> {
   const digest = new ProjectionDigest(salt);
   const checked = new Set(names);
   let strays = 0;
+  let page: Deno.KvEntry<unknown>[] = [];
+  const add = async () => {
+    // Documents changed since the cut were changed by events already in the log when they were
+    // read: poll after reading, before adding, and leave those out (the cut settles them).
+    await cut?.poll();
+    for (const e of page) {
+      const name = e.key[PROJECTIONS.length];
+      if (typeof name !== "string" || !checked.has(name)) strays++;
+      else if (!cut?.moved.has(keyId(e.key))) digest.add(e.key, e.value);
+    }
+    page = [];
+  };
   for await (const e of kv.list({ prefix: PROJECTIONS }, { batchSize: 1000 })) {
-    const name = e.key[PROJECTIONS.length];
-    if (typeof name === "string" && checked.has(name)) digest.add(e.key, e.value);
-    else strays++;
+    page.push(e);
+    if (page.length >= 1000) await add();
   }
+  await add();
   return { digest, strays };
 }
 
@@ -72,10 +86,25 @@ export async function addStoredDocuments(
   kv: Deno.Kv,
   names: string[],
   digest: ProjectionDigest,
+  hold?: Held,
 ): Promise<void> {
   for (const name of names) {
     for await (const e of kv.list({ prefix: [...PROJECTIONS, name] }, { batchSize: 1000 })) {
+      if (hold?.takes(e.key, e.value)) continue;
       digest.add(e.key, e.value);
     }
+  }
+}
+
+/** Rebuilt documents kept out of the digest (those the live cut settles one by one). */
+export class Held {
+  readonly docs = new Map<string, unknown>();
+  constructor(readonly ids: { has(id: string): boolean }) {}
+
+  /** True (and kept) when `key` is one of `ids`. */
+  takes(key: Deno.KvKey, doc: unknown, id = keyId(key)): boolean {
+    if (!this.ids.has(id)) return false;
+    this.docs.set(id, doc);
+    return true;
   }
 }

@@ -6,12 +6,14 @@
 import { createHash } from "node:crypto";
 import { canonicalJson, GENESIS_HASH } from "../events/hash.ts";
 import { HEAD, type LogHead, projectionKey, PROJECTIONS } from "../events/keys.ts";
-import { isLegacy, readLog, type ReadEvent, recordsAfter, type ReadStats } from "../events/log.ts";
+import { isLegacy, type ReadEvent, readLog, type ReadStats, recordsAfter } from "../events/log.ts";
 import type { StoredEvent } from "../events/types.ts";
 import { DigestFolder, LastTouch } from "./digest-fold.ts";
+import { LiveCut } from "./live-cut.ts";
 import {
   addStoredDocuments,
   digestLiveProjections,
+  Held,
   type ProjectionDigest,
   randomSalt,
 } from "./doc-digest.ts";
@@ -370,12 +372,18 @@ export async function compareProjectionStores(
   live: Deno.Kv,
   rebuilt: Deno.Kv,
   names: string[],
-  opts: { maxMismatches?: number; onMismatch?: (m: ProjectionMismatch) => void | Promise<void> } =
-    {},
+  opts: {
+    maxMismatches?: number;
+    onMismatch?: (m: ProjectionMismatch) => void | Promise<void>;
+    /** Decides a mismatch found: the one to report, or null when it is none after all. */
+    settle?: (m: ProjectionMismatch) => Promise<ProjectionMismatch | null>;
+  } = {},
 ): Promise<ProjectionComparison> {
   const max = opts.maxMismatches ?? 1000;
   const out: ProjectionComparison = { documents: 0, mismatchCount: 0, mismatches: [] };
-  const report = async (m: ProjectionMismatch) => {
+  const report = async (found: ProjectionMismatch) => {
+    const m = opts.settle ? await opts.settle(found) : found;
+    if (!m) return;
     out.mismatchCount++;
     if (out.mismatches.length < max) out.mismatches.push(m);
     await opts.onMismatch?.(m);
@@ -561,7 +569,9 @@ export interface StreamingReplayReport extends ReplayReport {
    * folds), "fold" (the documents into the digest), "live" (the live projections' digest),
    * "documents" (fold into scratch and compare one by one).
    */
-  passesMs: Partial<Record<"chain" | "fold" | "live" | "documents", number>>;
+  passesMs: Partial<Record<"chain" | "fold" | "live" | "settle" | "documents", number>>;
+  /** Documents the service changed after the audit's head, each settled against the log. */
+  moved?: number;
 }
 
 /**
@@ -596,6 +606,8 @@ export async function replayIntoAndCompare(
     onEvent?: (e: StoredEvent) => void | Promise<void>;
     /** Counts the KV entries the log reads take. */
     stats?: ReadStats;
+    /** Called after a pass ("chain", "live"), for tests that change things between passes. */
+    onPass?: (pass: "chain" | "live") => void | Promise<void>;
     onChainProblem?: (p: ChainProblem) => void | Promise<void>;
     onMismatch?: (m: ProjectionMismatch) => void | Promise<void>;
   } = {},
@@ -644,32 +656,49 @@ export async function replayIntoAndCompare(
   await folder?.flush();
   passEnded("chain");
 
+  // Past the head read up front the service may still be writing: those documents are settled
+  // one by one against the log, never counted as mismatches for having moved (live-cut.ts).
+  const cut = new LiveCut(source, projections, head);
+  await opts.onPass?.("chain");
+
   if (lastTouch) {
     const salt = randomSalt();
+    // The live side first: the documents that move while it is read are known by its end, and
+    // the rebuilt side then holds those back instead of adding them.
+    const live = await digestLiveProjections(source, names, salt, cut);
+    passEnded("live");
+    await opts.onPass?.("live");
+    const held = new Held(cut.moved);
     const rebuilt = await foldIntoDigest(
       events(),
-      new DigestFolder(digested, lastTouch, salt, { maxOpen: opts.maxOpen }),
+      new DigestFolder(digested, lastTouch, salt, { maxOpen: opts.maxOpen, hold: held }),
     );
     lastTouch = null; // tens of MiB at a million documents (the folder let go of it too)
     // The kept projections were rebuilt into scratch in the first pass: digested from there.
-    if (rebuilt) await addStoredDocuments(scratch, toScratch.map((p) => p.name), rebuilt);
-    passEnded("fold");
     if (rebuilt) {
-      // After the fold, not beside it: both are bound by this one thread, and one at a time
-      // keeps the peak memory lower.
-      const live = await digestLiveProjections(source, names, salt);
-      passEnded("live");
-      if (live.strays === 0 && rebuilt.equals(live.digest)) {
-        return {
-          chain,
-          documents: rebuilt.count,
-          mismatches: [],
-          mismatchCount: 0,
-          equal: chain.ok,
-          compared: "digest",
-          passesMs,
-        };
+      await addStoredDocuments(scratch, toScratch.map((p) => p.name), rebuilt, held);
+    }
+    passEnded("fold");
+    if (rebuilt && live.strays === 0 && rebuilt.equals(live.digest)) {
+      const mismatches: ProjectionMismatch[] = [];
+      for (const [id, key] of cut.moved) {
+        const wrong = await cut.settle(key, held.docs.get(id) ?? null);
+        if (!wrong) continue;
+        const m = { key: id, live: wrong.live, rebuilt: wrong.expected };
+        mismatches.push(m);
+        await opts.onMismatch?.(m);
       }
+      passEnded("settle");
+      return {
+        chain,
+        documents: rebuilt.count + cut.moved.size,
+        mismatches: mismatches.slice(0, opts.maxMismatches ?? 1000),
+        mismatchCount: mismatches.length,
+        equal: chain.ok && mismatches.length === 0,
+        compared: "digest",
+        passesMs,
+        moved: cut.moved.size,
+      };
     }
     // They differ, or too many documents stayed open: fold the rest into scratch too, to name
     // each mismatch.
@@ -680,6 +709,13 @@ export async function replayIntoAndCompare(
   const cmp = await compareProjectionStores(source, scratch, names, {
     maxMismatches: opts.maxMismatches,
     onMismatch: opts.onMismatch,
+    settle: async (m) => {
+      await cut.poll();
+      const key = cut.moved.get(m.key);
+      if (!key) return m;
+      const wrong = await cut.settle(key, m.rebuilt);
+      return wrong ? { key: m.key, live: wrong.live, rebuilt: wrong.expected } : null;
+    },
   });
   passEnded("documents");
   return {
@@ -690,6 +726,7 @@ export async function replayIntoAndCompare(
     equal: cmp.mismatchCount === 0 && chain.ok,
     compared: "documents",
     passesMs,
+    moved: cut.moved.size,
   };
 }
 

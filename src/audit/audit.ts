@@ -111,6 +111,8 @@ export interface AuditOptions {
   maxOpen?: number;
   batchSize?: number;
   now?: () => number;
+  /** See `replayIntoAndCompare`: tests change the live KV between passes with it. */
+  onPass?: (pass: "chain" | "live") => void | Promise<void>;
 }
 
 interface Totals {
@@ -175,7 +177,13 @@ export interface AuditSummary {
   events: number;
   chain: { ok: boolean; problems: number };
   /** `compared`: "digest" when the digests matched, "documents" when compared one by one. */
-  projections: { documents: number; mismatches: number; compared: "digest" | "documents" };
+  projections: {
+    documents: number;
+    mismatches: number;
+    compared: "digest" | "documents";
+    /** Documents the service changed while the audit ran, each settled against the log. */
+    movedDuringAudit: number;
+  };
   builds: Row;
   orphanOutcomes: number;
   keys: number;
@@ -215,6 +223,7 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
     cacheSize: opts.cacheSize ?? 4_000,
     maxOpen: opts.maxOpen,
     maxMismatches: 0,
+    onPass: opts.onPass,
     onChainProblem: (p: ChainProblem) =>
       exception("chain_broken", p.problem, { position: p.position }),
     onMismatch: (m: ProjectionMismatch) =>
@@ -401,6 +410,7 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
       documents: replay.documents,
       mismatches: replay.mismatchCount,
       compared: replay.compared,
+      movedDuringAudit: replay.moved ?? 0,
     },
     builds: totalsRow(overall),
     orphanOutcomes: orphans,
