@@ -8,6 +8,7 @@
  * segment while we read is noticed (the tail then starts past where we are) and the segments are
  * read again from there; an event that is really gone is skipped, and the chain check reports it.
  */
+import { createHash } from "node:crypto";
 import { GENESIS_HASH } from "./hash.ts";
 import { decodeSegment, decodeTail, type LogRecord, recordEvent } from "./codec.ts";
 import {
@@ -32,6 +33,8 @@ export interface ReadEvent {
 /** KV entries read, for the benchmark's "KV reads per 1,000 events". */
 export interface ReadStats {
   reads: number;
+  /** Each sealed segment read, in log order (the audit fingerprints them for its checkpoint). */
+  onSegment?: (lastPosition: number, versionstamp: string) => void;
 }
 
 export class LegacyLayoutError extends Error {
@@ -111,6 +114,7 @@ export async function* readLog(
     );
     for await (const s of segments) {
       stats.reads++;
+      stats.onSegment?.(s.key[LOG_SEGMENTS.length] as number, s.versionstamp);
       for (const r of decodeSegment(s.value)) {
         if (r.slot < next) continue;
         if (r.slot > to) break;
@@ -243,4 +247,38 @@ export async function recordsAfter(kv: Deno.Kv, position: number, legacy: boolea
     }
   }
   return null;
+}
+
+/**
+ * A rolling digest of the sealed segments up to a position, by key and versionstamp: every write
+ * to a segment through KV gives it a new versionstamp, so an unchanged fingerprint means the
+ * sealed log up to there is byte for byte what an earlier audit verified.
+ */
+export class SegmentFingerprint {
+  constructor(
+    public through = 0,
+    public count = 0,
+    public digest = GENESIS_HASH,
+  ) {}
+
+  add(lastPosition: number, versionstamp: string): void {
+    this.digest = createHash("sha256")
+      .update(`${this.digest}\n${lastPosition}:${versionstamp}`, "utf8").digest("hex");
+    this.through = lastPosition;
+    this.count++;
+  }
+
+  /** Recomputes the fingerprint of the segments up to `through` as they are now. */
+  static async of(kv: Deno.Kv, through: number, stats?: ReadStats): Promise<SegmentFingerprint> {
+    const f = new SegmentFingerprint();
+    if (through <= 0) return f;
+    const iter = kv.list<Uint8Array>({ prefix: LOG_SEGMENTS, end: segmentKey(through + 1) }, {
+      batchSize: 64,
+    });
+    for await (const s of iter) {
+      if (stats) stats.reads++;
+      f.add(s.key[LOG_SEGMENTS.length] as number, s.versionstamp);
+    }
+    return f;
+  }
 }

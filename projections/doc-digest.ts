@@ -22,7 +22,12 @@ export class ProjectionDigest {
   /** A null document is no document: it adds nothing. */
   add(key: Deno.KvKey, doc: unknown): void {
     if (doc === null || doc === undefined) return;
-    const h = createHash("sha256").update(`${this.salt}${keyId(key)}\n${docText(doc)}`, "utf8")
+    this.addText(key, docText(doc));
+  }
+
+  /** `add` for a document already turned into its JSON text (`docText`). */
+  addText(key: Deno.KvKey, text: string): void {
+    const h = createHash("sha256").update(`${this.salt}${keyId(key)}\n${text}`, "utf8")
       .digest();
     for (let i = 0; i < LANES; i++) this.#sum[i] += h.readUInt32LE(i * 4);
     this.count++;
@@ -38,7 +43,7 @@ export class ProjectionDigest {
  * were stored in another order digests differently; callers then fall back to a comparison by
  * canonical JSON, which is slower but order-blind.
  */
-function docText(doc: unknown): string {
+export function docText(doc: unknown): string {
   try {
     return JSON.stringify(doc);
   } catch {
@@ -57,6 +62,8 @@ export async function digestLiveProjections(
   names: string[],
   salt: string,
   cut?: LiveCut,
+  /** Each live document added to the digest, as its text (the audit keeps them for next time). */
+  onDoc?: (key: Deno.KvKey, text: string) => void | Promise<void>,
 ): Promise<{ digest: ProjectionDigest; strays: number }> {
   const digest = new ProjectionDigest(salt);
   const checked = new Set(names);
@@ -69,7 +76,11 @@ export async function digestLiveProjections(
     for (const e of page) {
       const name = e.key[PROJECTIONS.length];
       if (typeof name !== "string" || !checked.has(name)) strays++;
-      else if (!cut?.moved.has(keyId(e.key))) digest.add(e.key, e.value);
+      else if (!cut?.moved.has(keyId(e.key)) && e.value !== null && e.value !== undefined) {
+        const text = docText(e.value);
+        digest.addText(e.key, text);
+        await onDoc?.(e.key, text);
+      }
     }
     page = [];
   };

@@ -118,7 +118,7 @@ export async function verifyChain(kv: Deno.Kv): Promise<ChainVerification> {
 }
 
 /** Records past a head that has not moved since were put there by something else. */
-async function checkNothingAfter(
+export async function checkNothingAfter(
   kv: Deno.Kv,
   head: LogHead | null,
   chain: ChainVerification,
@@ -236,12 +236,16 @@ export class ProjectionFolder {
   #inFlight = new Map<string, unknown>();
   #writing: Promise<void> = Promise.resolve();
 
+  readonly #existing: boolean;
+
   constructor(
     readonly target: Deno.Kv,
     readonly projections: Projection[],
-    opts: { cacheSize?: number } = {},
+    /** `existing`: the target already holds documents (an incremental audit's state). */
+    opts: { cacheSize?: number; existing?: boolean } = {},
   ) {
     this.#cacheSize = Math.max(1, opts.cacheSize ?? 20_000);
+    this.#existing = opts.existing ?? false;
   }
 
   async apply(e: StoredEvent): Promise<void> {
@@ -263,6 +267,10 @@ export class ProjectionFolder {
   }
 
   async #load(id: string, key: Deno.KvKey): Promise<unknown> {
+    if (this.#existing) {
+      if (this.#inFlight.has(id)) return this.#inFlight.get(id);
+      return (await this.target.get(key)).value;
+    }
     if (!this.#spilled?.has(id)) return null;
     if (this.#inFlight.has(id)) return this.#inFlight.get(id);
     return (await this.target.get(key)).value;
@@ -606,6 +614,10 @@ export async function replayIntoAndCompare(
     onEvent?: (e: StoredEvent) => void | Promise<void>;
     /** Counts the KV entries the log reads take. */
     stats?: ReadStats;
+    /** Each live document that went into the digest, as JSON text (the audit's state keeps it). */
+    onLiveDoc?: (key: Deno.KvKey, text: string) => void | Promise<void>;
+    /** Each document that moved after the head, with its rebuilt value at the head. */
+    onMovedDoc?: (key: Deno.KvKey, rebuilt: unknown) => void | Promise<void>;
     /** Called after a pass ("chain", "live"), for tests that change things between passes. */
     onPass?: (pass: "chain" | "live") => void | Promise<void>;
     onChainProblem?: (p: ChainProblem) => void | Promise<void>;
@@ -665,7 +677,7 @@ export async function replayIntoAndCompare(
     const salt = randomSalt();
     // The live side first: the documents that move while it is read are known by its end, and
     // the rebuilt side then holds those back instead of adding them.
-    const live = await digestLiveProjections(source, names, salt, cut);
+    const live = await digestLiveProjections(source, names, salt, cut, opts.onLiveDoc);
     passEnded("live");
     await opts.onPass?.("live");
     const held = new Held(cut.moved);
@@ -682,6 +694,7 @@ export async function replayIntoAndCompare(
     if (rebuilt && live.strays === 0 && rebuilt.equals(live.digest)) {
       const mismatches: ProjectionMismatch[] = [];
       for (const [id, key] of cut.moved) {
+        await opts.onMovedDoc?.(key, held.docs.get(id) ?? null);
         const wrong = await cut.settle(key, held.docs.get(id) ?? null);
         if (!wrong) continue;
         const m = { key: id, live: wrong.live, rebuilt: wrong.expected };

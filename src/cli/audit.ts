@@ -1,8 +1,11 @@
 /**
- * `deno task audit [--kv PATH] [--out DIR] [--verify-chain]`: verifies the event log's hash
- * chain, rebuilds every projection and compares it with the live one, and writes the
+ * `deno task audit [--kv PATH] [--out DIR] [--from DIR] [--verify-chain]`: verifies the event
+ * log's hash chain, rebuilds every projection and compares it with the live one, and writes the
  * reconciliation (builds, totals per key and per UTC day, purchases, exceptions) as CSV and
- * JSON. Exit code 0: no exceptions; 1: exceptions (listed in exceptions.csv); 2: usage error.
+ * JSON. A clean audit also writes `checkpoint.json` and keeps its state (`state.sqlite3`) in
+ * DIR; `--from` that DIR audits only what the log gained since (src/audit/checkpoint.ts), with
+ * the same tables as a full audit. Exit code 0: no exceptions; 1: exceptions (listed in
+ * exceptions.csv); 2: usage error.
  */
 import { parseArgs } from "node:util";
 import { Connection } from "@solana/web3.js";
@@ -10,9 +13,12 @@ import { runAudit } from "../audit/audit.ts";
 import { rpcTxReader } from "../audit/chain-check.ts";
 import { AUDIT_TABLES } from "../audit/audit.ts";
 import { FileSink } from "../audit/sink.ts";
+import { readCheckpoint } from "../audit/checkpoint.ts";
+import { resolve } from "node:path";
 import { CliError, defaultKvPath, defaultRpcUrl, openExistingKv, runCli } from "./kv.ts";
 
-const USAGE = "usage: deno task audit [--kv PATH|URL] [--out DIR] [--verify-chain]";
+const USAGE =
+  "usage: deno task audit [--kv PATH|URL] [--out DIR] [--from DIR-OF-AN-EARLIER-AUDIT] [--verify-chain]";
 
 await runCli(async () => {
   let args;
@@ -22,6 +28,7 @@ await runCli(async () => {
       options: {
         kv: { type: "string" },
         out: { type: "string" },
+        from: { type: "string" },
         "verify-chain": { type: "boolean", default: false },
         help: { type: "boolean", default: false },
       },
@@ -43,31 +50,59 @@ await runCli(async () => {
     });
   }
 
+  let from = null;
+  if (args.from) {
+    try {
+      from = await readCheckpoint(args.from);
+    } catch (e) {
+      throw new CliError(`--from ${args.from}: no usable checkpoint (${(e as Error).message})`);
+    }
+    if (resolve(args.from) === resolve(out)) throw new CliError("--from and --out must differ");
+  }
   const kv = await openExistingKv(kvPath);
-  // The rebuilt projections spill to a throwaway file, not to memory and never to the audited KV.
-  const scratchDir = await Deno.makeTempDir({ prefix: "tcb-audit-" });
-  const scratch = await Deno.openKv(`${scratchDir}/scratch.sqlite3`);
+  // What the audit rebuilds goes to its own state file in DIR (never to the audited KV); an
+  // incremental audit works on a copy of the earlier audit's, which stays as it was.
+  await Deno.mkdir(out, { recursive: true });
+  const statePath = `${out}/state.sqlite3`;
+  for (const f of ["", "-wal", "-shm"]) await Deno.remove(statePath + f).catch(() => {});
+  await Deno.remove(`${out}/checkpoint.json`).catch(() => {});
+  if (from) await Deno.copyFile(`${args.from}/state.sqlite3`, statePath);
+  const scratch = await Deno.openKv(statePath);
+  let keepState = false;
   try {
     const sink = await FileSink.create(out, AUDIT_TABLES);
     const summary = await runAudit({
       kv,
       scratch,
       sink,
+      from,
       readTx: connection ? rpcTxReader(connection) : null,
     });
+    if (summary.checkpoint) {
+      await Deno.writeTextFile(
+        `${out}/checkpoint.json`,
+        JSON.stringify(summary.checkpoint, null, 2) + "\n",
+      );
+      keepState = true;
+    }
     console.log(JSON.stringify({
       ok: summary.ok,
       events: summary.events,
+      from: summary.from?.position ?? null,
       chainOk: summary.chain.ok,
       projectionMismatches: summary.projections.mismatches,
       builds: summary.builds.builds,
       exceptions: summary.exceptions,
+      checkpoint: summary.checkpoint ? `${out}/checkpoint.json` : null,
       out,
     }));
     return summary.ok ? 0 : 1;
   } finally {
     scratch.close();
     kv.close();
-    await Deno.remove(scratchDir, { recursive: true }).catch(() => {});
+    // Without a checkpoint the state is of no use to a later audit.
+    if (!keepState) {
+      for (const f of ["", "-wal", "-shm"]) await Deno.remove(statePath + f).catch(() => {});
+    }
   }
 });

@@ -204,9 +204,18 @@ Deno.test("audit with a tiny cache, or compared document by document, gives the 
   assertEquals([...exact.tables.entries()], [...big.tables.entries()]);
   const summary = exact.summary as AuditSummary;
   assertEquals(summary.projections.compared, "documents");
+  // No checkpoint from a comparison one by one (its state lacks the documents), and one more
+  // pass over the log.
+  const { checkpoint: _c, logReadsPer1000Events: _r, ...rest } = big.summary as AuditSummary;
+  assertEquals(summary.checkpoint, null);
   assertEquals(
-    { ...summary, projections: { ...summary.projections, compared: "digest" } },
-    big.summary,
+    {
+      ...summary,
+      projections: { ...summary.projections, compared: "digest" },
+      checkpoint: undefined,
+      logReadsPer1000Events: undefined,
+    },
+    { ...rest, checkpoint: undefined, logReadsPer1000Events: undefined },
   );
 });
 
