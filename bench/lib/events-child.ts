@@ -4,6 +4,7 @@
  * Prints one JSON line on stdout.
  *
  *   events-child.ts write  <kv path> <events>
+ *   events-child.ts append <kv path> <events> <skip>
  *   events-child.ts replay <kv path> list|floor|verify|memory|stream|exact
  */
 import { PROJECTIONS } from "../../events/keys.ts";
@@ -12,11 +13,36 @@ import { allProjections } from "../../projections/index.ts";
 import { replayAndCompare, replayIntoAndCompare, verifyChain } from "../../projections/replay.ts";
 import { profile, renderHotSpots } from "./profiler.ts";
 import { peakRssMiB, rssSampler } from "./stats.ts";
-import { writeSyntheticLog } from "./synthetic-log.ts";
+import { syntheticCommits, writeSyntheticLog } from "./synthetic-log.ts";
+import { EventStore } from "../../events/store.ts";
 
 const [cmd, path, arg] = Deno.args;
 
-if (cmd === "write") {
+if (cmd === "append") {
+  // Carries the synthetic history on through the real store: `append <kv> <events> <skip>`
+  // appends the `events` that follow the first `skip` of the same seeded history.
+  const kv = await Deno.openKv(path);
+  const store = new EventStore(kv, { projections: allProjections });
+  const want = Number(arg);
+  const skip = Number(Deno.args[3] ?? 0);
+  let seen = 0;
+  let appended = 0;
+  const t0 = performance.now();
+  for (const { commit } of syntheticCommits(skip + want)) {
+    const n = commit.reduce((k, c) => k + c.events.length, 0);
+    seen += n;
+    if (seen <= skip) continue;
+    await store.append(commit.map((c) => ({
+      stream: c.stream,
+      expectedVersion: "any" as const,
+      events: c.events,
+    })));
+    appended += n;
+  }
+  const ms = performance.now() - t0;
+  kv.close();
+  console.log(JSON.stringify({ appended, ms, perSecond: appended / (ms / 1000) }));
+} else if (cmd === "write") {
   const kv = await Deno.openKv(path);
   const r = await writeSyntheticLog(kv, Number(arg), {
     onProgress: (n) => console.error(`  wrote ${n} events`),
