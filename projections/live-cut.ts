@@ -63,9 +63,33 @@ export class LiveCut {
     key: Deno.KvKey,
     rebuilt: unknown,
   ): Promise<{ live: unknown; expected: unknown } | null> {
-    const [headEntry, docEntry] = await this.kv.getMany<[LogHead, unknown]>([HEAD, key]);
-    const at = headEntry.value?.position ?? 0;
-    if (at > this.#seen) await this.poll(at);
+    return (await this.settleMany([{ key, rebuilt }]))[0];
+  }
+
+  /** `settle` for many documents, nine to a consistent read with the head. */
+  async settleMany(
+    docs: { key: Deno.KvKey; rebuilt: unknown }[],
+  ): Promise<({ live: unknown; expected: unknown } | null)[]> {
+    const out: ({ live: unknown; expected: unknown } | null)[] = [];
+    for (let i = 0; i < docs.length; i += 9) {
+      const batch = docs.slice(i, i + 9);
+      const [headEntry, ...entries] = await this.kv.getMany<unknown[]>([
+        HEAD,
+        ...batch.map((d) => d.key),
+      ]);
+      const at = (headEntry.value as LogHead | null)?.position ?? 0;
+      if (at > this.#seen) await this.poll(at);
+      batch.forEach((d, j) => out.push(this.#compare(d.key, d.rebuilt, at, entries[j].value)));
+    }
+    return out;
+  }
+
+  #compare(
+    key: Deno.KvKey,
+    rebuilt: unknown,
+    at: number,
+    liveValue: unknown,
+  ): { live: unknown; expected: unknown } | null {
     const name = key[PROJECTIONS.length] as string;
     const p = this.#byName.get(name);
     const id = keyId(key);
@@ -78,7 +102,7 @@ export class LiveCut {
         }
       }
     }
-    const live = docEntry.value ?? null;
+    const live = liveValue ?? null;
     return canonicalJson(live) === canonicalJson(doc ?? null) ? null : { live, expected: doc };
   }
 }

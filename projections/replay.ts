@@ -266,6 +266,18 @@ export class ProjectionFolder {
     }
   }
 
+  /** Reads the documents of `keys` into the cache, ten to a read (an `existing` target). */
+  async preload(keys: Deno.KvKey[]): Promise<void> {
+    const todo = keys.filter((k) => !this.#cache.has(keyId(k)));
+    for (let i = 0; i < todo.length; i += 10) {
+      const batch = todo.slice(i, i + 10);
+      const entries = await this.target.getMany(batch);
+      entries.forEach((e, j) => {
+        if (e.value !== null) this.#cache.set(keyId(batch[j]), { key: batch[j], doc: e.value });
+      });
+    }
+  }
+
   async #load(id: string, key: Deno.KvKey): Promise<unknown> {
     if (this.#existing) {
       if (this.#inFlight.has(id)) return this.#inFlight.get(id);

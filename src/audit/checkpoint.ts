@@ -149,16 +149,25 @@ export async function replayFrom(
       if (e.position === from.position && e.hash !== from.hash) {
         problem(e.position, "the event at the checkpoint is not the one the checkpoint verified");
       }
-      if (e.position > from.position) {
-        after.push(e);
-        await folder.apply(e);
-      }
+      if (e.position > from.position) after.push(e);
       for (; reported < verifier.problems.length; reported++) {
         await opts.onChainProblem?.(verifier.problems[reported]);
       }
     }
   }
   stats.onSegment = undefined;
+  // The audit's folds: their documents read ten to a read, then the new events folded in.
+  const foldKeys = new Map<string, Deno.KvKey>();
+  for (const e of after) {
+    for (const p of auditFolds) {
+      for (const sub of p.keysOf(e)) {
+        const key = projectionKey(p.name, sub);
+        foldKeys.set(keyId(key), key);
+      }
+    }
+  }
+  await folder.preload([...foldKeys.values()]);
+  for (const e of after) await folder.apply(e);
   await folder.flush();
   const chain = verifier.finish(head);
   // The count covers the events read: from the last sealed point before the checkpoint.
@@ -169,6 +178,16 @@ export async function replayFrom(
 
   // Each touched document: its value at the checkpoint, then the new events, in log order.
   const chunks = new DocChunks(state);
+  const touched = new Map<string, Deno.KvKey>();
+  for (const e of after) {
+    for (const p of projections) {
+      for (const sub of p.keysOf(e)) {
+        const key = projectionKey(p.name, sub);
+        touched.set(keyId(key), key);
+      }
+    }
+  }
+  await chunks.load([...touched.values()]);
   const rebuilt = new Map<string, { key: Deno.KvKey; doc: unknown }>();
   for (const e of after) {
     for (const p of projections) {
@@ -186,13 +205,15 @@ export async function replayFrom(
   }
   const cut = new LiveCut(source, projections, head);
   let mismatchCount = 0;
-  for (const [id, { key, doc }] of rebuilt) {
-    const wrong = await cut.settle(key, doc);
+  const docs = [...rebuilt].map(([id, { key, doc }]) => ({ id, key, rebuilt: doc }));
+  const results = await cut.settleMany(docs);
+  for (let i = 0; i < docs.length; i++) {
+    const wrong = results[i];
     if (wrong) {
       mismatchCount++;
-      await opts.onMismatch?.({ key: id, live: wrong.live, rebuilt: wrong.expected });
+      await opts.onMismatch?.({ key: docs[i].id, live: wrong.live, rebuilt: wrong.expected });
     }
-    await chunks.set(key, doc);
+    await chunks.set(docs[i].key, docs[i].rebuilt);
   }
   await chunks.flush();
   return {

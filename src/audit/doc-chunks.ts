@@ -12,21 +12,32 @@ import { keyId } from "../../projections/key-hash.ts";
 import { commitInBatches, compareKvKeys } from "../../projections/replay.ts";
 
 const CHUNKS = ["c"] as const;
+/** One small entry per chunk, so the chunk holding a key is found in memory, not by a read. */
+const INDEX = ["i"] as const;
 const CHUNK_BYTES = 16 * 1024;
-/** A chunk grown past this many characters (at most 60 KiB of UTF-8) is split in two. */
+/** A chunk grown past this many characters (at most 60 KiB of UTF-8) is split. */
 const SPLIT_BYTES = 20 * 1024;
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
 const chunkKey = (first: Deno.KvKey): Deno.KvKey => [...CHUNKS, ...first];
+const indexKey = (first: Deno.KvKey): Deno.KvKey => [...INDEX, ...first];
+
+type Write = { key: Deno.KvKey; value: unknown };
+
+/** A chunk's writes: the chunk and its index entry (value null: both deleted). */
+const chunkWrite = (first: Deno.KvKey, value: Uint8Array | null): Write[] => [
+  { key: chunkKey(first), value },
+  { key: indexKey(first), value: value === null ? null : 1 },
+];
 
 /** Writes documents that arrive in KV key order (the live projections as listed). */
 export class DocChunkWriter {
   #lines: string[] = [];
   #bytes = 0;
   #first: Deno.KvKey | null = null;
-  #pending: { key: Deno.KvKey; value: unknown }[] = [];
+  #pending: Write[] = [];
   documents = 0;
 
   constructor(readonly state: Deno.Kv) {}
@@ -42,11 +53,11 @@ export class DocChunkWriter {
 
   async #seal(): Promise<void> {
     if (!this.#first) return;
-    this.#pending.push({ key: chunkKey(this.#first), value: enc.encode(this.#lines.join("\n")) });
+    this.#pending.push(...chunkWrite(this.#first, enc.encode(this.#lines.join("\n"))));
     this.#lines = [];
     this.#bytes = 0;
     this.#first = null;
-    if (this.#pending.length >= 20) await this.#commit();
+    if (this.#pending.length >= 40) await this.#commit();
   }
 
   async #commit(): Promise<void> {
@@ -62,42 +73,85 @@ export class DocChunkWriter {
 }
 
 interface Chunk {
-  key: Deno.KvKey;
+  /** The first document key the chunk is stored under. */
+  first: Deno.KvKey;
   docs: Map<string, string>;
+  dirty: boolean;
 }
 
-function parseChunk(key: Deno.KvKey, value: Uint8Array): Chunk {
+function parseChunk(first: Deno.KvKey, value: Uint8Array): Chunk {
   const docs = new Map<string, string>();
   for (const line of dec.decode(value).split("\n")) {
     if (!line) continue;
     const tab = line.indexOf("\t");
     docs.set(line.slice(0, tab), line.slice(tab + 1));
   }
-  return { key, docs };
+  return { first, docs, dirty: false };
 }
 
 /** Reads and updates documents in the chunks (the incremental audit). */
 export class DocChunks {
+  #index: Deno.KvKey[] | null = null;
   readonly #cache = new Map<string, Chunk>();
   /** Documents below every chunk's first key, waiting for a chunk of their own. */
   #orphans: Chunk | null = null;
 
   constructor(readonly state: Deno.Kv) {}
 
-  async #chunkFor(key: Deno.KvKey): Promise<Chunk | null> {
-    const iter = this.state.list<Uint8Array>({
-      start: [...CHUNKS],
-      end: [...chunkKey(key), new Uint8Array()],
-    }, { reverse: true, limit: 1 });
-    for await (const e of iter) {
-      const id = keyId(e.key);
-      const hit = this.#cache.get(id);
-      if (hit) return hit;
-      const c = parseChunk(e.key, e.value);
-      this.#cache.set(id, c);
-      return c;
+  async #loadIndex(): Promise<Deno.KvKey[]> {
+    if (this.#index) return this.#index;
+    const index: Deno.KvKey[] = [];
+    for await (const e of this.state.list({ prefix: [...INDEX] }, { batchSize: 1000 })) {
+      index.push(e.key.slice(INDEX.length));
     }
-    return null;
+    return (this.#index = index);
+  }
+
+  /** The first key of the chunk that holds (or would hold) `key`; null: below every chunk. */
+  #locate(index: Deno.KvKey[], key: Deno.KvKey): Deno.KvKey | null {
+    let lo = 0;
+    let hi = index.length - 1;
+    let found = -1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (compareKvKeys(index[mid], key) <= 0) {
+        found = mid;
+        lo = mid + 1;
+      } else hi = mid - 1;
+    }
+    return found < 0 ? null : index[found];
+  }
+
+  /** Reads the chunks holding `keys`, ten to a read. */
+  async load(keys: Deno.KvKey[]): Promise<void> {
+    const index = await this.#loadIndex();
+    const wanted = new Map<string, Deno.KvKey>();
+    for (const key of keys) {
+      const first = this.#locate(index, key);
+      if (first === null) continue;
+      const id = keyId(first);
+      if (!this.#cache.has(id)) wanted.set(id, first);
+    }
+    const firsts = [...wanted.values()];
+    for (let i = 0; i < firsts.length; i += 10) {
+      const batch = firsts.slice(i, i + 10);
+      const entries = await this.state.getMany<Uint8Array[]>(batch.map(chunkKey));
+      entries.forEach((e, j) => {
+        const c = e.value
+          ? parseChunk(batch[j], e.value)
+          : { first: batch[j], docs: new Map(), dirty: false };
+        this.#cache.set(keyId(batch[j]), c);
+      });
+    }
+  }
+
+  async #chunkFor(key: Deno.KvKey): Promise<Chunk | null> {
+    const index = await this.#loadIndex();
+    const first = this.#locate(index, key);
+    if (first === null) return null;
+    const id = keyId(first);
+    if (!this.#cache.has(id)) await this.load([key]);
+    return this.#cache.get(id)!;
   }
 
   /** The document stored for `key` (undefined when there is none). */
@@ -112,44 +166,47 @@ export class DocChunks {
   async set(key: Deno.KvKey, doc: unknown): Promise<void> {
     const id = keyId(key);
     let c = await this.#chunkFor(key);
-    if (!c) c = this.#orphans ??= { key: chunkKey(key), docs: new Map() };
+    if (!c) c = this.#orphans ??= { first: key, docs: new Map(), dirty: true };
     if (doc === null || doc === undefined) c.docs.delete(id);
     else c.docs.set(id, JSON.stringify(doc));
-    (c as Chunk & { dirty?: boolean }).dirty = true;
+    c.dirty = true;
   }
 
   async flush(): Promise<void> {
-    const writes: { key: Deno.KvKey; value: unknown }[] = [];
-    for (const c of this.#cache.values()) {
-      if ((c as { dirty?: boolean }).dirty) writes.push(...chunkWrites(c));
-    }
-    if (this.#orphans && this.#orphans.docs.size) {
-      const keys = [...this.#orphans.docs.keys()].map((id) => JSON.parse(id) as Deno.KvKey);
-      keys.sort(compareKvKeys);
-      writes.push(...chunkWrites({ key: chunkKey(keys[0]), docs: this.#orphans.docs }));
-    }
+    const writes: Write[] = [];
+    for (const c of this.#cache.values()) if (c.dirty) writes.push(...chunkWrites(c, true));
+    if (this.#orphans && this.#orphans.docs.size) writes.push(...chunkWrites(this.#orphans, false));
     this.#cache.clear();
     this.#orphans = null;
+    this.#index = null;
     await commitInBatches(this.state, writes);
   }
 }
 
-/** The writes for a changed chunk: itself, or two halves when it grew too large. */
-function chunkWrites(c: Chunk): { key: Deno.KvKey; value: unknown }[] {
-  const lines = [...c.docs].map(([id, text]) => `${id}\t${text}`);
-  const bytes = lines.reduce((n, l) => n + l.length + 1, 0);
-  if (lines.length === 0) return [{ key: c.key, value: null }];
-  if (bytes <= SPLIT_BYTES || lines.length < 2) {
-    return [{ key: c.key, value: enc.encode(lines.join("\n")) }];
-  }
-  // Split in key order: the upper half gets a chunk keyed by its own first document.
+/**
+ * The writes for a changed chunk, split in key order when it grew too large. A stored chunk keeps
+ * its key for its first part; new documents below it never land in it (they go to the chunk
+ * before, or to the orphans).
+ */
+function chunkWrites(c: Chunk, stored: boolean): Write[] {
   const sorted = [...c.docs.keys()].map((id) => ({ id, key: JSON.parse(id) as Deno.KvKey }));
   sorted.sort((a, b) => compareKvKeys(a.key, b.key));
-  const half = Math.floor(sorted.length / 2);
-  const part = (from: number, to: number) =>
-    enc.encode(sorted.slice(from, to).map((s) => `${s.id}\t${c.docs.get(s.id)}`).join("\n"));
-  return [
-    { key: c.key, value: part(0, half) },
-    { key: chunkKey(sorted[half].key), value: part(half, sorted.length) },
-  ];
+  if (sorted.length === 0) return stored ? chunkWrite(c.first, null) : [];
+  const out: Write[] = [];
+  let part: string[] = [];
+  let size = 0;
+  let first = stored ? c.first : sorted[0].key;
+  for (const s of sorted) {
+    const line = `${s.id}\t${c.docs.get(s.id)}`;
+    if (part.length && size + line.length > SPLIT_BYTES) {
+      out.push(...chunkWrite(first, enc.encode(part.join("\n"))));
+      part = [];
+      size = 0;
+      first = s.key;
+    }
+    part.push(line);
+    size += line.length + 1;
+  }
+  out.push(...chunkWrite(first, enc.encode(part.join("\n"))));
+  return out;
 }
