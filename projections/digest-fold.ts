@@ -84,6 +84,6 @@ export class DigestFolder {
   }
 
   #add(id: string, slot: { key: Deno.KvKey; doc: unknown }): void {
-    if (!this.#hold?.takes(slot.key, slot.doc, id)) this.digest.add(slot.key, slot.doc);
+    if (!this.#hold?.takes(slot.key, slot.doc, id)) this.digest.add(slot.key, slot.doc, id);
   }
 }

@@ -20,14 +20,14 @@ export class ProjectionDigest {
   constructor(readonly salt: string) {}
 
   /** A null document is no document: it adds nothing. */
-  add(key: Deno.KvKey, doc: unknown): void {
+  add(key: Deno.KvKey, doc: unknown, id?: string): void {
     if (doc === null || doc === undefined) return;
-    this.addText(key, docText(doc));
+    this.addText(key, docText(doc), id);
   }
 
-  /** `add` for a document already turned into its JSON text (`docText`). */
-  addText(key: Deno.KvKey, text: string): void {
-    const h = createHash("sha256").update(`${this.salt}${keyId(key)}\n${text}`, "utf8")
+  /** `add` for a document already turned into its JSON text (`docText`); `id` is `keyId(key)`. */
+  addText(key: Deno.KvKey, text: string, id = keyId(key)): void {
+    const h = createHash("sha256").update(`${this.salt}${id}\n${text}`, "utf8")
       .digest();
     for (let i = 0; i < LANES; i++) this.#sum[i] += h.readUInt32LE(i * 4);
     this.count++;
@@ -63,7 +63,7 @@ export async function digestLiveProjections(
   salt: string,
   cut?: LiveCut,
   /** Each live document added to the digest, as its text (the audit keeps them for next time). */
-  onDoc?: (key: Deno.KvKey, text: string) => void | Promise<void>,
+  onDoc?: (key: Deno.KvKey, text: string, id: string) => void | Promise<void>,
 ): Promise<{ digest: ProjectionDigest; strays: number }> {
   const digest = new ProjectionDigest(salt);
   const checked = new Set(names);
@@ -76,10 +76,13 @@ export async function digestLiveProjections(
     for (const e of page) {
       const name = e.key[PROJECTIONS.length];
       if (typeof name !== "string" || !checked.has(name)) strays++;
-      else if (!cut?.moved.has(keyId(e.key)) && e.value !== null && e.value !== undefined) {
+      else if (e.value === null || e.value === undefined) continue;
+      else {
+        const id = keyId(e.key);
+        if (cut?.moved.has(id)) continue;
         const text = docText(e.value);
-        digest.addText(e.key, text);
-        await onDoc?.(e.key, text);
+        digest.addText(e.key, text, id);
+        await onDoc?.(e.key, text, id);
       }
     }
     page = [];

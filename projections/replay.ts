@@ -627,7 +627,7 @@ export async function replayIntoAndCompare(
     /** Counts the KV entries the log reads take. */
     stats?: ReadStats;
     /** Each live document that went into the digest, as JSON text (the audit's state keeps it). */
-    onLiveDoc?: (key: Deno.KvKey, text: string) => void | Promise<void>;
+    onLiveDoc?: (key: Deno.KvKey, text: string, id: string) => void | Promise<void>;
     /** Each document that moved after the head, with its rebuilt value at the head. */
     onMovedDoc?: (key: Deno.KvKey, rebuilt: unknown) => void | Promise<void>;
     /** Called after a pass ("chain", "live"), for tests that change things between passes. */

@@ -5,9 +5,9 @@
  *
  *   events-child.ts write  <kv path> <events>
  *   events-child.ts append <kv path> <events> <skip>
- *   events-child.ts replay <kv path> list|floor|verify|memory|stream|exact
+ *   events-child.ts replay <kv path> list|floor|bytes|verify|memory|stream|exact
  */
-import { PROJECTIONS } from "../../events/keys.ts";
+import { HEAD, LOG_SEGMENTS, LOG_TAIL, PROJECTIONS } from "../../events/keys.ts";
 import { readLog } from "../../events/log.ts";
 import { allProjections } from "../../projections/index.ts";
 import { replayAndCompare, replayIntoAndCompare, verifyChain } from "../../projections/replay.ts";
@@ -61,6 +61,8 @@ if (cmd === "append") {
   let compared = "";
   let passesMs = {};
   const stats = { reads: 0 };
+  let bytesPerEvent = 0;
+  let segments = 0;
   const work = async () => {
     if (arg === "list") {
       // The floor: what reading the log costs before anything is checked or folded.
@@ -69,6 +71,17 @@ if (cmd === "append") {
       // What any rebuild-and-compare must read at least once: the log and the live projections.
       for await (const batch of readLog(kv, { stats })) events += batch.length;
       for await (const _ of kv.list({ prefix: PROJECTIONS }, { batchSize: 1000 })) documents++;
+    } else if (arg === "bytes") {
+      // What the log takes in KV values (segments and tail lines), per event.
+      let total = 0;
+      for (const prefix of [LOG_SEGMENTS, LOG_TAIL]) {
+        for await (const e of kv.list<Uint8Array>({ prefix }, { batchSize: 256 })) {
+          total += e.value.byteLength;
+          if (prefix === LOG_SEGMENTS) segments++;
+        }
+      }
+      events = (await kv.get<{ position: number }>(HEAD)).value?.position ?? 0;
+      bytesPerEvent = events ? total / events : 0;
     } else if (arg === "verify") {
       const v = await verifyChain(kv);
       events = v.events;
@@ -115,6 +128,8 @@ if (cmd === "append") {
     compared,
     passesMs,
     logReadsPer1000: events ? (stats.reads * 1000) / events : 0,
+    bytesPerEvent,
+    segments,
     detail,
     peakRssMiB: peakRssMiB() ?? sampledRssMiB,
     sampledRssMiB,

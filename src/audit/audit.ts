@@ -247,7 +247,7 @@ async function full(opts: AuditOptions, stats: ReadStats, exception: Exception):
     maxOpen: opts.maxOpen,
     maxMismatches: 0,
     stats,
-    onLiveDoc: (key, text) => docs.add(key, text),
+    onLiveDoc: (key, text, id) => docs.add(key, text, id),
     onMovedDoc: (key, doc) => {
       moved.push({ key, doc });
     },

@@ -42,8 +42,8 @@ export class DocChunkWriter {
 
   constructor(readonly state: Deno.Kv) {}
 
-  async add(key: Deno.KvKey, text: string): Promise<void> {
-    const line = `${keyId(key)}\t${text}`;
+  async add(key: Deno.KvKey, text: string, id = keyId(key)): Promise<void> {
+    const line = `${id}\t${text}`;
     if (this.#first && this.#bytes + line.length > CHUNK_BYTES) await this.#seal();
     this.#first ??= key;
     this.#lines.push(line);
