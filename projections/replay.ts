@@ -535,6 +535,10 @@ const typeRank = (v: Deno.KvKeyPart): number =>
 
 function compareKeyPart(a: Deno.KvKeyPart, b: Deno.KvKeyPart): number {
   if (typeof a === "string" && typeof b === "string") return compareCodePoints(a, b);
+  // Plain numbers order as they compare; only -0 and NaN need the encoded form below.
+  if (typeof a === "number" && typeof b === "number" && a !== 0 && b !== 0 && a === a && b === b) {
+    return a < b ? -1 : a > b ? 1 : 0;
+  }
   const ra = typeRank(a);
   const rb = typeRank(b);
   if (ra !== rb) return ra - rb;

@@ -6,9 +6,16 @@
  * Documents are packed many to a KV value (`keyId\tJSON` lines, about 16 KiB a chunk), each
  * chunk stored under `["c", ...first document key]`: a million documents are a few thousand
  * writes, not a million. A document lives in the chunk with the greatest first key not above
- * its own key, which one reverse `list` finds; order inside a chunk does not matter.
+ * its own key; a small index entry per chunk (`["i", ...first key]`) finds it in memory. Order
+ * inside a chunk does not matter.
+ *
+ * Documents created after the checkpoint (most have random keys: mints, signatures) go to an
+ * overlay of single entries (`["o", ...key]`) instead of into the chunks, so an incremental audit
+ * never rewrites chunks all over the state; a Bloom filter of the ids stored (`["bloom", n]`)
+ * tells that a new document has no earlier value without reading anything. The next full audit
+ * writes everything packed again.
  */
-import { keyId } from "../../projections/key-hash.ts";
+import { KeyBloomFilter, keyId } from "../../projections/key-hash.ts";
 import { commitInBatches, compareKvKeys } from "../../projections/replay.ts";
 
 const CHUNKS = ["c"] as const;
@@ -21,7 +28,33 @@ const SPLIT_BYTES = 20 * 1024;
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
+const OVERLAY = ["o"] as const;
+const BLOOM = ["bloom"] as const;
+const BLOOM_PART = 60 * 1024;
+
 const chunkKey = (first: Deno.KvKey): Deno.KvKey => [...CHUNKS, ...first];
+const overlayKey = (key: Deno.KvKey): Deno.KvKey => [...OVERLAY, ...key];
+
+async function readBloom(state: Deno.Kv): Promise<KeyBloomFilter> {
+  const parts: Uint8Array[] = [];
+  for await (const e of state.list<Uint8Array>({ prefix: [...BLOOM] })) parts.push(e.value);
+  const all = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let off = 0;
+  for (const p of parts) {
+    all.set(p, off);
+    off += p.length;
+  }
+  return KeyBloomFilter.fromBytes(all);
+}
+
+function bloomWrites(bloom: KeyBloomFilter): Write[] {
+  const bytes = bloom.bytes;
+  const out: Write[] = [];
+  for (let i = 0, n = 0; i < bytes.length; i += BLOOM_PART, n++) {
+    out.push({ key: [...BLOOM, n], value: bytes.slice(i, i + BLOOM_PART) });
+  }
+  return out;
+}
 const indexKey = (first: Deno.KvKey): Deno.KvKey => [...INDEX, ...first];
 
 type Write = { key: Deno.KvKey; value: unknown };
@@ -38,12 +71,14 @@ export class DocChunkWriter {
   #bytes = 0;
   #first: Deno.KvKey | null = null;
   #pending: Write[] = [];
+  readonly #bloom = new KeyBloomFilter();
   documents = 0;
 
   constructor(readonly state: Deno.Kv) {}
 
   async add(key: Deno.KvKey, text: string, id = keyId(key)): Promise<void> {
     const line = `${id}\t${text}`;
+    this.#bloom.add(id);
     if (this.#first && this.#bytes + line.length > CHUNK_BYTES) await this.#seal();
     this.#first ??= key;
     this.#lines.push(line);
@@ -68,6 +103,7 @@ export class DocChunkWriter {
 
   async finish(): Promise<void> {
     await this.#seal();
+    this.#pending.push(...bloomWrites(this.#bloom));
     await this.#commit();
   }
 }
@@ -89,12 +125,13 @@ function parseChunk(first: Deno.KvKey, value: Uint8Array): Chunk {
   return { first, docs, dirty: false };
 }
 
-/** Reads and updates documents in the chunks (the incremental audit). */
+/** Reads and updates documents in the chunks and the overlay (the incremental audit). */
 export class DocChunks {
   #index: Deno.KvKey[] | null = null;
+  #bloom: KeyBloomFilter | null = null;
   readonly #cache = new Map<string, Chunk>();
-  /** Documents below every chunk's first key, waiting for a chunk of their own. */
-  #orphans: Chunk | null = null;
+  /** Overlay documents read or written, by id (null: none, or deleted). */
+  readonly #overlay = new Map<string, { key: Deno.KvKey; text: string | null; dirty: boolean }>();
 
   constructor(readonly state: Deno.Kv) {}
 
@@ -105,6 +142,10 @@ export class DocChunks {
       index.push(e.key.slice(INDEX.length));
     }
     return (this.#index = index);
+  }
+
+  async #loadBloom(): Promise<KeyBloomFilter> {
+    return this.#bloom ??= await readBloom(this.state);
   }
 
   /** The first key of the chunk that holds (or would hold) `key`; null: below every chunk. */
@@ -122,17 +163,33 @@ export class DocChunks {
     return found < 0 ? null : index[found];
   }
 
-  /** Reads the chunks holding `keys`, ten to a read. */
+  /**
+   * Reads what `keys` may have stored, ten to a read: the chunks and overlay entries of those the
+   * Bloom filter has seen; the others have no earlier value and cost nothing.
+   */
   async load(keys: Deno.KvKey[]): Promise<void> {
+    const bloom = await this.#loadBloom();
     const index = await this.#loadIndex();
-    const wanted = new Map<string, Deno.KvKey>();
+    const chunks = new Map<string, Deno.KvKey>();
+    const overlay: Deno.KvKey[] = [];
     for (const key of keys) {
+      const id = keyId(key);
+      if (!bloom.has(id) || this.#overlay.has(id)) continue;
+      overlay.push(key);
       const first = this.#locate(index, key);
       if (first === null) continue;
-      const id = keyId(first);
-      if (!this.#cache.has(id)) wanted.set(id, first);
+      const cid = keyId(first);
+      if (!this.#cache.has(cid)) chunks.set(cid, first);
     }
-    const firsts = [...wanted.values()];
+    for (let i = 0; i < overlay.length; i += 10) {
+      const batch = overlay.slice(i, i + 10);
+      const entries = await this.state.getMany<Uint8Array[]>(batch.map(overlayKey));
+      entries.forEach((e, j) => {
+        const text = e.value ? dec.decode(e.value) : null;
+        this.#overlay.set(keyId(batch[j]), { key: batch[j], text, dirty: false });
+      });
+    }
+    const firsts = [...chunks.values()];
     for (let i = 0; i < firsts.length; i += 10) {
       const batch = firsts.slice(i, i + 10);
       const entries = await this.state.getMany<Uint8Array[]>(batch.map(chunkKey));
@@ -145,57 +202,63 @@ export class DocChunks {
     }
   }
 
-  async #chunkFor(key: Deno.KvKey): Promise<Chunk | null> {
-    const index = await this.#loadIndex();
-    const first = this.#locate(index, key);
-    if (first === null) return null;
-    const id = keyId(first);
-    if (!this.#cache.has(id)) await this.load([key]);
-    return this.#cache.get(id)!;
+  /** The chunk already read that holds `id`, if any. */
+  #chunkHolding(key: Deno.KvKey, id: string): Chunk | null {
+    const first = this.#index ? this.#locate(this.#index, key) : null;
+    const c = first ? this.#cache.get(keyId(first)) : undefined;
+    return c?.docs.has(id) ? c : null;
   }
 
   /** The document stored for `key` (undefined when there is none). */
   async get(key: Deno.KvKey): Promise<unknown> {
+    await this.load([key]);
     const id = keyId(key);
-    const c = await this.#chunkFor(key);
-    const text = c?.docs.get(id) ?? this.#orphans?.docs.get(id);
-    return text === undefined ? undefined : JSON.parse(text);
+    if (!this.#bloom!.has(id)) return undefined;
+    const o = this.#overlay.get(id);
+    const text = o?.text ?? this.#chunkHolding(key, id)?.docs.get(id);
+    return text === undefined || text === null ? undefined : JSON.parse(text);
   }
 
-  /** Sets (null: deletes) a document; `flush` writes the chunks changed. */
+  /** Sets (null: deletes) a document; `flush` writes what changed. */
   async set(key: Deno.KvKey, doc: unknown): Promise<void> {
+    await this.load([key]);
     const id = keyId(key);
-    let c = await this.#chunkFor(key);
-    if (!c) c = this.#orphans ??= { first: key, docs: new Map(), dirty: true };
-    if (doc === null || doc === undefined) c.docs.delete(id);
-    else c.docs.set(id, JSON.stringify(doc));
-    c.dirty = true;
+    const text = doc === null || doc === undefined ? null : JSON.stringify(doc);
+    const c = this.#overlay.get(id)?.text ? null : this.#chunkHolding(key, id);
+    if (c) {
+      if (text === null) c.docs.delete(id);
+      else c.docs.set(id, text);
+      c.dirty = true;
+      return;
+    }
+    this.#overlay.set(id, { key, text, dirty: true });
+    if (text !== null) this.#bloom!.add(id);
   }
 
   async flush(): Promise<void> {
     const writes: Write[] = [];
-    for (const c of this.#cache.values()) if (c.dirty) writes.push(...chunkWrites(c, true));
-    if (this.#orphans && this.#orphans.docs.size) writes.push(...chunkWrites(this.#orphans, false));
+    for (const c of this.#cache.values()) if (c.dirty) writes.push(...chunkWrites(c));
+    for (const o of this.#overlay.values()) {
+      if (!o.dirty) continue;
+      writes.push({ key: overlayKey(o.key), value: o.text === null ? null : enc.encode(o.text) });
+    }
+    if (this.#bloom) writes.push(...bloomWrites(this.#bloom));
     this.#cache.clear();
-    this.#orphans = null;
+    this.#overlay.clear();
     this.#index = null;
     await commitInBatches(this.state, writes);
   }
 }
 
-/**
- * The writes for a changed chunk, split in key order when it grew too large. A stored chunk keeps
- * its key for its first part; new documents below it never land in it (they go to the chunk
- * before, or to the orphans).
- */
-function chunkWrites(c: Chunk, stored: boolean): Write[] {
+/** The writes for a changed chunk, split in key order if it grew too large. */
+function chunkWrites(c: Chunk): Write[] {
   const sorted = [...c.docs.keys()].map((id) => ({ id, key: JSON.parse(id) as Deno.KvKey }));
   sorted.sort((a, b) => compareKvKeys(a.key, b.key));
-  if (sorted.length === 0) return stored ? chunkWrite(c.first, null) : [];
+  if (sorted.length === 0) return chunkWrite(c.first, null);
   const out: Write[] = [];
   let part: string[] = [];
   let size = 0;
-  let first = stored ? c.first : sorted[0].key;
+  let first = c.first;
   for (const s of sorted) {
     const line = `${s.id}\t${c.docs.get(s.id)}`;
     if (part.length && size + line.length > SPLIT_BYTES) {
