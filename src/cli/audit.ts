@@ -14,11 +14,12 @@ import { rpcTxReader } from "../audit/chain-check.ts";
 import { AUDIT_TABLES } from "../audit/audit.ts";
 import { FileSink } from "../audit/sink.ts";
 import { readCheckpoint } from "../audit/checkpoint.ts";
+import { importEvents, ImportRefused, readLines } from "../audit/events-io.ts";
 import { resolve } from "node:path";
 import { CliError, defaultKvPath, defaultRpcUrl, openExistingKv, runCli } from "./kv.ts";
 
-const USAGE =
-  "usage: deno task audit [--kv PATH|URL] [--out DIR] [--from DIR-OF-AN-EARLIER-AUDIT] [--verify-chain]";
+const USAGE = "usage: deno task audit [--kv PATH|URL | --ndjson FILE [--expect-head HASH]] " +
+  "[--out DIR] [--from DIR-OF-AN-EARLIER-AUDIT] [--verify-chain]";
 
 await runCli(async () => {
   let args;
@@ -29,6 +30,8 @@ await runCli(async () => {
         kv: { type: "string" },
         out: { type: "string" },
         from: { type: "string" },
+        ndjson: { type: "string" },
+        "expect-head": { type: "string" },
         "verify-chain": { type: "boolean", default: false },
         help: { type: "boolean", default: false },
       },
@@ -59,7 +62,29 @@ await runCli(async () => {
     }
     if (resolve(args.from) === resolve(out)) throw new CliError("--from and --out must differ");
   }
-  const kv = await openExistingKv(kvPath);
+  if (args.ndjson && args.kv) throw new CliError(`--kv and --ndjson exclude each other\n${USAGE}`);
+  // An exported log (events:export) is imported into a throwaway KV (chain checked line by line,
+  // projections re-derived) and audited there: the same tables as an audit of the service's KV.
+  let imported: string | null = null;
+  let kv: Deno.Kv;
+  if (args.ndjson) {
+    imported = await Deno.makeTempDir({ prefix: "tcb-audit-ndjson-" });
+    kv = await Deno.openKv(`${imported}/kv.sqlite3`);
+    try {
+      await importEvents(readLines((await Deno.open(args.ndjson)).readable), kv, {
+        expectHead: args["expect-head"],
+      });
+    } catch (e) {
+      kv.close();
+      await Deno.remove(imported, { recursive: true }).catch(() => {});
+      if (!(e instanceof ImportRefused)) throw e;
+      // A broken chain in the file: the audit's finding, exit 1 like any other exception.
+      console.error(`--ndjson refused: ${e.message}`);
+      return 1;
+    }
+  } else {
+    kv = await openExistingKv(kvPath);
+  }
   // What the audit rebuilds goes to its own state file in DIR (never to the audited KV); an
   // incremental audit works on a copy of the earlier audit's, which stays as it was.
   await Deno.mkdir(out, { recursive: true });
@@ -100,6 +125,7 @@ await runCli(async () => {
   } finally {
     scratch.close();
     kv.close();
+    if (imported) await Deno.remove(imported, { recursive: true }).catch(() => {});
     // Without a checkpoint the state is of no use to a later audit.
     if (!keepState) {
       for (const f of ["", "-wal", "-shm"]) await Deno.remove(statePath + f).catch(() => {});
