@@ -8,7 +8,7 @@
  * exceptions.csv); 2: usage error.
  */
 import { parseArgs } from "node:util";
-import { Connection } from "@solana/web3.js";
+import type { Connection } from "@solana/web3.js";
 import { runAudit } from "../audit/audit.ts";
 import { rpcTxReader } from "../audit/chain-check.ts";
 import { AUDIT_TABLES } from "../audit/audit.ts";
@@ -47,6 +47,9 @@ await runCli(async () => {
   const out = args.out ?? `audit-${new Date().toISOString().replaceAll(":", "").slice(0, 17)}Z`;
   let connection: Connection | null = null;
   if (args["verify-chain"]) {
+    // Loaded only when asked for: @solana/web3.js costs a second and ~60 MiB at start-up, which
+    // an audit without --verify-chain never uses.
+    const { Connection } = await import("@solana/web3.js");
     connection = new Connection(defaultRpcUrl(), {
       commitment: "confirmed",
       disableRetryOnRateLimit: false,
