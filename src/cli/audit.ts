@@ -4,7 +4,8 @@
  * reconciliation (builds, totals per key and per UTC day, purchases, exceptions) as CSV and
  * JSON. A clean audit also writes `checkpoint.json` and keeps its state (`state.sqlite3`) in
  * DIR; `--from` that DIR audits only what the log gained since (src/audit/checkpoint.ts), with
- * the same tables as a full audit. Exit code 0: no exceptions; 1: exceptions (listed in
+ * the same tables as a full audit. The state moves on to the new DIR (it is as large as the live
+ * projections: copying it cost more than the audit); `--keep-from` copies it instead. Exit code 0: no exceptions; 1: exceptions (listed in
  * exceptions.csv); 2: usage error.
  */
 import { parseArgs } from "node:util";
@@ -19,7 +20,7 @@ import { resolve } from "node:path";
 import { CliError, defaultKvPath, defaultRpcUrl, openExistingKv, runCli } from "./kv.ts";
 
 const USAGE = "usage: deno task audit [--kv PATH|URL | --ndjson FILE [--expect-head HASH]] " +
-  "[--out DIR] [--from DIR-OF-AN-EARLIER-AUDIT] [--verify-chain]";
+  "[--out DIR] [--from DIR-OF-AN-EARLIER-AUDIT [--keep-from]] [--verify-chain]";
 
 await runCli(async () => {
   let args;
@@ -30,6 +31,7 @@ await runCli(async () => {
         kv: { type: "string" },
         out: { type: "string" },
         from: { type: "string" },
+        "keep-from": { type: "boolean", default: false },
         ndjson: { type: "string" },
         "expect-head": { type: "string" },
         "verify-chain": { type: "boolean", default: false },
@@ -64,6 +66,14 @@ await runCli(async () => {
       throw new CliError(`--from ${args.from}: no usable checkpoint (${(e as Error).message})`);
     }
     if (resolve(args.from) === resolve(out)) throw new CliError("--from and --out must differ");
+    try {
+      await Deno.stat(`${args.from}/state.sqlite3`);
+    } catch {
+      throw new CliError(
+        `--from ${args.from}: its state has moved on to a later audit (start from that one) or ` +
+          `is gone; run a full audit`,
+      );
+    }
   }
   if (args.ndjson && args.kv) throw new CliError(`--kv and --ndjson exclude each other\n${USAGE}`);
   // An exported log (events:export) is imported into a throwaway KV (chain checked line by line,
@@ -94,7 +104,15 @@ await runCli(async () => {
   const statePath = `${out}/state.sqlite3`;
   for (const f of ["", "-wal", "-shm"]) await Deno.remove(statePath + f).catch(() => {});
   await Deno.remove(`${out}/checkpoint.json`).catch(() => {});
-  if (from) await Deno.copyFile(`${args.from}/state.sqlite3`, statePath);
+  if (from && args["keep-from"]) await Deno.copyFile(`${args.from}/state.sqlite3`, statePath);
+  else if (from) {
+    // Moved, not copied; the earlier checkpoint cannot be started from again (it says so).
+    for (const f of ["", "-wal", "-shm"]) {
+      await Deno.rename(`${args.from}/state.sqlite3${f}`, statePath + f).catch((e) => {
+        if (f === "" || !(e instanceof Deno.errors.NotFound)) throw e;
+      });
+    }
+  }
   const scratch = await Deno.openKv(statePath);
   let keepState = false;
   try {

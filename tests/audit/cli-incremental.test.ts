@@ -72,6 +72,32 @@ Deno.test("audit --from a checkpoint, and audit --ndjson of an export, write a f
     await sameTables(`${dir}/inc`, `${dir}/full`);
     const summary = JSON.parse(await Deno.readTextFile(`${dir}/inc/summary.json`));
     assertEquals(summary.projections.compared, "incremental");
+    // The state moved on to `inc`: `first` cannot be started from again.
+    const stale = await task(
+      "audit",
+      "--kv",
+      kvPath,
+      "--out",
+      `${dir}/x`,
+      "--from",
+      `${dir}/first`,
+    );
+    assertEquals(stale.code, 2);
+    assertMatch(stale.stderr, /its state has moved on/);
+    // --keep-from copies it: `inc` stays a starting point.
+    const kept = await task(
+      "audit",
+      "--kv",
+      kvPath,
+      "--out",
+      `${dir}/kept`,
+      "--from",
+      `${dir}/inc`,
+      "--keep-from",
+    );
+    assertEquals(kept.code, full.code, kept.stderr);
+    await sameTables(`${dir}/kept`, `${dir}/full`);
+    await Deno.stat(`${dir}/inc/state.sqlite3`);
 
     const exp = await task("events:export", "--kv", kvPath, "--out", `${dir}/log.ndjson`);
     assertEquals(exp.code, 0, exp.stderr);
