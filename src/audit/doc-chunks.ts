@@ -95,16 +95,23 @@ export class DocChunkWriter {
     if (this.#pending.length >= 40) await this.#commit();
   }
 
+  /** One batch committing in the background while the live pass reads on. */
+  #writing: Promise<void> = Promise.resolve();
+
   async #commit(): Promise<void> {
     const out = this.#pending;
     this.#pending = [];
-    await commitInBatches(this.state, out);
+    await this.#writing;
+    this.#writing = commitInBatches(this.state, out);
+    // A failure surfaces at the next commit or at finish; not an unhandled rejection meanwhile.
+    this.#writing.catch(() => {});
   }
 
   async finish(): Promise<void> {
     await this.#seal();
     this.#pending.push(...bloomWrites(this.#bloom));
     await this.#commit();
+    await this.#writing;
   }
 }
 
