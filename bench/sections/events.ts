@@ -205,6 +205,8 @@ const audit = async (kvPath: string, out: string, from?: string) => {
     "run",
     "-A",
     "--unstable-kv",
+    // As `deno task audit` runs it (deno.json).
+    "--v8-flags=--max-old-space-size=160",
     AUDIT,
     "--kv",
     kvPath,

@@ -14,7 +14,7 @@ import { runAudit } from "../audit/audit.ts";
 import { rpcTxReader } from "../audit/chain-check.ts";
 import { AUDIT_TABLES } from "../audit/audit.ts";
 import { FileSink } from "../audit/sink.ts";
-import { readCheckpoint } from "../audit/checkpoint.ts";
+import { readCheckpoint, TooFarBehindError } from "../audit/checkpoint.ts";
 import { importEvents, ImportRefused, readLines } from "../audit/events-io.ts";
 import { resolve } from "node:path";
 import { CliError, defaultKvPath, defaultRpcUrl, openExistingKv, runCli } from "./kv.ts";
@@ -117,13 +117,19 @@ await runCli(async () => {
   let keepState = false;
   try {
     const sink = await FileSink.create(out, AUDIT_TABLES);
-    const summary = await runAudit({
-      kv,
-      scratch,
-      sink,
-      from,
-      readTx: connection ? rpcTxReader(connection) : null,
-    });
+    let summary;
+    try {
+      summary = await runAudit({
+        kv,
+        scratch,
+        sink,
+        from,
+        readTx: connection ? rpcTxReader(connection) : null,
+      });
+    } catch (e) {
+      if (e instanceof TooFarBehindError) throw new CliError(e.message);
+      throw e;
+    }
     if (summary.checkpoint) {
       await Deno.writeTextFile(
         `${out}/checkpoint.json`,

@@ -3,12 +3,16 @@
  * the tables equal those of a full audit of the same log; a change before the checkpoint is
  * caught.
  */
-import { assert, assertEquals, assertMatch } from "../support/assert.ts";
+import { assert, assertEquals, assertMatch, assertRejects } from "../support/assert.ts";
 import { projectionKey } from "../../events/keys.ts";
 import { EventStore } from "../../events/store.ts";
 import { allProjections } from "../../projections/index.ts";
 import { AUDIT_TABLES, type AuditSummary, runAudit } from "../../src/audit/audit.ts";
-import type { Checkpoint } from "../../src/audit/checkpoint.ts";
+import {
+  type Checkpoint,
+  MAX_INCREMENTAL_EVENTS,
+  TooFarBehindError,
+} from "../../src/audit/checkpoint.ts";
 import { MemorySink } from "../../src/audit/sink.ts";
 import { isSealed, rewriteEvent } from "../events/support/tamper.ts";
 import { built, confirmed, DAY1, purchaseWithKey, unverified } from "./fixtures.ts";
@@ -141,5 +145,24 @@ Deno.test("an incremental audit names a touched document edited behind the store
     assertEquals(inc.summary.projections.mismatches, 1);
     const [m] = inc.sink.rows("exceptions").filter((r) => r.kind === "projection_mismatch");
     assertMatch(String(m.detail), /^\["p","build",13\]: feeLamports: live "1"/);
+  });
+});
+
+Deno.test("an incremental audit too far behind its checkpoint refuses, asking for a full audit", async () => {
+  await withLog(async (kv, _store, dir) => {
+    const first = await audit(kv, dir, "first");
+    const cp = first.summary.checkpoint!;
+    // As if MAX_INCREMENTAL_EVENTS and more had been appended since.
+    const behind = { ...cp, position: cp.position - MAX_INCREMENTAL_EVENTS - 1 };
+    const scratch = await Deno.openKv(":memory:");
+    try {
+      await assertRejects(
+        () => runAudit({ kv, scratch, sink: new MemorySink(), from: behind }),
+        TooFarBehindError,
+        "run a full audit",
+      );
+    } finally {
+      scratch.close();
+    }
   });
 });
