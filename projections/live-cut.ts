@@ -19,8 +19,12 @@ import type { Projection } from "./projection.ts";
 export class LiveCut {
   /** Documents touched by events after H0, by id. */
   readonly moved = new Map<string, Deno.KvKey>();
-  /** The events after H0 read so far, in order. */
-  readonly after: StoredEvent[] = [];
+  /**
+   * The events after H0 that touch each moved document, in log order, with the sub-key they touch
+   * it under: settling a document folds only its own events (all of them for every document would
+   * be quadratic on a busy service).
+   */
+  readonly #touches = new Map<string, { e: StoredEvent; sub: Deno.KvKey }[]>();
   #seen: number;
   #prevHash: string;
   readonly #byName: Map<string, Projection>;
@@ -39,13 +43,16 @@ export class LiveCut {
   async poll(to?: number): Promise<void> {
     const opts = { from: this.#seen + 1, prevHash: this.#prevHash, ...(to ? { to } : {}) };
     for await (const e of readEvents(this.kv, opts)) {
-      this.after.push(e);
       this.#seen = e.position;
       this.#prevHash = e.hash;
       for (const p of this.projections) {
         for (const sub of p.keysOf(e)) {
           const key = projectionKey(p.name, sub);
-          this.moved.set(keyId(key), key);
+          const id = keyId(key);
+          this.moved.set(id, key);
+          const list = this.#touches.get(id);
+          if (list) list.push({ e, sub });
+          else this.#touches.set(id, [{ e, sub }]);
         }
       }
     }
@@ -95,11 +102,9 @@ export class LiveCut {
     const id = keyId(key);
     let doc: unknown = rebuilt ?? null;
     if (p) {
-      for (const e of this.after) {
+      for (const { e, sub } of this.#touches.get(id) ?? []) {
         if (e.position > at) break;
-        for (const s of p.keysOf(e)) {
-          if (keyId(projectionKey(p.name, s)) === id) doc = p.evolve(doc as never, e, s) as unknown;
-        }
+        doc = p.evolve(doc as never, e, sub) as unknown;
       }
     }
     const live = liveValue ?? null;
