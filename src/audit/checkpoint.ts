@@ -147,7 +147,7 @@ export async function replayFrom(
   stats.onSegment = (last, vs) => {
     if (last > from.sealed.through && last <= to) sealed.add(last, vs);
   };
-  const folder = new ProjectionFolder(state, auditFolds, { existing: true, cacheSize: 20_000 });
+  const folder = new ProjectionFolder(state, auditFolds, { existing: true, cacheSize: 4_000 });
   const after: StoredEvent[] = [];
   let reported = 0;
   for await (
