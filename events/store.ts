@@ -9,22 +9,35 @@
  */
 import { commitOrConflict } from "./commit.ts";
 import { Turns } from "./turns.ts";
-import { eventHash, GENESIS_HASH } from "./hash.ts";
+import { GENESIS_HASH, sha256Hex } from "./hash.ts";
+import { bodyText, encodeLine, eventLine, lineBytes, packSegments } from "./codec.ts";
 import {
-  eventKey,
   HEAD,
-  LOG,
+  LOG_LAYOUT,
   type LogHead,
   projectionKey,
+  segmentKey,
   STREAM_INDEX,
   streamEventKey,
   streamKey,
+  tailKey,
 } from "./keys.ts";
+import { eventsAt, isLegacy, LegacyLayoutError, readEvents } from "./log.ts";
 import type { DomainEvent, StoredEvent } from "./types.ts";
 import type { Projection } from "./projection.ts";
 
 /** Deno KV refuses values over 64 KiB; we stay clear of it with room for the envelope. */
 export const MAX_EVENT_BYTES = 60 * 1024;
+
+/**
+ * The tail is sealed into segments once its lines reach this many bytes (or `SEAL_EVENTS`
+ * events), in the commit of the append that crosses it: most appends write one short line, and
+ * one in about a hundred also rewrites the tail as a segment and deletes its lines.
+ */
+export const SEAL_BYTES = 48 * 1024;
+export const SEAL_EVENTS = 400;
+/** A commit whose tail would be larger than this leaves sealing to a later append. */
+const SEAL_MAX_BYTES = 320 * 1024;
 
 export interface StreamAppend {
   stream: string;
@@ -97,6 +110,8 @@ export interface Tx {
 
 export interface EventStoreOptions {
   projections: Projection[];
+  /** Seal the tail once it holds this many bytes (default `SEAL_BYTES`; tests seal sooner). */
+  sealBytes?: number;
   now?: () => number;
   maxAttempts?: number;
   /** Wraps each KV commit with the events it writes (tracing); injected so the log imports nothing. */
@@ -112,6 +127,7 @@ export class EventStore {
   readonly projections: Projection[];
   readonly #now: () => number;
   readonly #maxAttempts: number;
+  readonly #sealBytes: number;
   readonly #turns = new Turns();
   readonly #aroundCommit: NonNullable<EventStoreOptions["aroundCommit"]>;
 
@@ -120,6 +136,7 @@ export class EventStore {
     this.#aroundCommit = opts.aroundCommit ?? ((_events, commit) => commit());
     this.#now = opts.now ?? Date.now;
     this.#maxAttempts = opts.maxAttempts ?? 200;
+    this.#sealBytes = opts.sealBytes ?? SEAL_BYTES;
   }
 
   /**
@@ -139,6 +156,7 @@ export class EventStore {
     for (let attempt = 0; attempt < this.#maxAttempts; attempt++) {
       const headEntry = await this.kv.get<LogHead>(HEAD);
       const head = headEntry.value ?? { position: 0, hash: GENESIS_HASH };
+      if (isLegacy(head)) throw new LegacyLayoutError();
       const decision = await fn(this.#tx(head));
       const hasWrites = (decision.append?.some((a) => a.events.length > 0)) ||
         decision.sets?.length || decision.deletes?.length || decision.enqueue?.length;
@@ -199,6 +217,7 @@ export class EventStore {
     const at = this.#now();
     const atomic = this.kv.atomic().check({ key: HEAD, versionstamp: headStamp });
     const stored: StoredEvent[] = [];
+    const lines: string[] = [];
     let position = head.position;
     let prevHash = head.hash;
 
@@ -226,12 +245,15 @@ export class EventStore {
           position,
           prevHash,
         } as Omit<StoredEvent, "hash">;
-        const hash = await eventHash(unhashed);
+        const { prevHash: _, ...body } = unhashed;
+        const text = bodyText(body);
+        // The same digest as eventHash: the hash covers exactly the text stored.
+        const hash = await sha256Hex(`${prevHash}\n${text}`);
         const full = { ...unhashed, hash } as StoredEvent;
         const bytes = new TextEncoder().encode(JSON.stringify(full)).length;
         if (bytes > MAX_EVENT_BYTES) throw new EventTooLargeError(event.type, bytes);
         stored.push(full);
-        atomic.set(eventKey(position), full);
+        lines.push(eventLine(hash, text));
         atomic.set(streamEventKey(append.stream, streamPosition), position);
         prevHash = hash;
       }
@@ -239,7 +261,7 @@ export class EventStore {
     }
 
     if (stored.length > 0) {
-      atomic.set(HEAD, { position, hash: prevHash } satisfies LogHead);
+      atomic.set(HEAD, await this.#writeLines(atomic, head, lines, prevHash));
       for (const [key, doc] of await this.#fold(stored)) {
         if (doc === null) atomic.delete(key);
         else atomic.set(key, doc);
@@ -286,27 +308,57 @@ export class EventStore {
     return [...docs.values()].map((d) => [d.key, d.doc]);
   }
 
+  /**
+   * Writes the new lines to the tail, or seals the tail with them into segments when it has grown
+   * past `SEAL_BYTES`; returns the new head. The tail's lines are read here, not under a check of
+   * their own: they only change in commits that also move the head, which the commit checks.
+   */
+  async #writeLines(
+    atomic: Deno.AtomicOperation,
+    head: LogHead,
+    lines: string[],
+    hash: string,
+  ): Promise<LogHead> {
+    const sealed = head.sealed ?? 0;
+    const position = head.position + lines.length;
+    const added = lines.reduce((n, l) => n + lineBytes(l) + 1, 0);
+    const tailBytes = (head.tailBytes ?? 0) + added;
+    const tailEvents = position - sealed;
+    if (tailBytes >= this.#sealBytes || tailEvents >= SEAL_EVENTS) {
+      const old: string[] = [];
+      const iter = this.kv.list<Uint8Array>({
+        start: tailKey(sealed + 1),
+        end: tailKey(head.position + 1),
+      });
+      for await (const e of iter) old.push(new TextDecoder().decode(e.value));
+      // A tail that is not whole (tampered with) is left as it is, for the audit to find.
+      if (old.length === head.position - sealed) {
+        // The new lines go in too unless that would make the commit too large.
+        const withNew = tailBytes <= SEAL_MAX_BYTES;
+        for (const seg of packSegments(sealed + 1, withNew ? [...old, ...lines] : old)) {
+          atomic.set(segmentKey(seg.last), seg.value);
+        }
+        for (let p = sealed + 1; p <= head.position; p++) atomic.delete(tailKey(p));
+        if (withNew) return { position, hash, layout: LOG_LAYOUT, sealed: position, tailBytes: 0 };
+        lines.forEach((l, i) => atomic.set(tailKey(head.position + 1 + i), encodeLine(l)));
+        return { position, hash, layout: LOG_LAYOUT, sealed: head.position, tailBytes: added };
+      }
+    }
+    lines.forEach((l, i) => atomic.set(tailKey(head.position + 1 + i), encodeLine(l)));
+    return { position, hash, layout: LOG_LAYOUT, sealed, tailBytes };
+  }
+
   /** The whole log in order, a page at a time, so memory stays flat however long it is. */
-  async *readAll(opts: { from?: number; batchSize?: number } = {}): AsyncGenerator<StoredEvent> {
-    const start = opts.from ? eventKey(opts.from) : undefined;
-    const iter = this.kv.list<StoredEvent>(
-      start ? { prefix: LOG, start } : { prefix: LOG },
-      { batchSize: opts.batchSize ?? 500 },
-    );
-    for await (const entry of iter) yield entry.value;
+  readAll(opts: { from?: number; batchSize?: number } = {}): AsyncGenerator<StoredEvent> {
+    return readEvents(this.kv, opts);
   }
 
   async readStream(stream: string): Promise<StoredEvent[]> {
-    const out: StoredEvent[] = [];
-    const positions: Deno.KvKey[] = [];
+    const positions: number[] = [];
     for await (const e of this.kv.list<number>({ prefix: [...STREAM_INDEX, stream] })) {
-      positions.push(eventKey(e.value));
+      positions.push(e.value);
     }
-    for (let i = 0; i < positions.length; i += 10) {
-      const entries = await this.kv.getMany<unknown[]>(positions.slice(i, i + 10));
-      for (const e of entries) if (e.value) out.push(e.value as StoredEvent);
-    }
-    return out;
+    return await eventsAt(this.kv, positions);
   }
 
   async head(): Promise<LogHead> {

@@ -7,7 +7,7 @@
  */
 import { projectionKey } from "../events/keys.ts";
 import type { StoredEvent } from "../events/types.ts";
-import { ProjectionDigest } from "./doc-digest.ts";
+import { type Held, ProjectionDigest } from "./doc-digest.ts";
 import { KeyFingerprintMap, keyId } from "./key-hash.ts";
 import type { Projection } from "./projection.ts";
 
@@ -38,14 +38,16 @@ export class DigestFolder {
   readonly digest: ProjectionDigest;
   readonly #open = new Map<string, { key: Deno.KvKey; doc: unknown }>();
   readonly #maxOpen: number;
+  readonly #hold: Held | null;
   #lastTouch: LastTouch | null;
 
   constructor(
     readonly projections: Projection[],
     lastTouch: LastTouch,
     salt: string,
-    opts: { maxOpen?: number } = {},
+    opts: { maxOpen?: number; hold?: Held } = {},
   ) {
+    this.#hold = opts.hold ?? null;
     this.#lastTouch = lastTouch;
     this.digest = new ProjectionDigest(salt);
     this.#maxOpen = Math.max(1, opts.maxOpen ?? 50_000);
@@ -68,7 +70,7 @@ export class DigestFolder {
       const slot = this.#open.get(id);
       if (!slot) continue;
       this.#open.delete(id);
-      this.digest.add(slot.key, slot.doc);
+      this.#add(id, slot);
     }
     return this.#open.size <= this.#maxOpen;
   }
@@ -76,8 +78,12 @@ export class DigestFolder {
   /** Adds what is still open; after this the digest covers the whole fold. No apply after. */
   finish(): ProjectionDigest {
     this.#lastTouch = null;
-    for (const { key, doc } of this.#open.values()) this.digest.add(key, doc);
+    for (const [id, slot] of this.#open) this.#add(id, slot);
     this.#open.clear();
     return this.digest;
+  }
+
+  #add(id: string, slot: { key: Deno.KvKey; doc: unknown }): void {
+    if (!this.#hold?.takes(slot.key, slot.doc, id)) this.digest.add(slot.key, slot.doc, id);
   }
 }

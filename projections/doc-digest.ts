@@ -8,6 +8,7 @@ import { createHash } from "node:crypto";
 import { toHex } from "../src/kernel/hashing.ts";
 import { PROJECTIONS } from "../events/keys.ts";
 import { bigintSafe, keyId } from "./key-hash.ts";
+import type { LiveCut } from "./live-cut.ts";
 
 const LANES = 8;
 
@@ -19,9 +20,14 @@ export class ProjectionDigest {
   constructor(readonly salt: string) {}
 
   /** A null document is no document: it adds nothing. */
-  add(key: Deno.KvKey, doc: unknown): void {
+  add(key: Deno.KvKey, doc: unknown, id?: string): void {
     if (doc === null || doc === undefined) return;
-    const h = createHash("sha256").update(`${this.salt}${keyId(key)}\n${docText(doc)}`, "utf8")
+    this.addText(key, docText(doc), id);
+  }
+
+  /** `add` for a document already turned into its JSON text (`docText`); `id` is `keyId(key)`. */
+  addText(key: Deno.KvKey, text: string, id = keyId(key)): void {
+    const h = createHash("sha256").update(`${this.salt}${id}\n${text}`, "utf8")
       .digest();
     for (let i = 0; i < LANES; i++) this.#sum[i] += h.readUInt32LE(i * 4);
     this.count++;
@@ -37,7 +43,7 @@ export class ProjectionDigest {
  * were stored in another order digests differently; callers then fall back to a comparison by
  * canonical JSON, which is slower but order-blind.
  */
-function docText(doc: unknown): string {
+export function docText(doc: unknown): string {
   try {
     return JSON.stringify(doc);
   } catch {
@@ -55,15 +61,37 @@ export async function digestLiveProjections(
   kv: Deno.Kv,
   names: string[],
   salt: string,
+  cut?: LiveCut,
+  /** Each live document added to the digest, as its text (the audit keeps them for next time). */
+  onDoc?: (key: Deno.KvKey, text: string, id: string) => void | Promise<void>,
 ): Promise<{ digest: ProjectionDigest; strays: number }> {
   const digest = new ProjectionDigest(salt);
   const checked = new Set(names);
   let strays = 0;
+  let page: Deno.KvEntry<unknown>[] = [];
+  const add = async () => {
+    // Documents changed since the cut were changed by events already in the log when they were
+    // read: poll after reading, before adding, and leave those out (the cut settles them).
+    await cut?.poll();
+    for (const e of page) {
+      const name = e.key[PROJECTIONS.length];
+      if (typeof name !== "string" || !checked.has(name)) strays++;
+      else if (e.value === null || e.value === undefined) continue;
+      else {
+        const id = keyId(e.key);
+        if (cut?.moved.has(id)) continue;
+        const text = docText(e.value);
+        digest.addText(e.key, text, id);
+        await onDoc?.(e.key, text, id);
+      }
+    }
+    page = [];
+  };
   for await (const e of kv.list({ prefix: PROJECTIONS }, { batchSize: 1000 })) {
-    const name = e.key[PROJECTIONS.length];
-    if (typeof name === "string" && checked.has(name)) digest.add(e.key, e.value);
-    else strays++;
+    page.push(e);
+    if (page.length >= 1000) await add();
   }
+  await add();
   return { digest, strays };
 }
 
@@ -72,10 +100,25 @@ export async function addStoredDocuments(
   kv: Deno.Kv,
   names: string[],
   digest: ProjectionDigest,
+  hold?: Held,
 ): Promise<void> {
   for (const name of names) {
     for await (const e of kv.list({ prefix: [...PROJECTIONS, name] }, { batchSize: 1000 })) {
+      if (hold?.takes(e.key, e.value)) continue;
       digest.add(e.key, e.value);
     }
+  }
+}
+
+/** Rebuilt documents kept out of the digest (those the live cut settles one by one). */
+export class Held {
+  readonly docs = new Map<string, unknown>();
+  constructor(readonly ids: { has(id: string): boolean }) {}
+
+  /** True (and kept) when `key` is one of `ids`. */
+  takes(key: Deno.KvKey, doc: unknown, id = keyId(key)): boolean {
+    if (!this.ids.has(id)) return false;
+    this.docs.set(id, doc);
+    return true;
   }
 }

@@ -49,6 +49,17 @@ export class KeyBloomFilter {
     }
     return true;
   }
+
+  /** The filter's bits, to store (the audit keeps it in its state). */
+  get bytes(): Uint8Array {
+    return new Uint8Array(this.#bits.buffer);
+  }
+
+  static fromBytes(bytes: Uint8Array): KeyBloomFilter {
+    const f = new KeyBloomFilter();
+    f.bytes.set(bytes.subarray(0, f.bytes.length));
+    return f;
+  }
 }
 
 /**

@@ -5,12 +5,15 @@
  */
 import { createHash } from "node:crypto";
 import { canonicalJson, GENESIS_HASH } from "../events/hash.ts";
-import { HEAD, LOG, type LogHead, projectionKey, PROJECTIONS } from "../events/keys.ts";
+import { HEAD, type LogHead, projectionKey, PROJECTIONS } from "../events/keys.ts";
+import { isLegacy, type ReadEvent, readLog, type ReadStats, recordsAfter } from "../events/log.ts";
 import type { StoredEvent } from "../events/types.ts";
 import { DigestFolder, LastTouch } from "./digest-fold.ts";
+import { LiveCut } from "./live-cut.ts";
 import {
   addStoredDocuments,
   digestLiveProjections,
+  Held,
   type ProjectionDigest,
   randomSalt,
 } from "./doc-digest.ts";
@@ -47,6 +50,16 @@ export class ChainVerifier {
 
   /** Still returns a promise, as it did when hashing was asynchronous. */
   check(e: StoredEvent): Promise<void> {
+    this.checkRead({ event: e, body: null });
+    return Promise.resolve();
+  }
+
+  /**
+   * Checks an event as read from the store. With its stored body text the hash is taken over
+   * those bytes (what the store hashed); without it, over the event's canonical JSON.
+   */
+  checkRead(r: ReadEvent): void {
+    const e = r.event;
     this.count++;
     if (e.position !== this.#expected) {
       this.problems.push({
@@ -63,15 +76,24 @@ export class ChainVerifier {
       });
     }
     const { hash, ...rest } = e;
-    if (eventHashSync(rest) !== hash) {
+    const actual = r.body === null
+      ? eventHashSync(rest)
+      : createHash("sha256").update(`${e.prevHash}\n${r.body}`, "utf8").digest("hex");
+    if (actual !== hash) {
       this.problems.push({
         position: e.position,
         problem: "hash does not match the event's content",
       });
     }
-    this.#expected = e.position + 1;
+    this.#expected = (typeof e.position === "number" ? e.position : this.#expected) + 1;
     this.#prevHash = hash;
-    return Promise.resolve();
+  }
+
+  /** Carries on from a verified point of the log (an audit checkpoint). */
+  startAt(position: number, hash: string): this {
+    this.#expected = position + 1;
+    this.#prevHash = hash;
+    return this;
   }
 
   finish(head: LogHead | null): ChainVerification {
@@ -88,10 +110,29 @@ export class ChainVerifier {
 
 export async function verifyChain(kv: Deno.Kv): Promise<ChainVerification> {
   const v = new ChainVerifier();
-  for await (const entry of kv.list<StoredEvent>({ prefix: LOG }, { batchSize: 1000 })) {
-    await v.check(entry.value);
+  const head = (await kv.get<LogHead>(HEAD)).value;
+  for await (const batch of readLog(kv, { head })) for (const r of batch) v.checkRead(r);
+  const chain = v.finish(head);
+  await checkNothingAfter(kv, head, chain);
+  return chain;
+}
+
+/** Records past a head that has not moved since were put there by something else. */
+export async function checkNothingAfter(
+  kv: Deno.Kv,
+  head: LogHead | null,
+  chain: ChainVerification,
+): Promise<void> {
+  const at = await recordsAfter(kv, head?.position ?? 0, isLegacy(head));
+  if (at === null) return;
+  const now = (await kv.get<LogHead>(HEAD)).value;
+  if ((now?.position ?? 0) === (head?.position ?? 0) && now?.hash === head?.hash) {
+    chain.problems.push({
+      position: at,
+      problem: `events after the log head (${head?.position ?? 0})`,
+    });
+    chain.ok = false;
   }
-  return v.finish((await kv.get<LogHead>(HEAD)).value);
 }
 
 /** Projection documents held in memory during a rebuild, keyed like the live KV. */
@@ -132,11 +173,15 @@ export async function replayAndCompare(
 ): Promise<ReplayReport> {
   const verifier = new ChainVerifier();
   const buffer = new ProjectionBuffer();
-  for await (const entry of source.list<StoredEvent>({ prefix: LOG }, { batchSize: 1000 })) {
-    await verifier.check(entry.value);
-    buffer.apply(projections, entry.value);
+  const head = (await source.get<LogHead>(HEAD)).value;
+  for await (const batch of readLog(source, { head })) {
+    for (const r of batch) {
+      verifier.checkRead(r);
+      buffer.apply(projections, r.event);
+    }
   }
-  const chain = verifier.finish((await source.get<LogHead>(HEAD)).value);
+  const chain = verifier.finish(head);
+  await checkNothingAfter(source, head, chain);
   const mismatches: ProjectionMismatch[] = [];
   const seen = new Set<string>();
   for await (const entry of source.list({ prefix: PROJECTIONS }, { batchSize: 1000 })) {
@@ -191,12 +236,16 @@ export class ProjectionFolder {
   #inFlight = new Map<string, unknown>();
   #writing: Promise<void> = Promise.resolve();
 
+  readonly #existing: boolean;
+
   constructor(
     readonly target: Deno.Kv,
     readonly projections: Projection[],
-    opts: { cacheSize?: number } = {},
+    /** `existing`: the target already holds documents (an incremental audit's state). */
+    opts: { cacheSize?: number; existing?: boolean } = {},
   ) {
     this.#cacheSize = Math.max(1, opts.cacheSize ?? 20_000);
+    this.#existing = opts.existing ?? false;
   }
 
   async apply(e: StoredEvent): Promise<void> {
@@ -217,7 +266,23 @@ export class ProjectionFolder {
     }
   }
 
+  /** Reads the documents of `keys` into the cache, ten to a read (an `existing` target). */
+  async preload(keys: Deno.KvKey[]): Promise<void> {
+    const todo = keys.filter((k) => !this.#cache.has(keyId(k)));
+    for (let i = 0; i < todo.length; i += 10) {
+      const batch = todo.slice(i, i + 10);
+      const entries = await this.target.getMany(batch);
+      entries.forEach((e, j) => {
+        if (e.value !== null) this.#cache.set(keyId(batch[j]), { key: batch[j], doc: e.value });
+      });
+    }
+  }
+
   async #load(id: string, key: Deno.KvKey): Promise<unknown> {
+    if (this.#existing) {
+      if (this.#inFlight.has(id)) return this.#inFlight.get(id);
+      return (await this.target.get(key)).value;
+    }
     if (!this.#spilled?.has(id)) return null;
     if (this.#inFlight.has(id)) return this.#inFlight.get(id);
     return (await this.target.get(key)).value;
@@ -284,7 +349,11 @@ export async function commitInBatches(
   let n = 0;
   let bytes = 0;
   for (const w of writes) {
-    const size = w.value === null ? 64 : JSON.stringify(w.value, bigintSafe).length + 64;
+    const size = w.value === null
+      ? 64
+      : (w.value instanceof Uint8Array
+        ? w.value.byteLength
+        : JSON.stringify(w.value, bigintSafe).length) + 64;
     if (n > 0 && (n >= 500 || bytes + size > 512 * 1024)) {
       await mustCommit(atomic);
       atomic = kv.atomic();
@@ -323,12 +392,18 @@ export async function compareProjectionStores(
   live: Deno.Kv,
   rebuilt: Deno.Kv,
   names: string[],
-  opts: { maxMismatches?: number; onMismatch?: (m: ProjectionMismatch) => void | Promise<void> } =
-    {},
+  opts: {
+    maxMismatches?: number;
+    onMismatch?: (m: ProjectionMismatch) => void | Promise<void>;
+    /** Decides a mismatch found: the one to report, or null when it is none after all. */
+    settle?: (m: ProjectionMismatch) => Promise<ProjectionMismatch | null>;
+  } = {},
 ): Promise<ProjectionComparison> {
   const max = opts.maxMismatches ?? 1000;
   const out: ProjectionComparison = { documents: 0, mismatchCount: 0, mismatches: [] };
-  const report = async (m: ProjectionMismatch) => {
+  const report = async (found: ProjectionMismatch) => {
+    const m = opts.settle ? await opts.settle(found) : found;
+    if (!m) return;
     out.mismatchCount++;
     if (out.mismatches.length < max) out.mismatches.push(m);
     await opts.onMismatch?.(m);
@@ -460,6 +535,10 @@ const typeRank = (v: Deno.KvKeyPart): number =>
 
 function compareKeyPart(a: Deno.KvKeyPart, b: Deno.KvKeyPart): number {
   if (typeof a === "string" && typeof b === "string") return compareCodePoints(a, b);
+  // Plain numbers order as they compare; only -0 and NaN need the encoded form below.
+  if (typeof a === "number" && typeof b === "number" && a !== 0 && b !== 0 && a === a && b === b) {
+    return a < b ? -1 : a > b ? 1 : 0;
+  }
   const ra = typeRank(a);
   const rb = typeRank(b);
   if (ra !== rb) return ra - rb;
@@ -514,7 +593,9 @@ export interface StreamingReplayReport extends ReplayReport {
    * folds), "fold" (the documents into the digest), "live" (the live projections' digest),
    * "documents" (fold into scratch and compare one by one).
    */
-  passesMs: Partial<Record<"chain" | "fold" | "live" | "documents", number>>;
+  passesMs: Partial<Record<"chain" | "fold" | "live" | "settle" | "documents", number>>;
+  /** Documents the service changed after the audit's head, each settled against the log. */
+  moved?: number;
 }
 
 /**
@@ -547,6 +628,14 @@ export async function replayIntoAndCompare(
     /** Projections (by name) the caller reads from scratch afterwards: always written there. */
     keepInScratch?: string[];
     onEvent?: (e: StoredEvent) => void | Promise<void>;
+    /** Counts the KV entries the log reads take. */
+    stats?: ReadStats;
+    /** Each live document that went into the digest, as JSON text (the audit's state keeps it). */
+    onLiveDoc?: (key: Deno.KvKey, text: string, id: string) => void | Promise<void>;
+    /** Each document that moved after the head, with its rebuilt value at the head. */
+    onMovedDoc?: (key: Deno.KvKey, rebuilt: unknown) => void | Promise<void>;
+    /** Called after a pass ("chain", "live"), for tests that change things between passes. */
+    onPass?: (pass: "chain" | "live") => void | Promise<void>;
     onChainProblem?: (p: ChainProblem) => void | Promise<void>;
     onMismatch?: (m: ProjectionMismatch) => void | Promise<void>;
   } = {},
@@ -563,9 +652,8 @@ export async function replayIntoAndCompare(
     : null;
   let lastTouch = opts.exact ? null : new LastTouch(digested);
   // Stop at the head read up front: a service still writing cannot move the goalposts mid-walk.
-  const end = head ? [...LOG, head.position + 1] : undefined;
-  const selector = end ? { prefix: LOG, end } : { prefix: LOG };
-  const events = () => source.list<StoredEvent>(selector, { batchSize: opts.batchSize ?? 500 });
+  const to = head?.position ?? 0;
+  const events = () => readLog(source, { head, to, batchSize: opts.batchSize, stats: opts.stats });
 
   const passesMs: StreamingReplayReport["passesMs"] = {};
   let passStart = performance.now();
@@ -577,73 +665,86 @@ export async function replayIntoAndCompare(
 
   const verifier = new ChainVerifier();
   let reported = 0;
-  for await (const entry of events()) {
-    await verifier.check(entry.value);
-    for (; reported < verifier.problems.length; reported++) {
-      await opts.onChainProblem?.(verifier.problems[reported]);
+  for await (const batch of events()) {
+    for (const r of batch) {
+      verifier.checkRead(r);
+      for (; reported < verifier.problems.length; reported++) {
+        await opts.onChainProblem?.(verifier.problems[reported]);
+      }
+      lastTouch?.record(r.event);
+      await folder?.apply(r.event);
+      await opts.onEvent?.(r.event);
     }
-    lastTouch?.record(entry.value);
-    await folder?.apply(entry.value);
-    await opts.onEvent?.(entry.value);
   }
   const chain = verifier.finish(head);
-  if (end) {
-    const after = source.list<StoredEvent>({ prefix: LOG, start: end }, { limit: 1 });
-    for await (const extra of after) {
-      const nowHead = (await source.get<LogHead>(HEAD)).value;
-      // Store commits write the head and its events together, so events past an unchanged head
-      // were put there by something other than the store.
-      if (nowHead?.position === head!.position && nowHead.hash === head!.hash) {
-        chain.problems.push({
-          position: extra.value.position,
-          problem: `events after the log head (${head!.position})`,
-        });
-        chain.ok = false;
-      }
-    }
-  }
+  await checkNothingAfter(source, head, chain);
   for (; reported < verifier.problems.length; reported++) {
     await opts.onChainProblem?.(verifier.problems[reported]);
   }
   await folder?.flush();
   passEnded("chain");
 
+  // Past the head read up front the service may still be writing: those documents are settled
+  // one by one against the log, never counted as mismatches for having moved (live-cut.ts).
+  const cut = new LiveCut(source, projections, head);
+  await opts.onPass?.("chain");
+
   if (lastTouch) {
     const salt = randomSalt();
+    // The live side first: the documents that move while it is read are known by its end, and
+    // the rebuilt side then holds those back instead of adding them.
+    const live = await digestLiveProjections(source, names, salt, cut, opts.onLiveDoc);
+    passEnded("live");
+    await opts.onPass?.("live");
+    const held = new Held(cut.moved);
     const rebuilt = await foldIntoDigest(
       events(),
-      new DigestFolder(digested, lastTouch, salt, { maxOpen: opts.maxOpen }),
+      new DigestFolder(digested, lastTouch, salt, { maxOpen: opts.maxOpen, hold: held }),
     );
     lastTouch = null; // tens of MiB at a million documents (the folder let go of it too)
     // The kept projections were rebuilt into scratch in the first pass: digested from there.
-    if (rebuilt) await addStoredDocuments(scratch, toScratch.map((p) => p.name), rebuilt);
-    passEnded("fold");
     if (rebuilt) {
-      // After the fold, not beside it: both are bound by this one thread, and one at a time
-      // keeps the peak memory lower.
-      const live = await digestLiveProjections(source, names, salt);
-      passEnded("live");
-      if (live.strays === 0 && rebuilt.equals(live.digest)) {
-        return {
-          chain,
-          documents: rebuilt.count,
-          mismatches: [],
-          mismatchCount: 0,
-          equal: chain.ok,
-          compared: "digest",
-          passesMs,
-        };
+      await addStoredDocuments(scratch, toScratch.map((p) => p.name), rebuilt, held);
+    }
+    passEnded("fold");
+    if (rebuilt && live.strays === 0 && rebuilt.equals(live.digest)) {
+      const mismatches: ProjectionMismatch[] = [];
+      for (const [id, key] of cut.moved) {
+        await opts.onMovedDoc?.(key, held.docs.get(id) ?? null);
+        const wrong = await cut.settle(key, held.docs.get(id) ?? null);
+        if (!wrong) continue;
+        const m = { key: id, live: wrong.live, rebuilt: wrong.expected };
+        mismatches.push(m);
+        await opts.onMismatch?.(m);
       }
+      passEnded("settle");
+      return {
+        chain,
+        documents: rebuilt.count + cut.moved.size,
+        mismatches: mismatches.slice(0, opts.maxMismatches ?? 1000),
+        mismatchCount: mismatches.length,
+        equal: chain.ok && mismatches.length === 0,
+        compared: "digest",
+        passesMs,
+        moved: cut.moved.size,
+      };
     }
     // They differ, or too many documents stayed open: fold the rest into scratch too, to name
     // each mismatch.
     const again = new ProjectionFolder(scratch, digested, cache);
-    for await (const entry of events()) await again.apply(entry.value);
+    for await (const batch of events()) for (const r of batch) await again.apply(r.event);
     await again.flush();
   }
   const cmp = await compareProjectionStores(source, scratch, names, {
     maxMismatches: opts.maxMismatches,
     onMismatch: opts.onMismatch,
+    settle: async (m) => {
+      await cut.poll();
+      const key = cut.moved.get(m.key);
+      if (!key) return m;
+      const wrong = await cut.settle(key, m.rebuilt);
+      return wrong ? { key: m.key, live: wrong.live, rebuilt: wrong.expected } : null;
+    },
   });
   passEnded("documents");
   return {
@@ -654,16 +755,17 @@ export async function replayIntoAndCompare(
     equal: cmp.mismatchCount === 0 && chain.ok,
     compared: "documents",
     passesMs,
+    moved: cut.moved.size,
   };
 }
 
 /** The second pass of the digest replay; null when too many documents stayed open at once. */
 async function foldIntoDigest(
-  events: AsyncIterable<Deno.KvEntry<StoredEvent>>,
+  events: AsyncIterable<ReadEvent[]>,
   folder: DigestFolder,
 ): Promise<ProjectionDigest | null> {
-  for await (const entry of events) {
-    if (!folder.apply(entry.value)) return null;
+  for await (const batch of events) {
+    for (const r of batch) if (!folder.apply(r.event)) return null;
   }
   return folder.finish();
 }

@@ -3,8 +3,8 @@
  *
  * Writing a million events through `EventStore.append` takes far longer than the benchmark budget
  * (every commit re-reads the head and folds projections one commit at a time), so this writes
- * the same keys the store writes (events/keys.ts), hashed and chained exactly as the store does
- * (events/hash.ts eventHash), plus the live projections folded with the real projection code
+ * the same layout the store writes (sealed segments, events/bulk.ts), hashed and chained exactly as
+ * the store does (events/hash.ts eventHash), plus the live projections folded with the real projection code
  * (projections/replay.ts ProjectionFolder). Replay of the result must therefore find an intact
  * chain and projections equal to the live ones; the benchmark checks that it does.
  *
@@ -13,7 +13,9 @@
  * confirmed; some expired, failed, fee-less or still open), spread over many UTC days.
  */
 import { createHash } from "node:crypto";
-import { canonicalJson, eventHash, GENESIS_HASH } from "../../events/hash.ts";
+import { eventHash, GENESIS_HASH } from "../../events/hash.ts";
+import { SegmentWriter } from "../../events/bulk.ts";
+import { bodyText } from "../../events/codec.ts";
 import { eventKey, HEAD, type LogHead, streamEventKey, streamKey } from "../../events/keys.ts";
 import type { DomainEvent, StoredEvent } from "../../events/types.ts";
 import { allProjections } from "../../projections/index.ts";
@@ -21,7 +23,7 @@ import { commitInBatches, ProjectionBuffer } from "../../projections/replay.ts";
 import { utcDay } from "../../projections/usage.ts";
 
 /** Bump when the shape of the generated log changes, so a cached file is not reused. */
-export const SYNTHETIC_LOG_VERSION = 1;
+export const SYNTHETIC_LOG_VERSION = 2;
 
 const B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
 const HEX = "0123456789abcdef";
@@ -330,17 +332,9 @@ export interface SyntheticLogReport {
   streams: number;
   builds: number;
   documents: number;
+  bytesPerEvent: number;
+  segments: number;
   ms: number;
-}
-
-/**
- * The same digest as events/hash.ts `eventHash`, computed synchronously: a million awaited
- * WebCrypto calls would dominate the set-up time. `writeSyntheticLog` cross-checks it against
- * `eventHash` as it goes, so the two cannot drift apart silently.
- */
-function eventHashSync(event: Omit<StoredEvent, "hash">): string {
-  const { prevHash, ...body } = event;
-  return createHash("sha256").update(`${prevHash}\n${canonicalJson(body)}`).digest("hex");
 }
 
 /**
@@ -351,7 +345,12 @@ function eventHashSync(event: Omit<StoredEvent, "hash">): string {
 export async function writeSyntheticLog(
   kv: Deno.Kv,
   target: number,
-  opts: { seed?: number; onProgress?: (n: number) => void } = {},
+  opts: {
+    seed?: number;
+    onProgress?: (n: number) => void;
+    /** "legacy": the first layout (one entry per event), to test and measure migration. */
+    layout?: "current" | "legacy";
+  } = {},
 ): Promise<SyntheticLogReport> {
   const t0 = performance.now();
   if ((await kv.get(HEAD)).value !== null) throw new Error("the KV already holds an event log");
@@ -363,15 +362,20 @@ export async function writeSyntheticLog(
   let reported = 0;
   let atomic = kv.atomic();
   let writes = 0;
+  let bytes = 0;
   const put = async (key: Deno.KvKey, value: unknown) => {
     atomic.set(key, value);
-    // Events are about 1 KiB: 400 writes per commit stay well inside the 800 KiB limit.
-    if (++writes >= 400) {
+    bytes += value instanceof Uint8Array ? value.byteLength : 1024;
+    // Stay well inside a commit's 1,000 writes and 800 KiB.
+    if (++writes >= 400 || bytes >= 400 * 1024) {
       if (!(await atomic.commit()).ok) throw new Error("KV commit failed");
       atomic = kv.atomic();
       writes = 0;
+      bytes = 0;
     }
   };
+  const legacy = opts.layout === "legacy";
+  const log = new SegmentWriter();
 
   for (const { at, commit } of syntheticCommits(target, opts.seed ?? 42)) {
     for (const { stream, events } of commit) {
@@ -383,15 +387,21 @@ export async function writeSyntheticLog(
           StoredEvent,
           "hash"
         >;
-        const hash = eventHashSync(unhashed);
+        const { prevHash: _, ...body } = unhashed;
+        const text = bodyText(body);
+        const hash = createHash("sha256").update(`${prevHash}\n${text}`, "utf8").digest("hex");
         if (position <= 100 || position % 10_000 === 0) {
           if (hash !== await eventHash(unhashed)) throw new Error("hash differs from eventHash");
         }
         const full = { ...unhashed, hash } as StoredEvent;
         prevHash = hash;
         if (full.type === "TokenBuilt") builds++;
-        await put(eventKey(position), full);
-        await put(streamEventKey(stream, streamPosition), position);
+        if (legacy) {
+          await put(eventKey(position), full);
+          await put(streamEventKey(stream, streamPosition), position);
+        } else {
+          for (const w of log.add(full, text)) await put(w.key, w.value);
+        }
         buffer.apply(allProjections, full);
       }
     }
@@ -400,8 +410,13 @@ export async function writeSyntheticLog(
       opts.onProgress(position);
     }
   }
-  for (const [stream, version] of versions) await put(streamKey(stream), version);
-  await put(HEAD, { position, hash: prevHash } satisfies LogHead);
+  if (legacy) {
+    for (const [stream, version] of versions) await put(streamKey(stream), version);
+    await put(HEAD, { position, hash: prevHash } satisfies LogHead);
+  } else {
+    for (const w of log.finish()) await put(w.key, w.value);
+    await put(HEAD, log.head() ?? { position, hash: prevHash });
+  }
   if (!(await atomic.commit()).ok) throw new Error("KV commit failed");
   const docs = [...buffer.docs.values()].map((d) => ({ key: d.key, value: d.doc }));
   buffer.docs.clear();
@@ -411,6 +426,9 @@ export async function writeSyntheticLog(
     streams: versions.size,
     builds,
     documents: docs.length,
+    /** Bytes of stored event lines per event (0 for the first layout: not measured). */
+    bytesPerEvent: legacy ? 0 : log.lineBytes / Math.max(1, position),
+    segments: log.segments,
     ms: performance.now() - t0,
   };
 }

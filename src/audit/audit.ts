@@ -18,6 +18,10 @@ import {
   type ProjectionMismatch,
   replayIntoAndCompare,
 } from "../../projections/replay.ts";
+import type { Projection } from "../../projections/projection.ts";
+import { type ReadStats, SegmentFingerprint } from "../../events/log.ts";
+import { type Checkpoint, makeCheckpoint, replayFrom } from "./checkpoint.ts";
+import { DocChunks, DocChunkWriter } from "./doc-chunks.ts";
 import { AUDIT_BUILD, type AuditBuildDoc, auditProjections } from "./folds.ts";
 import { type ChainCheck, checkOnChain, type TxReader } from "./chain-check.ts";
 import type { AuditSink, Row } from "./sink.ts";
@@ -111,6 +115,12 @@ export interface AuditOptions {
   maxOpen?: number;
   batchSize?: number;
   now?: () => number;
+  /** Audit only what came after this checkpoint; `scratch` must then be a copy of its state. */
+  from?: Checkpoint | null;
+  /** Counts the KV entries the log reads take. */
+  stats?: ReadStats;
+  /** See `replayIntoAndCompare`: tests change the live KV between passes with it. */
+  onPass?: (pass: "chain" | "live") => void | Promise<void>;
 }
 
 interface Totals {
@@ -175,7 +185,20 @@ export interface AuditSummary {
   events: number;
   chain: { ok: boolean; problems: number };
   /** `compared`: "digest" when the digests matched, "documents" when compared one by one. */
-  projections: { documents: number; mismatches: number; compared: "digest" | "documents" };
+  /** The checkpoint an incremental audit started from. */
+  from: { position: number; hash: string } | null;
+  /** Where the next incremental audit can start (written when the log and projections held). */
+  checkpoint: Checkpoint | null;
+  /** KV entries the log reads took, per 1,000 events of the log. */
+  logReadsPer1000Events: number;
+  projections: {
+    documents: number;
+    mismatches: number;
+    /** "incremental": only the documents events after the checkpoint touched. */
+    compared: "digest" | "documents" | "incremental";
+    /** Documents the service changed while the audit ran, each settled against the log. */
+    movedDuringAudit: number;
+  };
   builds: Row;
   orphanOutcomes: number;
   keys: number;
@@ -184,12 +207,128 @@ export interface AuditSummary {
   exceptions: { total: number; byKind: Partial<Record<ExceptionKind, number>> };
 }
 
+type Exception = (kind: ExceptionKind, detail: string, at?: Partial<Row>) => Promise<void>;
+
+/** What the tables need from either replay, and the checkpoint it leaves (null: none). */
+interface Replayed {
+  head: LogHead | null;
+  chain: { ok: boolean; events: number; problems: unknown[] };
+  documents: number;
+  mismatchCount: number;
+  compared: "digest" | "documents" | "incremental";
+  moved: number;
+  checkpoint: Checkpoint | null;
+}
+
+const chainException = (exception: Exception) => (p: ChainProblem) =>
+  exception("chain_broken", p.problem, { position: p.position });
+const mismatchException = (exception: Exception) => (m: ProjectionMismatch) =>
+  exception("projection_mismatch", `${m.key}: ${describeMismatch(m.live, m.rebuilt)}`);
+
+/** The whole log: chain, rebuild and comparison; keeps the state for a later incremental audit. */
+async function full(opts: AuditOptions, stats: ReadStats, exception: Exception): Promise<Replayed> {
+  const { kv, scratch } = opts;
+  const head = (await kv.get<LogHead>(HEAD)).value;
+  const sealed = new SegmentFingerprint();
+  const to = head?.position ?? 0;
+  stats.onSegment = (last, vs) => {
+    if (last <= to) sealed.add(last, vs);
+  };
+  const docs = new DocChunkWriter(scratch);
+  const moved: { key: Deno.KvKey; doc: unknown }[] = [];
+  const replay = await replayIntoAndCompare(kv, scratch, allProjections, {
+    extra: auditProjections,
+    // Read back below for the per-key totals and the purchases table.
+    keepInScratch: [keysProjection.name, purchasesProjection.name],
+    batchSize: opts.batchSize,
+    // Its scratch folds (builds, keys, purchases) are touched again soon after they change: a
+    // small cache is enough, and a large one was most of the audit's peak memory.
+    cacheSize: opts.cacheSize ?? 4_000,
+    maxOpen: opts.maxOpen,
+    maxMismatches: 0,
+    stats,
+    onLiveDoc: (key, text, id) => docs.add(key, text, id),
+    onMovedDoc: (key, doc) => {
+      moved.push({ key, doc });
+    },
+    onPass: async (pass) => {
+      // The first pass fingerprints the sealed log; the second reads it again.
+      if (pass === "chain") stats.onSegment = undefined;
+      await opts.onPass?.(pass);
+    },
+    onChainProblem: chainException(exception),
+    onMismatch: mismatchException(exception),
+  });
+  stats.onSegment = undefined;
+  await docs.finish();
+  let checkpoint: Checkpoint | null = null;
+  if (replay.equal && replay.compared === "digest") {
+    const chunks = new DocChunks(scratch);
+    for (const m of moved) await chunks.set(m.key, m.doc);
+    await chunks.flush();
+    const now = opts.now ?? Date.now;
+    checkpoint = await makeCheckpoint(
+      kv,
+      head,
+      sealed,
+      replay.documents,
+      new Date(now()).toISOString(),
+    );
+  }
+  return {
+    head,
+    chain: replay.chain,
+    documents: replay.documents,
+    mismatchCount: replay.mismatchCount,
+    compared: replay.compared,
+    moved: replay.moved ?? 0,
+    checkpoint,
+  };
+}
+
+/** Only what came after `from` (see checkpoint.ts); `scratch` is a copy of its state. */
+async function incremental(
+  opts: AuditOptions,
+  from: Checkpoint,
+  stats: ReadStats,
+  exception: Exception,
+): Promise<Replayed> {
+  const r = await replayFrom(opts.kv, opts.scratch, allProjections, auditFoldsOf(), from, {
+    stats,
+    onChainProblem: chainException(exception),
+    onMismatch: mismatchException(exception),
+  });
+  const now = opts.now ?? Date.now;
+  const clean = r.chain.ok && r.mismatchCount === 0;
+  return {
+    head: r.head,
+    chain: { ok: r.chain.ok, events: r.head?.position ?? 0, problems: r.chain.problems },
+    documents: r.documents,
+    mismatchCount: r.mismatchCount,
+    compared: "incremental",
+    moved: r.moved,
+    checkpoint: clean
+      ? await makeCheckpoint(
+        opts.kv,
+        r.head,
+        r.sealed,
+        from.documents,
+        new Date(now()).toISOString(),
+      )
+      : null,
+  };
+}
+
+/** The folds the tables are made from, as the full audit keeps them in its state. */
+const auditFoldsOf = (): Projection[] =>
+  [keysProjection, purchasesProjection, ...auditProjections] as Projection[];
+
 export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
-  const { kv, scratch, sink } = opts;
+  const { scratch, sink } = opts;
   const now = opts.now ?? Date.now;
   const byKind: Partial<Record<ExceptionKind, number>> = {};
   let exceptionCount = 0;
-  const exception = async (kind: ExceptionKind, detail: string, at: Partial<Row> = {}) => {
+  const exception: Exception = async (kind, detail, at = {}) => {
     exceptionCount++;
     byKind[kind] = (byKind[kind] ?? 0) + 1;
     await sink.write("exceptions", {
@@ -204,22 +343,12 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
     } as Row);
   };
 
-  const head = (await kv.get<LogHead>(HEAD)).value;
-  const replay = await replayIntoAndCompare(kv, scratch, allProjections, {
-    extra: auditProjections,
-    // Read back below for the per-key totals and the purchases table.
-    keepInScratch: [keysProjection.name, purchasesProjection.name],
-    batchSize: opts.batchSize,
-    // Its scratch folds (builds, keys, purchases) are touched again soon after they change: a
-    // small cache is enough, and a large one was most of the audit's peak memory.
-    cacheSize: opts.cacheSize ?? 4_000,
-    maxOpen: opts.maxOpen,
-    maxMismatches: 0,
-    onChainProblem: (p: ChainProblem) =>
-      exception("chain_broken", p.problem, { position: p.position }),
-    onMismatch: (m: ProjectionMismatch) =>
-      exception("projection_mismatch", `${m.key}: ${describeMismatch(m.live, m.rebuilt)}`),
-  });
+  const stats: ReadStats = opts.stats ?? { reads: 0 };
+  const from = opts.from ?? null;
+  const replay = from
+    ? await incremental(opts, from, stats, exception)
+    : await full(opts, stats, exception);
+  const head = replay.head;
 
   // Builds, in buildId order, with their totals.
   const overall = zero();
@@ -402,7 +531,13 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
       documents: replay.documents,
       mismatches: replay.mismatchCount,
       compared: replay.compared,
+      movedDuringAudit: replay.moved,
     },
+    from: from ? { position: from.position, hash: from.hash } : null,
+    checkpoint: replay.checkpoint,
+    logReadsPer1000Events: replay.chain.events
+      ? Math.round((stats.reads * 1000 / replay.chain.events) * 100) / 100
+      : 0,
     builds: totalsRow(overall),
     orphanOutcomes: orphans,
     keys,

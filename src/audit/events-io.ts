@@ -3,13 +3,18 @@
  * it, `events:import` rebuilds a fresh KV from it. Import checks the hash chain line by line and
  * refuses the whole file at the first broken link, leaving the target KV empty.
  */
-import { eventKey, HEAD, LOG, type LogHead, streamEventKey, streamKey } from "../../events/keys.ts";
+import { SegmentWriter } from "../../events/bulk.ts";
+import { HEAD, type LogHead } from "../../events/keys.ts";
+import { readLog } from "../../events/log.ts";
 import type { StoredEvent } from "../../events/types.ts";
 import { allProjections } from "../../projections/index.ts";
 import type { Projection } from "../../projections/projection.ts";
 import { ChainVerifier, commitInBatches, ProjectionFolder } from "../../projections/replay.ts";
 
-/** Streams the log up to the head read at the start, so a running service can keep writing. */
+/**
+ * Streams the log up to the head read at the start, so a running service can keep writing.
+ * Reads either layout (events/log.ts), so an old log exports for migration.
+ */
 export async function exportEvents(
   kv: Deno.Kv,
   write: (chunk: string) => Promise<void>,
@@ -19,13 +24,11 @@ export async function exportEvents(
   if (!head) return { events: 0, head: null };
   let events = 0;
   let chunk = "";
-  const iter = kv.list<StoredEvent>(
-    { prefix: LOG, end: eventKey(head.position + 1) },
-    { batchSize: opts.batchSize ?? 500 },
-  );
-  for await (const entry of iter) {
-    chunk += JSON.stringify(entry.value) + "\n";
-    events++;
+  for await (const batch of readLog(kv, { head, batchSize: opts.batchSize })) {
+    for (const r of batch) {
+      chunk += JSON.stringify(r.event) + "\n";
+      events++;
+    }
     // Fewer, larger writes; still bounded.
     if (chunk.length > 256 * 1024) {
       await write(chunk);
@@ -115,7 +118,7 @@ export async function importEvents(
     cacheSize: opts.cacheSize,
   });
   let line = 0;
-  let last: StoredEvent | null = null;
+  const log = new SegmentWriter();
   let pending: { key: Deno.KvKey; value: unknown }[] = [];
   try {
     for await (const text of lines) {
@@ -124,21 +127,17 @@ export async function importEvents(
       const e = parseLine(text, line);
       await verifier.check(e);
       if (verifier.problems.length) throw new ImportRefused(line, verifier.problems[0].problem);
-      pending.push(
-        { key: eventKey(e.position), value: e },
-        { key: streamEventKey(e.stream, e.streamPosition), value: e.position },
-        { key: streamKey(e.stream), value: e.streamPosition },
-      );
+      pending.push(...log.add(e));
       if (pending.length >= 300) {
         await commitInBatches(target, pending);
         pending = [];
       }
       await folder.apply(e);
-      last = e;
     }
+    pending.push(...log.finish());
     await commitInBatches(target, pending);
     await folder.flush();
-    const head = last ? { position: last.position, hash: last.hash } : null;
+    const head = log.head();
     if (opts.expectHead !== undefined && head?.hash !== opts.expectHead) {
       throw new ImportRefused(
         line,

@@ -52,15 +52,43 @@ export function csvLine(cells: Row[string][]): string {
 
 interface TableFiles {
   columns: string[];
-  csv: Deno.FsFile;
-  json: Deno.FsFile;
+  csv: BufferedFile;
+  json: BufferedFile;
   rows: number;
+}
+
+/** Collects text and writes it in large pieces: a write per row cost more than the row. */
+class BufferedFile {
+  #parts: string[] = [];
+  #size = 0;
+  readonly #enc = new TextEncoder();
+
+  constructor(readonly file: Deno.FsFile) {}
+
+  async put(text: string): Promise<void> {
+    this.#parts.push(text);
+    this.#size += text.length;
+    if (this.#size >= 256 * 1024) await this.flush();
+  }
+
+  async flush(): Promise<void> {
+    if (this.#size === 0 && this.#parts.length === 0) return;
+    const bytes = this.#enc.encode(this.#parts.join(""));
+    this.#parts = [];
+    this.#size = 0;
+    let off = 0;
+    while (off < bytes.length) off += await this.file.write(bytes.subarray(off));
+  }
+
+  async close(): Promise<void> {
+    await this.flush();
+    this.file.close();
+  }
 }
 
 /** Writes each table to `<dir>/<table>.csv` and `<dir>/<table>.json` as rows arrive. */
 export class FileSink implements AuditSink {
   readonly #tables = new Map<string, TableFiles>();
-  readonly #enc = new TextEncoder();
 
   private constructor(readonly dir: string, readonly columns: Record<string, string[]>) {}
 
@@ -78,35 +106,29 @@ export class FileSink implements AuditSink {
     const opts = { write: true, create: true, truncate: true };
     const files: TableFiles = {
       columns: this.columns[table] ?? [],
-      csv: await Deno.open(`${this.dir}/${table}.csv`, opts),
-      json: await Deno.open(`${this.dir}/${table}.json`, opts),
+      csv: new BufferedFile(await Deno.open(`${this.dir}/${table}.csv`, opts)),
+      json: new BufferedFile(await Deno.open(`${this.dir}/${table}.json`, opts)),
       rows: 0,
     };
     this.#tables.set(table, files);
-    await this.#put(files.csv, csvLine(files.columns));
-    await this.#put(files.json, "[");
+    await files.csv.put(csvLine(files.columns));
+    await files.json.put("[");
     return files;
   }
 
-  async #put(file: Deno.FsFile, text: string): Promise<void> {
-    const bytes = this.#enc.encode(text);
-    let off = 0;
-    while (off < bytes.length) off += await file.write(bytes.subarray(off));
-  }
-
   async write(table: string, row: Row): Promise<void> {
-    const t = await this.#open(table);
+    const t = this.#tables.get(table) ?? await this.#open(table);
     if (t.columns.length === 0) t.columns = Object.keys(row);
-    await this.#put(t.csv, csvLine(t.columns.map((c) => row[c] ?? null)));
-    await this.#put(t.json, `${t.rows === 0 ? "\n" : ",\n"}${JSON.stringify(row)}`);
+    await t.csv.put(csvLine(t.columns.map((c) => row[c] ?? null)));
+    await t.json.put(`${t.rows === 0 ? "\n" : ",\n"}${JSON.stringify(row)}`);
     t.rows++;
   }
 
   async close(summary: unknown): Promise<void> {
     for (const t of this.#tables.values()) {
-      await this.#put(t.json, t.rows === 0 ? "]\n" : "\n]\n");
-      t.csv.close();
-      t.json.close();
+      await t.json.put(t.rows === 0 ? "]\n" : "\n]\n");
+      await t.csv.close();
+      await t.json.close();
     }
     this.#tables.clear();
     await Deno.writeTextFile(`${this.dir}/summary.json`, JSON.stringify(summary, null, 2) + "\n");

@@ -29,7 +29,11 @@ Deno.test("export -> import -> replay gives the same log and the same projection
 
     const result = await importEvents(linesOf(ndjson), target, { cacheSize: 3 });
     assertEquals(result.events, 22);
-    assertEquals(result.head, await new EventStore(source, { projections: [] }).head());
+    const sourceHead = await new EventStore(source, { projections: [] }).head();
+    assertEquals(
+      { position: result.head?.position, hash: result.head?.hash },
+      { position: sourceHead.position, hash: sourceHead.hash },
+    );
 
     const replay = await replayAndCompare(target, allProjections);
     assert(replay.equal, JSON.stringify(replay.mismatches).slice(0, 500));

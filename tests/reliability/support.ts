@@ -1,6 +1,6 @@
 /** Shared pieces of the reliability tests. */
-import { LOG } from "../../events/keys.ts";
 import type { EventStore } from "../../events/store.ts";
+import { readEvents } from "../../events/log.ts";
 import type { StoredEvent } from "../../events/types.ts";
 import { assert } from "../support/assert.ts";
 
@@ -22,7 +22,7 @@ export function assertErrorShape(body: unknown, context: string): void {
 
 export async function allEvents(kv: Deno.Kv): Promise<StoredEvent[]> {
   const out: StoredEvent[] = [];
-  for await (const e of kv.list<StoredEvent>({ prefix: LOG })) out.push(e.value);
+  for await (const e of readEvents(kv)) out.push(e);
   return out;
 }
 

@@ -1,0 +1,244 @@
+/**
+ * Audit checkpoints and the incremental audit that starts from one.
+ *
+ * A clean full audit (chain intact, projections equal) writes `checkpoint.json` beside its
+ * tables, and keeps its state KV (`state.sqlite3`): the audit's own folds (builds, keys,
+ * purchases, from which the tables are made) and every projection document as it was at the
+ * checkpoint (doc-chunks.ts).
+ *
+ * `audit --from <dir>` then checks that the log still extends the checkpoint and audits only what
+ * came after:
+ * - the sealed segments up to the checkpoint must have the fingerprint it recorded (key and
+ *   versionstamp of each: any rewrite through KV changes it); the few events between the last
+ *   of them and the checkpoint position are hashed again, and the event at the checkpoint must
+ *   still carry its hash;
+ * - the events after it are verified link by link and folded into a copy of the state;
+ * - every projection document they touch is rebuilt (its value at the checkpoint plus the new
+ *   events) and compared with the live one, settled against the log like in a full audit;
+ * - the tables are made from the updated state, by the same code as a full audit's, so they are
+ *   equal to what a full audit would write.
+ * Documents no new event touches were compared by the audit that wrote the checkpoint; an edit
+ * made to one of them behind the store's back later is found by the next full audit.
+ */
+import { HEAD, type LogHead, projectionKey } from "../../events/keys.ts";
+import { hashAt, readLog, type ReadStats, SegmentFingerprint } from "../../events/log.ts";
+import type { StoredEvent } from "../../events/types.ts";
+import { keyId } from "../../projections/key-hash.ts";
+import { LiveCut } from "../../projections/live-cut.ts";
+import type { Projection } from "../../projections/projection.ts";
+import {
+  type ChainProblem,
+  type ChainVerification,
+  ChainVerifier,
+  checkNothingAfter,
+  ProjectionFolder,
+  type ProjectionMismatch,
+} from "../../projections/replay.ts";
+import { DocChunks } from "./doc-chunks.ts";
+
+export const CHECKPOINT_VERSION = 1;
+
+/**
+ * The most events after a checkpoint an incremental audit takes: it holds them, and the documents
+ * they touch, in memory (the audit runs with a 160 MiB heap, deno.json). Past it, a full audit.
+ */
+export const MAX_INCREMENTAL_EVENTS = 25_000;
+
+export class TooFarBehindError extends Error {
+  constructor(readonly events: number) {
+    super(
+      `${events} events since the checkpoint, more than an incremental audit takes ` +
+        `(${MAX_INCREMENTAL_EVENTS}): run a full audit (it writes a new checkpoint)`,
+    );
+  }
+}
+
+export interface Checkpoint {
+  version: number;
+  /** The log position and head hash the audit covered. */
+  position: number;
+  hash: string;
+  /** The sealed segments up to `through` (a position at or below `position`). */
+  sealed: { through: number; count: number; digest: string; hash: string };
+  /** Projection documents at the checkpoint (kept in the state KV). */
+  documents: number;
+  auditedAt: string;
+}
+
+export async function readCheckpoint(dir: string): Promise<Checkpoint> {
+  const c = JSON.parse(await Deno.readTextFile(`${dir}/checkpoint.json`)) as Checkpoint;
+  if (c.version !== CHECKPOINT_VERSION) {
+    throw new Error(`${dir}/checkpoint.json has version ${c.version}, not ${CHECKPOINT_VERSION}`);
+  }
+  return c;
+}
+
+export async function makeCheckpoint(
+  kv: Deno.Kv,
+  head: LogHead | null,
+  sealed: SegmentFingerprint,
+  documents: number,
+  auditedAt: string,
+): Promise<Checkpoint> {
+  return {
+    version: CHECKPOINT_VERSION,
+    position: head?.position ?? 0,
+    hash: head?.hash ?? "",
+    sealed: {
+      through: sealed.through,
+      count: sealed.count,
+      digest: sealed.digest,
+      hash: await hashAt(kv, sealed.through),
+    },
+    documents,
+    auditedAt,
+  };
+}
+
+export interface IncrementalReport {
+  chain: ChainVerification;
+  /** Events after the checkpoint. */
+  newEvents: number;
+  /** Projection documents the new events touched, each compared with the live one. */
+  documents: number;
+  mismatchCount: number;
+  moved: number;
+  sealed: SegmentFingerprint;
+  head: LogHead | null;
+}
+
+/**
+ * Verifies that the log extends `from`, verifies and folds what came after into `state` (a copy
+ * of the checkpoint's state KV), and compares the documents it touched.
+ */
+export async function replayFrom(
+  source: Deno.Kv,
+  state: Deno.Kv,
+  projections: Projection[],
+  auditFolds: Projection[],
+  from: Checkpoint,
+  opts: {
+    stats?: ReadStats;
+    onChainProblem?: (p: ChainProblem) => void | Promise<void>;
+    onMismatch?: (m: ProjectionMismatch) => void | Promise<void>;
+  } = {},
+): Promise<IncrementalReport> {
+  const head = (await source.get<LogHead>(HEAD)).value;
+  const to = head?.position ?? 0;
+  if (to - from.position > MAX_INCREMENTAL_EVENTS) throw new TooFarBehindError(to - from.position);
+  const verifier = new ChainVerifier().startAt(from.sealed.through, from.sealed.hash);
+  const problem = (position: number, text: string) =>
+    verifier.problems.push({ position, problem: text });
+
+  if (to < from.position) {
+    problem(to, `the log ends at ${to}, before the checkpoint at ${from.position}`);
+  }
+  const before = await SegmentFingerprint.of(source, from.sealed.through, opts.stats);
+  if (before.count !== from.sealed.count || before.digest !== from.sealed.digest) {
+    problem(
+      from.sealed.through,
+      `the sealed log up to ${from.sealed.through} changed since the checkpoint ` +
+        `(${before.count} segments, the checkpoint saw ${from.sealed.count}): run a full audit`,
+    );
+  }
+
+  const sealed = new SegmentFingerprint(from.sealed.through, from.sealed.count, from.sealed.digest);
+  const stats: ReadStats = opts.stats ?? { reads: 0 };
+  stats.onSegment = (last, vs) => {
+    if (last > from.sealed.through && last <= to) sealed.add(last, vs);
+  };
+  const folder = new ProjectionFolder(state, auditFolds, { existing: true, cacheSize: 4_000 });
+  const after: StoredEvent[] = [];
+  let reported = 0;
+  for await (
+    const batch of readLog(source, {
+      head,
+      from: from.sealed.through + 1,
+      to,
+      prevHash: from.sealed.hash,
+      stats,
+    })
+  ) {
+    for (const r of batch) {
+      verifier.checkRead(r);
+      const e = r.event;
+      if (e.position === from.position && e.hash !== from.hash) {
+        problem(e.position, "the event at the checkpoint is not the one the checkpoint verified");
+      }
+      if (e.position > from.position) after.push(e);
+      for (; reported < verifier.problems.length; reported++) {
+        await opts.onChainProblem?.(verifier.problems[reported]);
+      }
+    }
+  }
+  stats.onSegment = undefined;
+  // The audit's folds: their documents read ten to a read, then the new events folded in.
+  const foldKeys = new Map<string, Deno.KvKey>();
+  for (const e of after) {
+    for (const p of auditFolds) {
+      for (const sub of p.keysOf(e)) {
+        const key = projectionKey(p.name, sub);
+        foldKeys.set(keyId(key), key);
+      }
+    }
+  }
+  await folder.preload([...foldKeys.values()]);
+  for (const e of after) await folder.apply(e);
+  await folder.flush();
+  const chain = verifier.finish(head);
+  // The count covers the events read: from the last sealed point before the checkpoint.
+  await checkNothingAfter(source, head, chain);
+  for (; reported < verifier.problems.length; reported++) {
+    await opts.onChainProblem?.(verifier.problems[reported]);
+  }
+
+  // Each touched document: its value at the checkpoint, then the new events, in log order.
+  const chunks = new DocChunks(state);
+  const touched = new Map<string, Deno.KvKey>();
+  for (const e of after) {
+    for (const p of projections) {
+      for (const sub of p.keysOf(e)) {
+        const key = projectionKey(p.name, sub);
+        touched.set(keyId(key), key);
+      }
+    }
+  }
+  await chunks.load([...touched.values()]);
+  const rebuilt = new Map<string, { key: Deno.KvKey; doc: unknown }>();
+  for (const e of after) {
+    for (const p of projections) {
+      for (const sub of p.keysOf(e)) {
+        const key = projectionKey(p.name, sub);
+        const id = keyId(key);
+        let slot = rebuilt.get(id);
+        if (!slot) {
+          slot = { key, doc: (await chunks.get(key)) ?? null };
+          rebuilt.set(id, slot);
+        }
+        slot.doc = p.evolve(slot.doc as never, e, sub);
+      }
+    }
+  }
+  const cut = new LiveCut(source, projections, head);
+  let mismatchCount = 0;
+  const docs = [...rebuilt].map(([id, { key, doc }]) => ({ id, key, rebuilt: doc }));
+  const results = await cut.settleMany(docs);
+  for (let i = 0; i < docs.length; i++) {
+    const wrong = results[i];
+    if (wrong) {
+      mismatchCount++;
+      await opts.onMismatch?.({ key: docs[i].id, live: wrong.live, rebuilt: wrong.expected });
+    }
+    await chunks.set(docs[i].key, docs[i].rebuilt);
+  }
+  await chunks.flush();
+  return {
+    chain,
+    newEvents: after.length,
+    documents: rebuilt.size,
+    mismatchCount,
+    moved: cut.moved.size,
+    sealed,
+    head,
+  };
+}

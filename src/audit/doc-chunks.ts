@@ -1,0 +1,282 @@
+/**
+ * The projection documents an audit checked, kept in its state KV for the next incremental audit:
+ * that one rebuilds only the documents touched after the checkpoint, and needs their values at
+ * the checkpoint to fold the new events onto.
+ *
+ * Documents are packed many to a KV value (`keyId\tJSON` lines, about 16 KiB a chunk), each
+ * chunk stored under `["c", ...first document key]`: a million documents are a few thousand
+ * writes, not a million. A document lives in the chunk with the greatest first key not above
+ * its own key; a small index entry per chunk (`["i", ...first key]`) finds it in memory. Order
+ * inside a chunk does not matter.
+ *
+ * Documents created after the checkpoint (most have random keys: mints, signatures) go to an
+ * overlay of single entries (`["o", ...key]`) instead of into the chunks, so an incremental audit
+ * never rewrites chunks all over the state; a Bloom filter of the ids stored (`["bloom", n]`)
+ * tells that a new document has no earlier value without reading anything. The next full audit
+ * writes everything packed again.
+ */
+import { KeyBloomFilter, keyId } from "../../projections/key-hash.ts";
+import { commitInBatches, compareKvKeys } from "../../projections/replay.ts";
+
+const CHUNKS = ["c"] as const;
+/** One small entry per chunk, so the chunk holding a key is found in memory, not by a read. */
+const INDEX = ["i"] as const;
+const CHUNK_BYTES = 16 * 1024;
+/** A chunk grown past this many characters (at most 60 KiB of UTF-8) is split. */
+const SPLIT_BYTES = 20 * 1024;
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+const OVERLAY = ["o"] as const;
+const BLOOM = ["bloom"] as const;
+const BLOOM_PART = 60 * 1024;
+
+const chunkKey = (first: Deno.KvKey): Deno.KvKey => [...CHUNKS, ...first];
+const overlayKey = (key: Deno.KvKey): Deno.KvKey => [...OVERLAY, ...key];
+
+async function readBloom(state: Deno.Kv): Promise<KeyBloomFilter> {
+  const parts: Uint8Array[] = [];
+  for await (const e of state.list<Uint8Array>({ prefix: [...BLOOM] })) parts.push(e.value);
+  const all = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let off = 0;
+  for (const p of parts) {
+    all.set(p, off);
+    off += p.length;
+  }
+  return KeyBloomFilter.fromBytes(all);
+}
+
+function bloomWrites(bloom: KeyBloomFilter): Write[] {
+  const bytes = bloom.bytes;
+  const out: Write[] = [];
+  for (let i = 0, n = 0; i < bytes.length; i += BLOOM_PART, n++) {
+    out.push({ key: [...BLOOM, n], value: bytes.slice(i, i + BLOOM_PART) });
+  }
+  return out;
+}
+const indexKey = (first: Deno.KvKey): Deno.KvKey => [...INDEX, ...first];
+
+type Write = { key: Deno.KvKey; value: unknown };
+
+/** A chunk's writes: the chunk and its index entry (value null: both deleted). */
+const chunkWrite = (first: Deno.KvKey, value: Uint8Array | null): Write[] => [
+  { key: chunkKey(first), value },
+  { key: indexKey(first), value: value === null ? null : 1 },
+];
+
+/** Writes documents that arrive in KV key order (the live projections as listed). */
+export class DocChunkWriter {
+  #lines: string[] = [];
+  #bytes = 0;
+  #first: Deno.KvKey | null = null;
+  #pending: Write[] = [];
+  readonly #bloom = new KeyBloomFilter();
+  documents = 0;
+
+  constructor(readonly state: Deno.Kv) {}
+
+  async add(key: Deno.KvKey, text: string, id = keyId(key)): Promise<void> {
+    const line = `${id}\t${text}`;
+    this.#bloom.add(id);
+    if (this.#first && this.#bytes + line.length > CHUNK_BYTES) await this.#seal();
+    this.#first ??= key;
+    this.#lines.push(line);
+    this.#bytes += line.length + 1;
+    this.documents++;
+  }
+
+  async #seal(): Promise<void> {
+    if (!this.#first) return;
+    this.#pending.push(...chunkWrite(this.#first, enc.encode(this.#lines.join("\n"))));
+    this.#lines = [];
+    this.#bytes = 0;
+    this.#first = null;
+    if (this.#pending.length >= 40) await this.#commit();
+  }
+
+  /** One batch committing in the background while the live pass reads on. */
+  #writing: Promise<void> = Promise.resolve();
+
+  async #commit(): Promise<void> {
+    const out = this.#pending;
+    this.#pending = [];
+    await this.#writing;
+    this.#writing = commitInBatches(this.state, out);
+    // A failure surfaces at the next commit or at finish; not an unhandled rejection meanwhile.
+    this.#writing.catch(() => {});
+  }
+
+  async finish(): Promise<void> {
+    await this.#seal();
+    this.#pending.push(...bloomWrites(this.#bloom));
+    await this.#commit();
+    await this.#writing;
+  }
+}
+
+interface Chunk {
+  /** The first document key the chunk is stored under. */
+  first: Deno.KvKey;
+  docs: Map<string, string>;
+  dirty: boolean;
+}
+
+function parseChunk(first: Deno.KvKey, value: Uint8Array): Chunk {
+  const docs = new Map<string, string>();
+  for (const line of dec.decode(value).split("\n")) {
+    if (!line) continue;
+    const tab = line.indexOf("\t");
+    docs.set(line.slice(0, tab), line.slice(tab + 1));
+  }
+  return { first, docs, dirty: false };
+}
+
+/** Reads and updates documents in the chunks and the overlay (the incremental audit). */
+export class DocChunks {
+  #index: Deno.KvKey[] | null = null;
+  #bloom: KeyBloomFilter | null = null;
+  readonly #cache = new Map<string, Chunk>();
+  /** Overlay documents read or written, by id (null: none, or deleted). */
+  readonly #overlay = new Map<string, { key: Deno.KvKey; text: string | null; dirty: boolean }>();
+
+  constructor(readonly state: Deno.Kv) {}
+
+  async #loadIndex(): Promise<Deno.KvKey[]> {
+    if (this.#index) return this.#index;
+    const index: Deno.KvKey[] = [];
+    for await (const e of this.state.list({ prefix: [...INDEX] }, { batchSize: 1000 })) {
+      index.push(e.key.slice(INDEX.length));
+    }
+    return (this.#index = index);
+  }
+
+  async #loadBloom(): Promise<KeyBloomFilter> {
+    return this.#bloom ??= await readBloom(this.state);
+  }
+
+  /** The first key of the chunk that holds (or would hold) `key`; null: below every chunk. */
+  #locate(index: Deno.KvKey[], key: Deno.KvKey): Deno.KvKey | null {
+    let lo = 0;
+    let hi = index.length - 1;
+    let found = -1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (compareKvKeys(index[mid], key) <= 0) {
+        found = mid;
+        lo = mid + 1;
+      } else hi = mid - 1;
+    }
+    return found < 0 ? null : index[found];
+  }
+
+  /**
+   * Reads what `keys` may have stored, ten to a read: the chunks and overlay entries of those the
+   * Bloom filter has seen; the others have no earlier value and cost nothing.
+   */
+  async load(keys: Deno.KvKey[]): Promise<void> {
+    const bloom = await this.#loadBloom();
+    const index = await this.#loadIndex();
+    const chunks = new Map<string, Deno.KvKey>();
+    const overlay: Deno.KvKey[] = [];
+    for (const key of keys) {
+      const id = keyId(key);
+      if (!bloom.has(id) || this.#overlay.has(id)) continue;
+      overlay.push(key);
+      const first = this.#locate(index, key);
+      if (first === null) continue;
+      const cid = keyId(first);
+      if (!this.#cache.has(cid)) chunks.set(cid, first);
+    }
+    for (let i = 0; i < overlay.length; i += 10) {
+      const batch = overlay.slice(i, i + 10);
+      const entries = await this.state.getMany<Uint8Array[]>(batch.map(overlayKey));
+      entries.forEach((e, j) => {
+        const text = e.value ? dec.decode(e.value) : null;
+        this.#overlay.set(keyId(batch[j]), { key: batch[j], text, dirty: false });
+      });
+    }
+    const firsts = [...chunks.values()];
+    for (let i = 0; i < firsts.length; i += 10) {
+      const batch = firsts.slice(i, i + 10);
+      const entries = await this.state.getMany<Uint8Array[]>(batch.map(chunkKey));
+      entries.forEach((e, j) => {
+        const c = e.value
+          ? parseChunk(batch[j], e.value)
+          : { first: batch[j], docs: new Map(), dirty: false };
+        this.#cache.set(keyId(batch[j]), c);
+      });
+    }
+  }
+
+  /** The chunk already read that holds `id`, if any. */
+  #chunkHolding(key: Deno.KvKey, id: string): Chunk | null {
+    const first = this.#index ? this.#locate(this.#index, key) : null;
+    const c = first ? this.#cache.get(keyId(first)) : undefined;
+    return c?.docs.has(id) ? c : null;
+  }
+
+  /** The document stored for `key` (undefined when there is none). */
+  async get(key: Deno.KvKey): Promise<unknown> {
+    await this.load([key]);
+    const id = keyId(key);
+    if (!this.#bloom!.has(id)) return undefined;
+    const o = this.#overlay.get(id);
+    const text = o?.text ?? this.#chunkHolding(key, id)?.docs.get(id);
+    return text === undefined || text === null ? undefined : JSON.parse(text);
+  }
+
+  /** Sets (null: deletes) a document; `flush` writes what changed. */
+  async set(key: Deno.KvKey, doc: unknown): Promise<void> {
+    await this.load([key]);
+    const id = keyId(key);
+    const text = doc === null || doc === undefined ? null : JSON.stringify(doc);
+    const c = this.#overlay.get(id)?.text ? null : this.#chunkHolding(key, id);
+    if (c) {
+      if (text === null) c.docs.delete(id);
+      else c.docs.set(id, text);
+      c.dirty = true;
+      return;
+    }
+    this.#overlay.set(id, { key, text, dirty: true });
+    if (text !== null) this.#bloom!.add(id);
+  }
+
+  async flush(): Promise<void> {
+    const writes: Write[] = [];
+    for (const c of this.#cache.values()) if (c.dirty) writes.push(...chunkWrites(c));
+    for (const o of this.#overlay.values()) {
+      if (!o.dirty) continue;
+      writes.push({ key: overlayKey(o.key), value: o.text === null ? null : enc.encode(o.text) });
+    }
+    if (this.#bloom) writes.push(...bloomWrites(this.#bloom));
+    this.#cache.clear();
+    this.#overlay.clear();
+    this.#index = null;
+    await commitInBatches(this.state, writes);
+  }
+}
+
+/** The writes for a changed chunk, split in key order if it grew too large. */
+function chunkWrites(c: Chunk): Write[] {
+  const sorted = [...c.docs.keys()].map((id) => ({ id, key: JSON.parse(id) as Deno.KvKey }));
+  sorted.sort((a, b) => compareKvKeys(a.key, b.key));
+  if (sorted.length === 0) return chunkWrite(c.first, null);
+  const out: Write[] = [];
+  let part: string[] = [];
+  let size = 0;
+  let first = c.first;
+  for (const s of sorted) {
+    const line = `${s.id}\t${c.docs.get(s.id)}`;
+    if (part.length && size + line.length > SPLIT_BYTES) {
+      out.push(...chunkWrite(first, enc.encode(part.join("\n"))));
+      part = [];
+      size = 0;
+      first = s.key;
+    }
+    part.push(line);
+    size += line.length + 1;
+  }
+  out.push(...chunkWrite(first, enc.encode(part.join("\n"))));
+  return out;
+}

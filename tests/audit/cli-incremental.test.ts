@@ -1,0 +1,132 @@
+/** `deno task audit --from` and `--ndjson` as an operator runs them, on KV files. */
+import { assert, assertEquals, assertMatch } from "../support/assert.ts";
+import { allProjections } from "../../projections/index.ts";
+import { EventStore } from "../../events/store.ts";
+import { built, confirmed, DAY2, workload } from "./fixtures.ts";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+const TABLES = ["builds", "totals_by_key", "totals_by_day", "purchases", "exceptions"];
+
+async function task(name: string, ...args: string[]) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["task", "-q", name, ...args],
+    cwd: ROOT,
+    env: { NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+async function withKv(path: string, fn: (kv: Deno.Kv) => Promise<unknown>) {
+  const kv = await Deno.openKv(path);
+  try {
+    await fn(kv);
+  } finally {
+    kv.close();
+  }
+}
+
+const sameTables = async (a: string, b: string) => {
+  for (const t of TABLES) {
+    assertEquals(
+      await Deno.readTextFile(`${a}/${t}.csv`),
+      await Deno.readTextFile(`${b}/${t}.csv`),
+      t,
+    );
+  }
+};
+
+Deno.test("audit --from a checkpoint, and audit --ndjson of an export, write a full audit's tables", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "tcb-audit-inc-cli-" });
+  try {
+    const kvPath = `${dir}/service.sqlite3`;
+    await withKv(kvPath, workload);
+    const first = await task("audit", "--kv", kvPath, "--out", `${dir}/first`);
+    assertEquals(first.code, 1, first.stderr); // the workload has findings on purpose
+    assertMatch(JSON.parse(first.stdout).checkpoint, /first\/checkpoint\.json$/);
+
+    await withKv(kvPath, async (kv) => {
+      const store = new EventStore(kv, { projections: allProjections, now: () => DAY2 });
+      for (let i = 20; i < 25; i++) {
+        await store.append([{
+          stream: `build-${i}`,
+          expectedVersion: 0,
+          events: [built(i, "k1", "p1", "2026-11-23"), confirmed(i)],
+        }]);
+      }
+    });
+    const inc = await task(
+      "audit",
+      "--kv",
+      kvPath,
+      "--out",
+      `${dir}/inc`,
+      "--from",
+      `${dir}/first`,
+    );
+    const full = await task("audit", "--kv", kvPath, "--out", `${dir}/full`);
+    assertEquals(inc.code, full.code, inc.stderr);
+    assertEquals(JSON.parse(inc.stdout).from, JSON.parse(first.stdout).events);
+    await sameTables(`${dir}/inc`, `${dir}/full`);
+    const summary = JSON.parse(await Deno.readTextFile(`${dir}/inc/summary.json`));
+    assertEquals(summary.projections.compared, "incremental");
+    // The state moved on to `inc`: `first` cannot be started from again.
+    const stale = await task(
+      "audit",
+      "--kv",
+      kvPath,
+      "--out",
+      `${dir}/x`,
+      "--from",
+      `${dir}/first`,
+    );
+    assertEquals(stale.code, 2);
+    assertMatch(stale.stderr, /its state has moved on/);
+    // --keep-from copies it: `inc` stays a starting point.
+    const kept = await task(
+      "audit",
+      "--kv",
+      kvPath,
+      "--out",
+      `${dir}/kept`,
+      "--from",
+      `${dir}/inc`,
+      "--keep-from",
+    );
+    assertEquals(kept.code, full.code, kept.stderr);
+    await sameTables(`${dir}/kept`, `${dir}/full`);
+    await Deno.stat(`${dir}/inc/state.sqlite3`);
+
+    const exp = await task("events:export", "--kv", kvPath, "--out", `${dir}/log.ndjson`);
+    assertEquals(exp.code, 0, exp.stderr);
+    const head = JSON.parse(exp.stderr).head.hash;
+    const nd = await task(
+      "audit",
+      "--ndjson",
+      `${dir}/log.ndjson`,
+      "--expect-head",
+      head,
+      "--out",
+      `${dir}/nd`,
+    );
+    assertEquals(nd.code, full.code, nd.stderr);
+    await sameTables(`${dir}/nd`, `${dir}/full`);
+
+    const bad = await task(
+      "audit",
+      "--ndjson",
+      `${dir}/log.ndjson`,
+      "--expect-head",
+      "0".repeat(64),
+    );
+    assertEquals(bad.code, 1);
+    assertMatch(bad.stderr, /--ndjson refused: line \d+: the last event's hash/);
+    const wrongFrom = await task("audit", "--kv", kvPath, "--from", `${dir}/nowhere`);
+    assertEquals(wrongFrom.code, 2);
+    assert(wrongFrom.stderr.includes("no usable checkpoint"));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -1,0 +1,168 @@
+/**
+ * Incremental audits: from a clean audit's checkpoint, only what the log gained is audited, and
+ * the tables equal those of a full audit of the same log; a change before the checkpoint is
+ * caught.
+ */
+import { assert, assertEquals, assertMatch, assertRejects } from "../support/assert.ts";
+import { projectionKey } from "../../events/keys.ts";
+import { EventStore } from "../../events/store.ts";
+import { allProjections } from "../../projections/index.ts";
+import { AUDIT_TABLES, type AuditSummary, runAudit } from "../../src/audit/audit.ts";
+import {
+  type Checkpoint,
+  MAX_INCREMENTAL_EVENTS,
+  TooFarBehindError,
+} from "../../src/audit/checkpoint.ts";
+import { MemorySink } from "../../src/audit/sink.ts";
+import { isSealed, rewriteEvent } from "../events/support/tamper.ts";
+import { built, confirmed, DAY1, purchaseWithKey, unverified } from "./fixtures.ts";
+
+interface Audited {
+  summary: AuditSummary;
+  sink: MemorySink;
+  state: string;
+}
+
+async function audit(kv: Deno.Kv, dir: string, name: string, from?: Audited): Promise<Audited> {
+  const state = `${dir}/${name}.sqlite3`;
+  if (from) await Deno.copyFile(from.state, state);
+  const scratch = await Deno.openKv(state);
+  const sink = new MemorySink();
+  try {
+    const summary = await runAudit({
+      kv,
+      scratch,
+      sink,
+      from: from?.summary.checkpoint ?? null,
+      now: () => 0,
+    });
+    return { summary, sink, state };
+  } finally {
+    scratch.close();
+  }
+}
+
+const tables = (a: Audited) =>
+  Object.fromEntries(Object.keys(AUDIT_TABLES).map((t) => [t, a.sink.rows(t)]));
+
+async function withLog(fn: (kv: Deno.Kv, store: EventStore, dir: string) => Promise<void>) {
+  const dir = await Deno.makeTempDir({ prefix: "tcb-incremental-" });
+  const kv = await Deno.openKv(`${dir}/service.sqlite3`);
+  const clock = { now: DAY1 };
+  // Sealing after 2 KiB: the checkpoint then covers sealed segments and tail lines alike.
+  const store = new EventStore(kv, {
+    projections: allProjections,
+    sealBytes: 2048,
+    now: () => clock.now,
+  });
+  try {
+    await purchaseWithKey(store, "p1", "k1", "WalletA");
+    for (let i = 1; i <= 12; i++) await builds(store, i);
+    await fn(kv, store, dir);
+  } finally {
+    kv.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/** Build i: confirmed, except every fourth (left open) and every fifth (fee-less). */
+async function builds(store: EventStore, i: number) {
+  const events = [built(i, "k1", "p1", "2026-11-22")];
+  if (i % 5 === 0) events.push(unverified(i, "k1", "0"));
+  else if (i % 4 !== 0) events.push(confirmed(i));
+  await store.append([{ stream: `build-${i}`, expectedVersion: 0, events }]);
+}
+
+async function more(store: EventStore, from: number, to: number) {
+  for (let i = from; i <= to; i++) await builds(store, i);
+  // An outcome for a build left open before the checkpoint: an old document changes.
+  await store.append([{ stream: "build-4", expectedVersion: "any", events: [confirmed(4)] }]);
+  await purchaseWithKey(store, `p${from}`, `k${from}`, "WalletB");
+}
+
+Deno.test("an incremental audit writes the tables a full audit writes, and chains on", async () => {
+  await withLog(async (kv, store, dir) => {
+    const first = await audit(kv, dir, "first");
+    const cp = first.summary.checkpoint as Checkpoint;
+    assert(cp, "a clean audit writes a checkpoint");
+    assertEquals(cp.position, (await store.head()).position);
+    assert(cp.sealed.through > 0 && cp.sealed.through <= cp.position);
+
+    await more(store, 13, 20);
+    const inc = await audit(kv, dir, "inc", first);
+    const full = await audit(kv, dir, "full");
+    assertEquals(inc.summary.projections.compared, "incremental");
+    assertEquals(inc.summary.from?.position, cp.position);
+    assert(inc.summary.projections.documents > 0);
+    assert(inc.summary.chain.ok && full.summary.chain.ok);
+    assertEquals(inc.summary.projections.mismatches, 0);
+    assertEquals(tables(inc), tables(full));
+    assertEquals(inc.summary.builds, full.summary.builds);
+    assertEquals(inc.summary.purchases, full.summary.purchases);
+    assertEquals(inc.summary.exceptions, full.summary.exceptions);
+    assertEquals(inc.summary.checkpoint?.position, full.summary.checkpoint?.position);
+    assertEquals(inc.summary.checkpoint?.sealed, full.summary.checkpoint?.sealed);
+
+    // And again from the incremental audit's own checkpoint.
+    await more(store, 21, 30);
+    const inc2 = await audit(kv, dir, "inc2", inc);
+    const full2 = await audit(kv, dir, "full2");
+    assertEquals(tables(inc2), tables(full2));
+    assertEquals(inc2.summary.builds, full2.summary.builds);
+    assert(inc2.summary.ok === full2.summary.ok);
+  });
+});
+
+Deno.test("an incremental audit catches an event changed before the checkpoint", async () => {
+  for (const where of ["segment", "tail"] as const) {
+    await withLog(async (kv, store, dir) => {
+      const first = await audit(kv, dir, "first");
+      const cp = first.summary.checkpoint!;
+      await more(store, 13, 14);
+      const position = where === "segment" ? 3 : cp.position;
+      if (where === "segment") assert(await isSealed(kv, position));
+      await rewriteEvent(kv, position, (e) => ({ ...e, at: e.at + 1 }));
+      const inc = await audit(kv, dir, "inc", first);
+      assertEquals(inc.summary.chain.ok, false, `${where}: not caught`);
+      assertEquals(inc.summary.checkpoint, null);
+      const broken = inc.sink.rows("exceptions").filter((r) => r.kind === "chain_broken");
+      assert(broken.length > 0);
+      if (where === "segment") {
+        assertMatch(String(broken[0].detail), /sealed log up to \d+ changed/);
+      }
+    });
+  }
+});
+
+Deno.test("an incremental audit names a touched document edited behind the store's back", async () => {
+  await withLog(async (kv, store, dir) => {
+    const first = await audit(kv, dir, "first");
+    await more(store, 13, 14);
+    const key = projectionKey("build", [13]);
+    const doc = (await kv.get<Record<string, unknown>>(key)).value!;
+    await kv.set(key, { ...doc, feeLamports: "1" });
+    const inc = await audit(kv, dir, "inc", first);
+    assertEquals(inc.summary.projections.mismatches, 1);
+    const [m] = inc.sink.rows("exceptions").filter((r) => r.kind === "projection_mismatch");
+    assertMatch(String(m.detail), /^\["p","build",13\]: feeLamports: live "1"/);
+  });
+});
+
+Deno.test("an incremental audit too far behind its checkpoint refuses, asking for a full audit", async () => {
+  await withLog(async (kv, _store, dir) => {
+    const first = await audit(kv, dir, "first");
+    const cp = first.summary.checkpoint!;
+    // As if MAX_INCREMENTAL_EVENTS and more had been appended since.
+    const behind = { ...cp, position: cp.position - MAX_INCREMENTAL_EVENTS - 1 };
+    const scratch = await Deno.openKv(":memory:");
+    try {
+      await assertRejects(
+        () => runAudit({ kv, scratch, sink: new MemorySink(), from: behind }),
+        TooFarBehindError,
+        "run a full audit",
+      );
+    } finally {
+      scratch.close();
+    }
+  });
+});
