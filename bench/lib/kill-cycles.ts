@@ -11,7 +11,7 @@
  */
 import { Keypair, LAMPORTS_PER_SOL, VersionedTransaction } from "@solana/web3.js";
 import type { StoredEvent } from "../../events/types.ts";
-import { LOG } from "../../events/keys.ts";
+import { readEvents } from "../../events/log.ts";
 import { makePng, toBase64 } from "../../tests/metadata/image/fixtures.ts";
 import {
   httpClient,
@@ -351,8 +351,7 @@ async function compare(
   const landed = new Set<string>();
   const bump = (m: Map<string, number>, id: string) => m.set(id, (m.get(id) ?? 0) + 1);
   try {
-    for await (const e of kv.list<StoredEvent>({ prefix: LOG })) {
-      const ev = e.value;
+    for await (const ev of readEvents(kv)) {
       if (ev.type === "MetadataHosted") bump(seen.metadata, ev.data.id);
       if (ev.type === "TokenBuilt") bump(seen.builds, ev.data.mint);
       if (ev.type === "TransactionSubmitted" && ev.data.via === "relay") {

@@ -10,7 +10,7 @@
  */
 import { canonicalJson } from "../../events/hash.ts";
 import { HEAD, type LogHead, PROJECTIONS } from "../../events/keys.ts";
-import { allProjections } from "../../projections/index.ts";
+import { allProjections, registered } from "../../projections/index.ts";
 import { type KeyDoc, keysProjection, keyStatus } from "../../projections/keys.ts";
 import { type PurchaseDoc, purchasesProjection } from "../../projections/purchases.ts";
 import {
@@ -320,8 +320,13 @@ async function incremental(
 }
 
 /** The folds the tables are made from, as the full audit keeps them in its state. */
+// The keys and purchases folds run as the store runs them (declared events only, upcast first).
 const auditFoldsOf = (): Projection[] =>
-  [keysProjection, purchasesProjection, ...auditProjections] as Projection[];
+  [
+    registered(keysProjection),
+    registered(purchasesProjection),
+    ...auditProjections,
+  ] as Projection[];
 
 export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
   const { scratch, sink } = opts;

@@ -4,7 +4,8 @@
  */
 import { assert, assertEquals } from "../support/assert.ts";
 import { EventStore } from "../../events/store.ts";
-import { LOG, projectionKey } from "../../events/keys.ts";
+import { projectionKey } from "../../events/keys.ts";
+import { readEvents } from "../../events/log.ts";
 import type { DomainEvent, StoredEvent } from "../../events/types.ts";
 import { allProjections } from "../../projections/index.ts";
 import type { PurchaseDoc } from "../../projections/purchases.ts";
@@ -46,7 +47,7 @@ Deno.test("upcast: a v1 quote appended to the log folds as v2; the log keeps v1 
     assertEquals(purchase?.quote.expiresAt, now + V1_QUOTE_TTL_MS);
 
     const log: StoredEvent[] = [];
-    for await (const e of kv.list<StoredEvent>({ prefix: LOG })) log.push(e.value);
+    for await (const e of readEvents(kv)) log.push(e);
     assertEquals(log.length, 1);
     assertEquals(log[0].v, 1);
     assert(log[0].type === "AccessPaymentQuoted" && !("expiresAt" in log[0].data));
