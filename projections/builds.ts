@@ -41,6 +41,11 @@ export interface BuildDoc {
   /** Token-2022 transfer fee as built (authority null: permanent). */
   transferFee?: { basisPoints: number; maximum: string; authority: string | null };
   problems: string[];
+  /**
+   * The payer's latest transaction that landed with an error while no outcome is recorded: it
+   * becomes the outcome (`failed`) only at expiry, if no other version succeeded by then.
+   */
+  failedAttempt?: { signature: string; reason: string } | null;
   /** Unix seconds. */
   createdAt: number;
   submittedAt: number | null;
@@ -56,6 +61,7 @@ const buildIdOf = (e: StoredEvent): number | null => {
     case "TransactionSubmitted":
     case "CreationConfirmed":
     case "CreationFailed":
+    case "TransactionFailed":
     case "CreationUnverified":
     case "BuildExpired":
       return e.data.buildId;
@@ -131,6 +137,13 @@ export const buildsProjection: Projection<BuildDoc> = {
           confirmedAt: e.data.blockTime ?? seconds(e.at),
           slot: e.data.slot,
         };
+      case "TransactionFailed":
+        if (FINAL_STATUSES.includes(doc.status)) return doc;
+        return {
+          ...doc,
+          failedAttempt: { signature: e.data.signature, reason: e.data.reason },
+          problems: [e.data.reason],
+        };
       case "CreationFailed":
         return { ...doc, status: "failed", signature: e.data.signature, problems: [e.data.reason] };
       case "CreationUnverified":
@@ -189,6 +202,8 @@ export const buildBySignatureProjection = index("build_by_signature", (e) => {
       return e.data.signature;
     case "CreationFailed":
       return e.data.signature;
+    case "TransactionFailed":
+      return e.data.signature;
     default:
       return null;
   }
@@ -208,7 +223,10 @@ export const openBuildsProjection: Projection<OpenBuildDoc> = {
   name: "open_build",
   keysOf: (e) => {
     const id = buildIdOf(e);
-    return id === null || e.type === "TransactionSubmitted" ? [] : [[id]];
+    // Neither a submission nor a failed version is an outcome: the build stays open.
+    return id === null || e.type === "TransactionSubmitted" || e.type === "TransactionFailed"
+      ? []
+      : [[id]];
   },
   evolve: (_doc, e) =>
     e.type === "TokenBuilt"

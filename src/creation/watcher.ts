@@ -274,6 +274,8 @@ async function settleOne(
       slot: found.slot,
       blockTime: found.blockTime,
       assessment: assessCreation(build, found),
+      // The lookup prefers a success: past the blockhash, a failure found is the outcome.
+      blockHeight: height,
     });
     return;
   }
