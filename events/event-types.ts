@@ -22,6 +22,7 @@ export const EVENT_TYPES = [
   "TransactionSubmitted",
   "CreationConfirmed",
   "CreationFailed",
+  "TransactionFailed",
   "CreationUnverified",
   "BuildExpired",
   "WebhookEndpointRegistered",
@@ -41,6 +42,7 @@ export const BUILD_EVENT_TYPES = [
   "TransactionSubmitted",
   "CreationConfirmed",
   "CreationFailed",
+  "TransactionFailed",
   "CreationUnverified",
   "BuildExpired",
 ] as const satisfies readonly EventType[];

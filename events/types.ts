@@ -225,6 +225,18 @@ export interface CreationFailed {
   data: { buildId: number; mint: string; signature: string | null; reason: string };
 }
 
+/**
+ * A transaction the build's payer signed landed with an error. Not the build's outcome yet: a
+ * wallet may change a transaction before sending it (priority fee, assertions), which gives it
+ * another signature, and another version may still land and succeed until the blockhash expires.
+ * At expiry with no success seen, `CreationFailed` records the outcome.
+ */
+export interface TransactionFailed {
+  type: "TransactionFailed";
+  v: 1;
+  data: { buildId: number; mint: string; signature: string; slot: number; reason: string };
+}
+
 export interface CreationUnverified {
   type: "CreationUnverified";
   v: 1;
@@ -353,6 +365,7 @@ export type DomainEvent =
   | TransactionSubmitted
   | CreationConfirmed
   | CreationFailed
+  | TransactionFailed
   | CreationUnverified
   | BuildExpired
   | WebhookEvent;

@@ -42,6 +42,11 @@ export interface BuildDoc {
   /** Token-2022 transfer fee as built (authority null: permanent). */
   transferFee?: { basisPoints: number; maximum: string; authority: string | null };
   problems: string[];
+  /**
+   * The payer's latest transaction that landed with an error while no outcome is recorded: it
+   * becomes the outcome (`failed`) only at expiry, if no other version succeeded by then.
+   */
+  failedAttempt?: { signature: string; reason: string } | null;
   /** Unix seconds. */
   createdAt: number;
   submittedAt: number | null;
@@ -121,6 +126,13 @@ export const buildsProjection: DeclaredProjection<BuildDoc> = {
           confirmedAt: e.data.blockTime ?? seconds(e.at),
           slot: e.data.slot,
         };
+      case "TransactionFailed":
+        if (FINAL_STATUSES.includes(doc.status)) return doc;
+        return {
+          ...doc,
+          failedAttempt: { signature: e.data.signature, reason: e.data.reason },
+          problems: [e.data.reason],
+        };
       case "CreationFailed":
         return { ...doc, status: "failed", signature: e.data.signature, problems: [e.data.reason] };
       case "CreationUnverified":
@@ -181,6 +193,7 @@ export const buildBySignatureProjection = index("build_by_signature", [
   "CreationConfirmed",
   "CreationUnverified",
   "CreationFailed",
+  "TransactionFailed",
 ], (e) => {
   switch (e.type) {
     case "TransactionSubmitted":
@@ -188,6 +201,8 @@ export const buildBySignatureProjection = index("build_by_signature", [
     case "CreationUnverified":
       return e.data.signature;
     case "CreationFailed":
+      return e.data.signature;
+    case "TransactionFailed":
       return e.data.signature;
     default:
       return null;
@@ -206,11 +221,17 @@ export interface OpenBuildDoc {
 
 export const openBuildsProjection: DeclaredProjection<OpenBuildDoc> = {
   name: "open_build",
-  // A submission changes nothing the watcher needs: the build stays open until its outcome.
-  handles: BUILD_EVENT_TYPES.filter((t) => t !== "TransactionSubmitted"),
+  // Neither a submission nor a failed version changes what the watcher needs: the build stays
+  // open until its outcome.
+  handles: BUILD_EVENT_TYPES.filter((t) =>
+    t !== "TransactionSubmitted" && t !== "TransactionFailed"
+  ),
   keysOf: (e) => {
     const id = buildIdOf(e);
-    return id === null || e.type === "TransactionSubmitted" ? [] : [[id]];
+    // Neither a submission nor a failed version is an outcome: the build stays open.
+    return id === null || e.type === "TransactionSubmitted" || e.type === "TransactionFailed"
+      ? []
+      : [[id]];
   },
   evolve: (_doc, e) =>
     e.type === "TokenBuilt"

@@ -87,6 +87,7 @@ export async function bootstrap(config: Config, opts: BootOptions = {}): Promise
   const rpcBudget = new RpcBudget({ total, perMethod, windowMs: 10_000 }, {
     userWaitMs,
     backgroundShare,
+    backgroundReserve: config.rpcBackgroundReserve,
   });
   const throttleLog = new ThrottleLog(logger);
   const connectionAt = (priority: RpcPriority) =>

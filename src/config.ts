@@ -107,6 +107,7 @@ const EnvSchema = z.object({
   RPC_BUDGET_PER_METHOD_PER_10S: perTenSeconds,
   RPC_BUDGET_USER_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(2_000),
   RPC_BUDGET_BACKGROUND_SHARE: z.coerce.number().gt(0).max(1).default(0.5),
+  RPC_BUDGET_BACKGROUND_RESERVE: z.coerce.number().min(0).max(1).default(0.1),
   CHAIN_RPC_LIMITS: z.enum(["none", "public"]).default("none"),
   CHAIN_PORT: z.coerce.number().int().min(0).max(65535).default(8899),
   NETWORK: z.enum(["localnet", "devnet", "mainnet-beta"]).default("localnet"),
@@ -193,6 +194,11 @@ export interface Config {
     userWaitMs: number;
     backgroundShare: number;
   };
+  /**
+   * Share of each RPC budget limit held for background work once user requests have kept it
+   * waiting a whole window (at most `rpcBudget.backgroundShare`).
+   */
+  rpcBackgroundReserve: number;
   /** The embedded chain answers 429 past the public endpoints' limits ("public") or never. */
   chainRpcLimits: "none" | "public";
   network: "localnet" | "devnet" | "mainnet-beta";
@@ -308,6 +314,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     chainPort: e.CHAIN_PORT,
     rpc: { timeoutMs: e.RPC_TIMEOUT_MS, retries: e.RPC_RETRIES },
     rpcBudget: rpcBudget(e),
+    rpcBackgroundReserve: e.RPC_BUDGET_BACKGROUND_RESERVE,
     chainRpcLimits: e.CHAIN_RPC_LIMITS,
     network: e.NETWORK,
     treasury: e.TREASURY_ADDRESS ?? null,

@@ -2,6 +2,11 @@
  * The lifecycle of a build as pure decisions. Every outcome is decided from the build's current
  * record, so a job delivered twice, or a relay and the watcher racing, append nothing twice:
  * a final record (confirmed, failed, unverified, expired) never changes again.
+ *
+ * A failed transaction of the payer is a fact (`TransactionFailed`), not yet the outcome: a wallet
+ * may send another version of the build's transaction (another signature), and a success before
+ * the blockhash expires wins. The build is recorded `failed` once the cluster is past the
+ * blockhash's validity with no success seen.
  */
 import { decideSuspension } from "../admin/suspension.ts";
 import type { DomainEvent } from "../../events/types.ts";
@@ -17,6 +22,11 @@ export type LifecycleCommand =
     slot: number;
     blockTime: number | null;
     assessment: Assessment;
+    /**
+     * The cluster's block height when the landing was looked up, when known: past the
+     * blockhash's validity no other version can land, so a failure is the outcome.
+     */
+    blockHeight?: number;
   }
   | { type: "RecordExpiry"; blockHeight: number };
 
@@ -41,9 +51,12 @@ export function decideLifecycle(cmd: LifecycleCommand, s: LifecycleState): Domai
         v: 1,
         data: { ...base, signature: cmd.signature, via: cmd.via },
       }];
-    case "RecordExpiry":
+    case "RecordExpiry": {
       if (cmd.blockHeight <= b.lastValidBlockHeight) return [];
+      const failed = b.failedAttempt;
+      if (failed) return failure(b, failed.signature, failed.reason);
       return [{ type: "BuildExpired", v: 1, data: { ...base, blockHeight: cmd.blockHeight } }];
+    }
     case "RecordLanding": {
       const a = cmd.assessment;
       const submitted: DomainEvent[] = b.signature === cmd.signature ? [] : [{
@@ -52,10 +65,13 @@ export function decideLifecycle(cmd: LifecycleCommand, s: LifecycleState): Domai
         data: { ...base, signature: cmd.signature, via: "watcher" },
       }];
       if (a.status === "failed") {
-        return [...submitted, {
-          type: "CreationFailed",
+        const expired = cmd.blockHeight !== undefined && cmd.blockHeight > b.lastValidBlockHeight;
+        if (expired) return failure(b, cmd.signature, a.reason);
+        if (b.failedAttempt?.signature === cmd.signature) return [];
+        return [{
+          type: "TransactionFailed",
           v: 1,
-          data: { ...base, signature: cmd.signature, reason: a.reason },
+          data: { ...base, signature: cmd.signature, slot: cmd.slot, reason: a.reason },
         }];
       }
       if (a.status === "confirmed") {
@@ -97,6 +113,17 @@ export function decideLifecycle(cmd: LifecycleCommand, s: LifecycleState): Domai
       return events;
     }
   }
+}
+
+/** The final failure, under the failed transaction's signature (submitted first if not yet). */
+function failure(b: BuildDoc, signature: string, reason: string): DomainEvent[] {
+  const base = { buildId: b.buildId, mint: b.mint };
+  const submitted: DomainEvent[] = b.signature === signature ? [] : [{
+    type: "TransactionSubmitted",
+    v: 1,
+    data: { ...base, signature, via: "watcher" },
+  }];
+  return [...submitted, { type: "CreationFailed", v: 1, data: { ...base, signature, reason } }];
 }
 
 /** Decimals and recipient as the landed transaction shows them, where the assessment read them. */

@@ -93,6 +93,9 @@ export function verification(b: BuildDoc, signature: string): Verification {
   const status: VerificationStatus =
     b.signature !== signature && b.status !== "built" && b.status !== "submitted"
       ? "unverified"
+      // This transaction failed; the build is still open for another version of it.
+      : !isFinal(b.status) && b.failedAttempt?.signature === signature
+      ? "failed"
       : isFinal(b.status)
       ? b.status
       : b.status === "expired"

@@ -17,6 +17,7 @@
  * recommends.
  */
 import { type AccountInfo, PublicKey, SystemProgram } from "@solana/web3.js";
+import { toHex } from "../../events/hash.ts";
 import { projectionKey } from "../../events/keys.ts";
 import type { OpenBuildDoc } from "../../projections/builds.ts";
 import type { Services } from "../services.ts";
@@ -68,7 +69,16 @@ const GET_MANY = 10;
  */
 const UNCERTAIN_EXPIRY_BLOCKS = 150;
 
-const CURSOR = ["watcher", "treasury_cursor"];
+/**
+ * The treasury scan's cursor belongs to one treasury on one cluster: after a change of
+ * `TREASURY_ADDRESS` or `SOLANA_RPC_URL` on the same KV, another's cursor would name a signature
+ * the new listing never reaches. The RPC URL is hashed (a paid one carries its key).
+ */
+async function cursorKey(s: Services): Promise<Deno.KvKey> {
+  const url = new TextEncoder().encode(s.connection.rpcEndpoint);
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", url));
+  return ["watcher", "treasury_cursor", s.treasury.toBase58(), toHex(digest).slice(0, 32)];
+}
 const HEIGHT = ["watcher", "block_height"];
 
 interface TreasuryCursor {
@@ -117,7 +127,8 @@ export async function sweepOpenBuilds(
 
 /** Reads the treasury's new transactions, oldest first, and records the builds they settle. */
 async function scanTreasury(s: Services, open: OpenBuildDoc[]): Promise<number> {
-  const cursor = (await s.kv.get<TreasuryCursor>(CURSOR)).value;
+  const cursorAt = await cursorKey(s);
+  const cursor = (await s.kv.get<TreasuryCursor>(cursorAt)).value;
   // A document from before `createdAt` was kept: builds stay open minutes, not an hour.
   const hourAgo = Math.floor(s.clock() / 1000) - 3600;
   const oldest = Math.min(...open.map((o) => o.createdAt ?? hourAgo));
@@ -145,7 +156,7 @@ async function scanTreasury(s: Services, open: OpenBuildDoc[]): Promise<number> 
       // next sweep reads it, unless it has held the cursor for long.
       const sweeps = cursor?.stuck?.signature === sig.signature ? cursor.stuck.sweeps + 1 : 1;
       if (sweeps < MAX_STUCK_SWEEPS) {
-        await s.kv.set(CURSOR, { signature: done, stuck: { signature: sig.signature, sweeps } });
+        await s.kv.set(cursorAt, { signature: done, stuck: { signature: sig.signature, sweeps } });
         return read;
       }
       s.logger.log("warn", "watcher: passed a treasury transaction that stayed unreadable", {
@@ -158,7 +169,7 @@ async function scanTreasury(s: Services, open: OpenBuildDoc[]): Promise<number> 
     done = sig.signature;
   }
   if (done !== (cursor?.signature ?? null) || cursor?.stuck) {
-    await s.kv.set(CURSOR, { signature: done } satisfies TreasuryCursor);
+    await s.kv.set(cursorAt, { signature: done } satisfies TreasuryCursor);
   }
   return read;
 }
@@ -274,6 +285,8 @@ async function settleOne(
       slot: found.slot,
       blockTime: found.blockTime,
       assessment: assessCreation(build, found),
+      // The lookup prefers a success: past the blockhash, a failure found is the outcome.
+      blockHeight: height,
     });
     return;
   }

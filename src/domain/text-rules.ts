@@ -10,6 +10,9 @@
  * - No control characters (a description keeps tab and newlines): NUL pads names on chain and
  *   readers strip it; the others only hide text.
  * - No bidi embeddings, overrides or isolates anywhere: "\u202ECDSU" reads as USDC.
+ * - No line or paragraph separators (U+2028, U+2029) in one-line fields (names, symbols,
+ *   attribute names and values): they are not control characters, yet render as line breaks, so
+ *   a name could show as two lines. A description may keep them, as it keeps newlines.
  * - Names and symbols: nothing that renders blank or not at all (Hangul fillers, the blank braille
  *   pattern, invisible operators, zero-width spaces, tag characters), so a name made of them is
  *   not "not blank", and a symbol's "no spaces" covers every character that renders as a space or
@@ -22,6 +25,7 @@ export type TextKind = "name" | "symbol" | "line" | "multiline";
 const CONTROL = /\p{Cc}/u;
 const CONTROL_BUT_NEWLINES = /[^\P{Cc}\n\r\t]/u;
 const BIDI_CONTROL = /[\u202a-\u202e\u2066-\u2069]/u;
+const LINE_SEPARATORS = /[\u2028\u2029]/u;
 
 /**
  * Drawn as nothing or as an empty cell: default-ignorable code points (zero-width spaces, fillers,
@@ -40,6 +44,7 @@ export const TEXT_MESSAGES = {
   malformed: "must be well-formed Unicode (no lone surrogate halves)",
   control: "must not contain control characters",
   bidi: "must not contain bidi overrides, embeddings or isolates",
+  lineBreak: "must not contain line or paragraph separators (U+2028, U+2029)",
   blank:
     "must not contain characters that render blank (fillers, blank braille, invisible operators, zero-width spaces)",
   symbolSpace: "must not contain spaces or characters that render as a space or as nothing",
@@ -54,6 +59,7 @@ export function textProblem(s: string, kind: TextKind): string | null {
     return TEXT_MESSAGES.control;
   }
   if (BIDI_CONTROL.test(s)) return TEXT_MESSAGES.bidi;
+  if (kind !== "multiline" && LINE_SEPARATORS.test(s)) return TEXT_MESSAGES.lineBreak;
   if (kind === "symbol") {
     if (SPACE.test(s) || BLANK.test(s.replace(/[\ufe0e\ufe0f]/gu, "")) || FORMAT.test(s)) {
       return TEXT_MESSAGES.symbolSpace;

@@ -19,6 +19,8 @@ export interface HistoryOptions {
   /** The RPC's largest page (1,000 on mainnet nodes). */
   pageSize?: number;
   maxPages?: number;
+  /** Start below this signature, exclusive (getSignaturesForAddress's `before`). */
+  before?: string;
   /** Stop at this signature, exclusive (getSignaturesForAddress's `until`). */
   until?: string;
   /** Stop once a page reaches transactions older than this (Unix seconds). */
@@ -36,7 +38,7 @@ export async function addressHistory(
   const pageSize = opts.pageSize ?? PAGE_SIZE;
   const maxPages = opts.maxPages ?? MAX_PAGES;
   const newestFirst: ConfirmedSignatureInfo[] = [];
-  let before: string | undefined;
+  let before = opts.before;
   for (let pages = 1;; pages++) {
     const page = await connection.getSignaturesForAddress(
       address,

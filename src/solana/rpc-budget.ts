@@ -11,8 +11,14 @@
  * Two priorities. `user` requests (an HTTP caller is waiting) may use the whole budget; when they
  * cannot be served within `maxWaitMs` they are refused with an `RpcBusyError` that says when to
  * retry (the HTTP layer answers 503 with Retry-After). `background` requests (watcher,
- * rebroadcast) wait as long as it takes, use at most `backgroundShare` of each limit, and never
+ * rebroadcast) wait as long as it takes, use at most `backgroundShare` of each limit, and don't
  * go while a user request is waiting: a steady background load can't starve users.
+ *
+ * Users can't starve background either (anyone can drive user requests, e.g. through the portal):
+ * once a background request has waited a whole window, `backgroundReserve` of each limit is held
+ * for background. User requests cannot take it, and background within it goes before waiting users.
+ * The reserve stays held for a window after each background request it let through, so under a
+ * sustained user load background keeps its share of every window, not one request per window.
  *
  * Own code, not a library: the rate limiters on npm (bottleneck, limiter, p-throttle, rate-
  * limiter-flexible) count from the start of a request, keep one key per limiter and don't answer
@@ -38,6 +44,11 @@ export interface RpcBudgetOptions {
   clock?: Clock;
   /** Share of each limit background work may hold at once (default 0.5). */
   backgroundShare?: number;
+  /**
+   * Share of each limit held for background once it has waited a whole window for users (default
+   * 0.1; 0 = users may always take everything).
+   */
+  backgroundReserve?: number;
   /** How long a user request may wait for room before it is refused (default 2000 ms). */
   userWaitMs?: number;
   /** Waits (ended early by the signal); injected by tests together with the clock. */
@@ -70,22 +81,30 @@ export class RpcBudget {
   readonly userWaitMs: number;
   readonly #clock: Clock;
   readonly #share: number;
+  readonly #reserve: number;
   readonly #sleep: (ms: number, signal: AbortSignal) => Promise<void>;
   #all: Entry[] = [];
   #byMethod = new Map<string, Entry[]>();
   #pausedUntil = 0;
   #userWaiting = 0;
+  /** Start times of the background requests waiting now. */
+  #backgroundWaiting = new Set<{ since: number }>();
+  /** Until when the background reserve is held (see the opening comment). */
+  #reserveUntil = -Infinity;
   #wake = new Set<() => void>();
 
   constructor(limits: RpcLimits, opts: RpcBudgetOptions = {}) {
     this.limits = limits;
     this.#clock = opts.clock ?? Date.now;
     this.#share = opts.backgroundShare ?? 0.5;
+    // The reserve is part of background's share, never more.
+    this.#reserve = Math.min(opts.backgroundReserve ?? 0.1, this.#share);
     this.userWaitMs = opts.userWaitMs ?? 2_000;
     this.#sleep = opts.sleep ?? abortableSleep;
     if (!(this.#share > 0 && this.#share <= 1)) {
       throw new Error("backgroundShare must be in (0, 1]");
     }
+    if (!(this.#reserve >= 0)) throw new Error("backgroundReserve must be at least 0");
   }
 
   get unlimited(): boolean {
@@ -110,12 +129,19 @@ export class RpcBudget {
       return { waitMs: this.#pausedUntil - now, reason: "the RPC asked us to wait" };
     }
     if (this.unlimited) return { ticket: NO_TICKET };
-    if (priority === "background" && this.#userWaiting > 0) {
-      return { waitMs: this.limits.windowMs, reason: "user requests first" };
-    }
     this.#prune();
+    const reserveHeld = this.#reserveHeld(now);
     const counts = new Map<string, number>();
     for (const m of methods) counts.set(m, (counts.get(m) ?? 0) + 1);
+    if (priority === "background" && this.#userWaiting > 0) {
+      // Users first, except for what the reserve holds for background.
+      const withinReserve = reserveHeld &&
+        this.#withinReserve(this.#all, methods.length, this.limits.total) &&
+        [...counts].every(([m, n]) =>
+          this.#withinReserve(this.#byMethod.get(m) ?? [], n, this.limits.perMethod)
+        );
+      if (!withinReserve) return { waitMs: this.limits.windowMs, reason: "user requests first" };
+    }
     let waitMs = 0;
     let reason = "";
     const need = (entries: Entry[], n: number, limit: number | null, what: string) => {
@@ -126,10 +152,19 @@ export class RpcBudget {
         const w = this.#waitFor(mine, over, now);
         if (w > waitMs) [waitMs, reason] = [w, `${what} limit reached`];
       };
-      fits(limit, entries);
       if (priority === "background") {
+        fits(limit, entries);
         const cap = Math.max(1, Math.floor(limit * this.#share));
         fits(cap, entries.filter((e) => e.priority === "background"));
+      } else if (reserveHeld) {
+        // The part of the reserve background has not used yet is not the user's.
+        const unused = Math.max(0, this.#reserveOf(limit) - background(entries).length);
+        fits(limit - unused, entries);
+        if (waitMs > 0 && reason === `${what} limit reached`) {
+          reason = `${what} limit reached (${unused} held for background work)`;
+        }
+      } else {
+        fits(limit, entries);
       }
     };
     need(this.#all, methods.length, this.limits.total, `${this.limits.total} requests`);
@@ -143,6 +178,7 @@ export class RpcBudget {
     }
     if (waitMs > 0) return { waitMs, reason: `${reason} per ${this.limits.windowMs / 1000} s` };
 
+    if (priority === "background" && reserveHeld) this.#reserveUntil = now + this.limits.windowMs;
     const taken: Entry[] = methods.map(() => ({ at: Infinity, priority }));
     taken.forEach((e, i) => {
       this.#all.push(e);
@@ -175,6 +211,8 @@ export class RpcBudget {
   ): Promise<RpcTicket> {
     const start = this.#clock();
     let waiting = false;
+    const backgroundWait = { since: start };
+    if (priority === "background") this.#backgroundWaiting.add(backgroundWait);
     try {
       for (;;) {
         const r = this.tryTake(methods, priority);
@@ -191,11 +229,35 @@ export class RpcBudget {
         await this.#nap(r.waitMs);
       }
     } finally {
+      this.#backgroundWaiting.delete(backgroundWait);
       if (waiting) {
         this.#userWaiting--;
         this.#notify();
       }
     }
+  }
+
+  /**
+   * Whether the reserve is held now: a background request has waited a whole window, or one went
+   * under the reserve less than a window ago.
+   */
+  #reserveHeld(now: number): boolean {
+    if (this.#reserve === 0) return false;
+    for (const w of this.#backgroundWaiting) {
+      if (now - w.since >= this.limits.windowMs) {
+        this.#reserveUntil = Math.max(this.#reserveUntil, now + this.limits.windowMs);
+      }
+    }
+    return now < this.#reserveUntil;
+  }
+
+  /** At least one request of each limit, so a small limit still lets background through. */
+  #reserveOf(limit: number): number {
+    return Math.max(1, Math.floor(limit * this.#reserve));
+  }
+
+  #withinReserve(entries: Entry[], n: number, limit: number | null): boolean {
+    return limit === null || background(entries).length + n <= this.#reserveOf(limit);
   }
 
   /** Sleeps until the wait is over or something finishes, whichever is first. */
@@ -237,6 +299,8 @@ export class RpcBudget {
 }
 
 const NO_TICKET: RpcTicket = { done() {} };
+
+const background = (entries: Entry[]) => entries.filter((e) => e.priority === "background");
 
 function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {

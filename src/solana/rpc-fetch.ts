@@ -10,9 +10,10 @@
  *
  * With a budget (rpc-budget.ts) every attempt first takes its room in it, at this fetch's priority;
  * time spent waiting for room does not count against the call's time budget (that one is for a
- * node that does not answer). A 429 pauses the whole budget for its Retry-After. A user call that
- * cannot go in time, or whose last attempt met a 429, fails with RpcBusyError (503 + Retry-After
- * at the HTTP layer), never with a generic error.
+ * node that does not answer). A 429 pauses the whole budget for its Retry-After (60 s at most:
+ * one bad header must not stall everything). A user call that cannot go in time, or whose last
+ * attempt met a 429, fails with RpcBusyError (503 + Retry-After at the HTTP layer), never with a
+ * generic error.
  */
 import { type RpcBudget, RpcBusyError, type RpcPriority } from "./rpc-budget.ts";
 import type { ThrottleLog } from "./rpc-throttle-log.ts";
@@ -31,6 +32,9 @@ export interface RpcFetchOptions {
   /** Where 429 and -32005 answers are reported, once a minute. */
   throttleLog?: ThrottleLog;
 }
+
+/** The longest pause a 429's Retry-After can impose on every request. */
+export const MAX_RETRY_AFTER_MS = 60_000;
 
 const NOT_RETRIED = new Set(["sendTransaction", "requestAirdrop"]);
 
@@ -78,9 +82,20 @@ export function boundedRpcFetch(opts: RpcFetchOptions): typeof fetch {
       let retryAfter: number | null = null;
       try {
         const { res, throttled } = await inspect(await base(input, { ...init, signal }));
-        if (throttled) opts.throttleLog?.note({ ...throttled, methods });
+        // One bad header must not stall every request for hours: the pause is capped (and said).
+        const asked = throttled?.retryAfterMs ?? null;
+        const capped = asked !== null && asked > MAX_RETRY_AFTER_MS;
+        if (throttled) {
+          opts.throttleLog?.note({
+            ...throttled,
+            methods,
+            ...(capped ? { retryAfterMs: MAX_RETRY_AFTER_MS, cappedFromMs: asked } : {}),
+          });
+        }
         if (throttled?.kind === "429") {
-          retryAfter = throttled.retryAfterMs ?? backoff * 2 ** attempt;
+          retryAfter = asked === null
+            ? backoff * 2 ** attempt
+            : Math.min(asked, MAX_RETRY_AFTER_MS);
           // Everyone holds back for the RPC's pause, not only this call.
           budget?.pauseFor(retryAfter);
           // A 429 was refused before it reached the node, so even a send may go again; a

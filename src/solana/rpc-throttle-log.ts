@@ -13,6 +13,8 @@ export interface ThrottleNote {
   kind: "429" | "-32005";
   methods: string[];
   retryAfterMs: number | null;
+  /** What the RPC asked for when it was more than we wait (`retryAfterMs` is then the cap). */
+  cappedFromMs?: number;
 }
 
 export class ThrottleLog {
@@ -38,6 +40,9 @@ export class ThrottleLog {
       byKind: Object.fromEntries(this.#byKind),
       byMethod: Object.fromEntries(this.#byMethod),
       retryAfterS: n.retryAfterMs === null ? null : Math.ceil(n.retryAfterMs / 1000),
+      ...(n.cappedFromMs === undefined
+        ? {}
+        : { retryAfterAskedS: Math.ceil(n.cappedFromMs / 1000), capped: true }),
       nextReportInS: this.intervalMs / 1000,
     });
     this.#nextAt = now + this.intervalMs;

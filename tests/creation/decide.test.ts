@@ -97,11 +97,42 @@ Deno.test("a landing seen only by the watcher records the submission first", () 
   assertEquals(events.map((e) => e.type), ["TransactionSubmitted", "CreationConfirmed"]);
 });
 
-Deno.test("a landing with an error fails the build", () => {
+Deno.test("a landing with an error is a fact, not yet the outcome: another version may still succeed", () => {
+  const failed = landing({ status: "failed", reason: "landed with an error" });
+  const b = build({ status: "submitted", signature: "Sig" });
+  assertEquals(given(b).when(failed).map((e) => e.type), ["TransactionFailed"]);
+  // Seen again: nothing twice.
+  const noted = { ...b, failedAttempt: { signature: "Sig", reason: "landed with an error" } };
+  assertEquals(given(noted).when(failed), []);
+  // Another version succeeds: the success is the outcome.
+  const ok = landing({
+    status: "confirmed",
+    feeLamportsSeen: 500n,
+    supplyRawSeen: 1000n,
+    problems: [],
+  });
+  assertEquals(given(noted).when({ ...ok, signature: "Other" }).map((e) => e.type), [
+    "TransactionSubmitted",
+    "CreationConfirmed",
+  ]);
+});
+
+Deno.test("a landing with an error fails the build once its blockhash has expired", () => {
   const events = given(build({ status: "submitted", signature: "Sig" })).when(
-    landing({ status: "failed", reason: "landed with an error" }),
+    { ...landing({ status: "failed", reason: "landed with an error" }), blockHeight: 101 },
   );
   assertEquals(events.map((e) => e.type), ["CreationFailed"]);
+  // At expiry, a failure seen before is the outcome, under its signature.
+  const noted = build({ failedAttempt: { signature: "Bad", reason: "custom error" } });
+  const expiry = given(noted).when({ type: "RecordExpiry", blockHeight: 101 });
+  assertEquals(expiry.map((e) => e.type), ["TransactionSubmitted", "CreationFailed"]);
+  assertEquals(expiry[1].data, {
+    buildId: noted.buildId,
+    mint: noted.mint,
+    signature: "Bad",
+    reason: "custom error",
+  });
+  assertEquals(given(noted).when({ type: "RecordExpiry", blockHeight: 100 }), []);
 });
 
 const feeless = landing({

@@ -279,6 +279,11 @@ Deno.test("the payer's own failed transaction fails the build", async () => {
     const sig = await c.sendRawTransaction(b.tx.serialize(), { skipPreflight: true });
     assertEquals((await waitLanded(h, sig)).failed, true);
     await sweepOpenBuilds(h.services);
+    // Another version could still succeed until the blockhash expires (failed-variant.test.ts).
+    assertEquals((await record(h, apiKey, b.mint)).status, "built");
+    const { lastValidBlockHeight } = await h.services.connection.getLatestBlockhash("confirmed");
+    h.chain.advanceSlots(lastValidBlockHeight - h.chain.blockHeight() + 40);
+    await sweepOpenBuilds(h.services, { full: true });
     const r = await record(h, apiKey, b.mint);
     assertEquals([r.status, r.signature], ["failed", sig]);
     assertEquals(await foreignCount(h.kv), 0);

@@ -107,3 +107,24 @@ Deno.test("open_build: given a built record, when submitted it stays open; when 
     assertEquals(given(openBuildsProjection, [built]).when(event(outcome)).doc([7]), null, outcome);
   }
 });
+
+Deno.test("build: given a built record, when a version of it failed, then still open with the attempt noted; a later success wins", () => {
+  const failed = doc([built], event("TransactionFailed"));
+  assertEquals([failed?.status, failed?.failedAttempt, failed?.problems], [
+    "built",
+    { signature: "sigF", reason: "custom program error" },
+    ["custom program error"],
+  ]);
+  const after = doc([built, event("TransactionFailed")], event("CreationConfirmed"));
+  assertEquals(after?.status, "confirmed");
+  // The failed version's signature leads to the build too.
+  assertEquals(
+    given(buildBySignatureProjection, [built]).when(event("TransactionFailed")).doc(["sigF"]),
+    7,
+  );
+  // And the watcher keeps the build open.
+  assertEquals(
+    given(openBuildsProjection, [built]).when(event("TransactionFailed")).doc([7]) !== null,
+    true,
+  );
+});

@@ -17,7 +17,7 @@ import {
   TOKEN_PROGRAM_ID,
 } from "@solana/spl-token";
 import type { Logger } from "../../kernel/logger.ts";
-import { addressHistory } from "../../solana/address-history.ts";
+import { addressHistory, MAX_PAGES, PAGE_SIZE } from "../../solana/address-history.ts";
 import { knownForeign, noteForeign } from "../../solana/foreign-transactions.ts";
 
 export interface PaymentRequest {
@@ -95,12 +95,29 @@ export interface PaymentLookup {
 const MAX_READS = 100;
 
 /**
- * Pages through the reference's whole history (it is fresh, so that is everything since the
- * quote) and accepts the first landed transaction, not among `counted`, signed by the wallet that
- * transfers to the treasury carrying the reference as the instruction was built (`paidTo`). What
- * it is worth (late, short) is for the caller to price: nothing the wallet paid is ignored.
- * Anyone can land transactions that carry the reference once it is public; they cannot push the
- * payment out of sight, and each is noted as foreign once and not read again.
+ * Where a purchase's lookups have got to in its reference's history, so a repeated check reads
+ * only what it has not examined yet (anyone can flood a reference, and anyone can repeat checks):
+ * - `settled`: every transaction up to and including it has been examined;
+ * - `boundaries`: when more landed above `settled` than one lookup pages through, the oldest
+ *   signature each lookup reached on its way down, newest first. The next lookup pages on from
+ *   the last one; once a lookup reaches `settled`, what it read is examined oldest first and the
+ *   boundary is dropped, so each page of history is listed about once however large the flood.
+ */
+export interface PaymentCursor {
+  settled?: string;
+  boundaries?: string[];
+}
+
+/** Page-down positions kept; past it the lowest one is moved down (upper pages are read again). */
+const MAX_BOUNDARIES = 100;
+
+/**
+ * Pages through the reference's history (it is fresh, so that is everything since the quote) and
+ * accepts the first landed transaction, not among `counted`, signed by the wallet that transfers
+ * to the treasury carrying the reference as the instruction was built (`paidTo`). What it is worth
+ * (late, short) is for the caller to price: nothing the wallet paid is ignored. Anyone can land
+ * transactions that carry the reference once it is public; they cannot push the payment out of
+ * sight, and each is noted as foreign once and not read again.
  */
 export async function findPayment(
   connection: Connection,
@@ -108,57 +125,118 @@ export async function findPayment(
   opts: PaymentLookup = {},
   counted: ReadonlySet<string> = new Set(),
 ): Promise<FoundPayment | null> {
+  return (await findPaymentFrom(connection, r, opts, counted, {})).found;
+}
+
+/**
+ * `findPayment` from where an earlier lookup got to (`cursor`); answers the cursor to keep for the
+ * next one. Oldest first, as `findPayment`: a payment comes soon after its quote, so what lands
+ * after it is never read.
+ */
+export async function findPaymentFrom(
+  connection: Connection,
+  r: PaymentRequest,
+  opts: PaymentLookup,
+  counted: ReadonlySet<string>,
+  cursor: PaymentCursor,
+): Promise<{ found: FoundPayment | null; cursor: PaymentCursor }> {
   const about = { purchaseId: opts.purchaseId, address: r.reference.toBase58() };
-  const walk = await addressHistory(connection, r.reference, opts);
+  const boundaries = cursor.boundaries ?? [];
+  const pageSize = opts.pageSize ?? PAGE_SIZE;
+  // At least 2: a stop is set one page above the lowest page read (below).
+  const maxPages = Math.max(2, opts.maxPages ?? MAX_PAGES);
+  const walk = await addressHistory(connection, r.reference, {
+    ...opts,
+    pageSize,
+    maxPages,
+    until: cursor.settled,
+    before: boundaries.at(-1),
+  });
   if (!walk.complete) {
-    opts.logger?.log("warn", "payment lookup stopped at its page bound", {
+    opts.logger?.log("warn", "payment lookup stopped at its page bound; the next goes on from it", {
       ...about,
       pages: walk.pages,
     });
+    // The stop is the lowest signature of all but the last page read: the stretch between two
+    // stops is then maxPages - 1 full pages, which one lookup lists to its end (the page after
+    // them says it is the end), so coming back up never stops halfway.
+    const lowest = walk.signatures[pageSize].signature;
+    const next = boundaries.length < MAX_BOUNDARIES
+      ? [...boundaries, lowest]
+      : [...boundaries.slice(0, -1), lowest];
+    return { found: null, cursor: { settled: cursor.settled, boundaries: next } };
   }
-  const landed = walk.signatures.filter((s) => !s.err && !counted.has(s.signature))
-    .map((s) => s.signature);
-  const known = opts.kv ? await knownForeign(opts.kv, landed) : new Set<string>();
+  let settled = cursor.settled;
+  // A transaction not readable yet (or again) stops the settling there: it is read next time.
+  let stuck = false;
+  const examined = (signature: string) => {
+    if (!stuck) settled = signature;
+  };
+  const done = (found: FoundPayment | null, segmentDone: boolean) => ({
+    found,
+    cursor: {
+      settled,
+      boundaries: segmentDone ? boundaries.slice(0, -1) : boundaries,
+    },
+  });
+  const unread = (s: { err: unknown; signature: string }) => !s.err && !counted.has(s.signature);
+  const known = opts.kv
+    ? await knownForeign(opts.kv, walk.signatures.filter(unread).map((s) => s.signature))
+    : new Set<string>();
   const maxReads = opts.maxReads ?? MAX_READS;
   let reads = 0;
-  for (const signature of landed.filter((sig) => !known.has(sig))) {
+  for (const { signature, err } of walk.signatures) {
+    if (err || counted.has(signature) || known.has(signature)) {
+      examined(signature);
+      continue;
+    }
     if (reads++ >= maxReads) {
       opts.logger?.log("warn", "payment lookup stopped at its read bound", {
         ...about,
         reads: maxReads,
       });
-      break;
+      return done(null, false);
     }
     const tx = await connection.getTransaction(signature, {
       commitment: "confirmed",
       maxSupportedTransactionVersion: 0,
     });
-    if (!tx?.meta || tx.meta.err) continue;
-    const message = tx.transaction.message;
-    const keys = message.getAccountKeys().staticAccountKeys;
-    const signers = keys.slice(0, message.header.numRequiredSignatures);
-    if (!signers.some((k) => k.equals(r.wallet))) {
-      if (opts.kv && opts.logger) {
-        await noteForeign(opts.kv, opts.logger, {
-          signature,
-          address: about.address,
-          purchaseId: opts.purchaseId,
-          signers: signers.map((k) => k.toBase58()),
-        });
-      }
+    if (!tx?.meta) {
+      stuck = true;
       continue;
     }
-    const instructions = message.compiledInstructions.map((ix) => ({
-      program: keys[ix.programIdIndex],
-      accounts: ix.accountKeyIndexes.map((i) => keys[i]),
-      data: ix.data,
-    }));
-    const received = paidTo(instructions, r);
-    if (received > 0n) {
-      return { signature, slot: tx.slot, blockTime: tx.blockTime ?? null, received };
+    if (!tx.meta.err) {
+      const message = tx.transaction.message;
+      const keys = message.getAccountKeys().staticAccountKeys;
+      const signers = keys.slice(0, message.header.numRequiredSignatures);
+      if (!signers.some((k) => k.equals(r.wallet))) {
+        if (opts.kv && opts.logger) {
+          await noteForeign(opts.kv, opts.logger, {
+            signature,
+            address: about.address,
+            purchaseId: opts.purchaseId,
+            signers: signers.map((k) => k.toBase58()),
+          });
+        }
+      } else {
+        const instructions = message.compiledInstructions.map((ix) => ({
+          program: keys[ix.programIdIndex],
+          accounts: ix.accountKeyIndexes.map((i) => keys[i]),
+          data: ix.data,
+        }));
+        const received = paidTo(instructions, r);
+        // Not settled past it: the caller records it, and it is `counted` from then on.
+        if (received > 0n) {
+          return done(
+            { signature, slot: tx.slot, blockTime: tx.blockTime ?? null, received },
+            false,
+          );
+        }
+      }
     }
+    examined(signature);
   }
-  return null;
+  return done(null, !stuck);
 }
 
 export interface PaymentInstruction {

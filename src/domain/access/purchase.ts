@@ -13,9 +13,10 @@ import { solPriceOr503 } from "../../pricing/quote.ts";
 import type { Services } from "../../services.ts";
 import { handleAccess } from "./handle.ts";
 import { atPrice, type Currency, feeUnits, isLate } from "./pricing.ts";
+import { loadLookupCursor, saveLookupCursor } from "./lookup-cursor.ts";
 import {
   buildPaymentTransaction,
-  findPayment,
+  findPaymentFrom,
   newReference,
   type PaymentRequest,
 } from "./payment.ts";
@@ -154,14 +155,21 @@ export async function checkPurchase(
   wallet: string,
 ): Promise<PurchaseCheck> {
   let p = await ownPurchase(s, purchaseId, wallet);
+  // Each lookup goes on from where the last one got to: a check repeated on a reference someone
+  // flooded reads only what landed since (or the next stretch of the flood), not all of it again.
+  let cursor = p.status === "paid" ? {} : await loadLookupCursor(s.kv, purchaseId);
   // Bounded: each round records one payment the purchase had not counted yet.
   for (let round = 0; round < MAX_PAYMENTS_PER_CHECK && p.status !== "paid"; round++) {
-    const found = await findPayment(
+    const looked = await findPaymentFrom(
       s.connection,
       paymentRequest(s, p),
       { kv: s.kv, logger: s.logger, purchaseId },
       new Set(p.payments),
+      cursor,
     );
+    cursor = looked.cursor;
+    await saveLookupCursor(s.kv, purchaseId, cursor);
+    const found = looked.found;
     if (!found) break;
     const late = isLate(p.quote, found.blockTime);
     await handleAccess(s.store, {

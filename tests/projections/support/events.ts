@@ -196,6 +196,17 @@ export const SAMPLES: { [T in EventType]: EventOf<T> } = {
     v: 1,
     data: { buildId: 7, mint: "Mint111", signature: "sigT", reason: "custom program error" },
   },
+  TransactionFailed: {
+    type: "TransactionFailed",
+    v: 1,
+    data: {
+      buildId: 7,
+      mint: "Mint111",
+      signature: "sigF",
+      slot: 41,
+      reason: "custom program error",
+    },
+  },
   CreationUnverified: {
     type: "CreationUnverified",
     v: 1,
