@@ -408,6 +408,7 @@ function protocolRefusal(error: TransportError, maxBytes: number): Refusal {
   const code = error.code ?? "";
   const text = `${code} ${error.detail}`;
   if (code === "UPGRADE") return new Refusal("image server switched protocols", error.detail);
+  if (code === "HEADER_COUNT") return new Refusal("too many response headers", error.detail);
   // A length too long for the parser's 64-bit counter is, above all, too large.
   if (/Content-Length overflow/i.test(text)) {
     return new Refusal(`image larger than ${maxBytes} bytes`, error.detail);

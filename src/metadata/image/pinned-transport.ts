@@ -23,6 +23,8 @@ import type { Socket } from "node:net";
 import type { ParsedIp } from "../../kernel/ipaddr.ts";
 
 const MAX_CONNECT_ATTEMPTS = 3;
+/** More header lines than this is refused, as the hand-written parser did. */
+const MAX_HEADER_COUNT = 100;
 
 export interface PinnedExchange {
   url: URL;
@@ -156,6 +158,10 @@ function attempt(request: PinnedExchange, ip: ParsedIp): Promise<PinnedResponse>
     req.on("upgrade", () => fail(new TransportError("protocol", "switched protocols", "UPGRADE")));
     req.on("response", (res: http.IncomingMessage) => {
       if (settled) return res.destroy();
+      if (res.rawHeaders.length / 2 > MAX_HEADER_COUNT) {
+        res.destroy();
+        return fail(new TransportError("protocol", "too many response headers", "HEADER_COUNT"));
+      }
       settled = true;
       resolve({
         status: res.statusCode ?? 0,

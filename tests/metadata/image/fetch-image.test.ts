@@ -915,3 +915,16 @@ Deno.test("fetch: percent-encoded CR/LF in the URL cannot inject request headers
     },
   );
 });
+
+Deno.test("fetch: more than 100 response header lines are refused, as before the library", async () => {
+  const png = makePng(2, 2);
+  const many: [string, string][] = Array.from({ length: 101 }, (_, i) => [`X-H${i}`, "v"]);
+  await withServer(
+    async (conn) => {
+      await writeAll(conn, httpResponse(200, many, png));
+    },
+    async (_s, base) => {
+      assert.equal(refused(await fetchImage(base, local().options)), "too many response headers");
+    },
+  );
+});
