@@ -20,7 +20,7 @@
 import http from "node:http";
 import https from "node:https";
 import type { Socket } from "node:net";
-import type { ParsedIp } from "../../kernel/ipaddr.ts";
+import { type ParsedIp, parseIp } from "../../kernel/ipaddr.ts";
 
 const MAX_CONNECT_ATTEMPTS = 3;
 /** More header lines than this is refused, as the hand-written parser did. */
@@ -140,7 +140,9 @@ function attempt(request: PinnedExchange, ip: ParsedIp): Promise<PinnedResponse>
         tcpUp = ready = true;
         // Belt and braces: the peer must be the address that was checked.
         const peer = socket.remoteAddress;
-        if (peer !== undefined && peer !== ip.address && peer !== `::ffff:${ip.address}`) {
+        const same = peer !== undefined &&
+          (parseIp(peer)?.address === ip.address || peer === `::ffff:${ip.address}`);
+        if (peer !== undefined && !same) {
           fail(new TransportError("connect", `connected to ${peer}, not ${ip.address}`));
         }
       });
