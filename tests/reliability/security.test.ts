@@ -4,6 +4,7 @@
  * implementation path: a statistical timing test would be noise on a shared 2-core machine), and
  * the SSRF list from design.md is refused through POST /v1/metadata.
  */
+import net from "node:net";
 import { readEvents } from "../../events/log.ts";
 import { imageUrlProblem } from "../../src/metadata/image/fetch-image.ts";
 import { assert, assertEquals } from "../support/assert.ts";
@@ -213,9 +214,16 @@ Deno.test("security: every SSRF form of design.md is refused through POST /v1/me
   // Nothing here may open a socket: a refused URL is refused before any connect.
   const connect = Deno.connect;
   const connectTls = Deno.connectTls;
+  // The image fetcher's transport is node:http(s), which dials through node:net sockets.
+  const socketConnect = net.Socket.prototype.connect;
   const attempts: string[] = [];
   try {
     const k = await h.newApiKey();
+    net.Socket.prototype.connect = function (this: net.Socket, ...args: unknown[]) {
+      const o = args[0] as { host?: string; port?: number } | undefined;
+      attempts.push(`node ${o?.host}:${o?.port}`);
+      return (socketConnect as (...a: unknown[]) => net.Socket).apply(this, args);
+    } as typeof socketConnect;
     (Deno as { connect: unknown }).connect = (o: Deno.ConnectOptions) => {
       attempts.push(`${o.hostname}:${o.port}`);
       return connect(o);
@@ -250,6 +258,7 @@ Deno.test("security: every SSRF form of design.md is refused through POST /v1/me
   } finally {
     (Deno as { connect: unknown }).connect = connect;
     (Deno as { connectTls: unknown }).connectTls = connectTls;
+    net.Socket.prototype.connect = socketConnect;
     await h.close();
   }
 });

@@ -1,20 +1,24 @@
 /**
- * Fetches a client-supplied image URL on the server, defensively.
+ * Fetches a client-supplied image URL on the server, defensively: the policy.
  *
  * This is the service's main server-side request forgery surface, so it does
  * not use `fetch()`: fetch resolves the host name itself, which would let a
  * DNS rebinding attack answer our policy check with a public address and the
- * connection with a private one. Instead every hop is resolved once, every
- * resolved address is checked, and the TCP connection goes to the checked
- * address while TLS still verifies the certificate against the URL's name.
- * HTTP/1.1 is spoken by hand so size, time and redirects stay under our
- * control. Every failure becomes `{ ok: false, reason }` with a reason short
- * enough to show to the API client.
+ * connection with a private one. Instead every hop is resolved once here,
+ * every resolved address is checked, redirects are followed (or not) by us,
+ * and the request goes out through pinned-transport.ts, which has `node:https`
+ * / `node:http` do the HTTP and TLS while connecting only to the checked
+ * address. This file keeps what no HTTP library decides for us: which
+ * addresses are allowed, the redirect rules, the size and time budgets, the
+ * content rules, and the test knobs (resolver, dial gate, timer). Every
+ * failure becomes `{ ok: false, reason }` with a reason short enough to show
+ * to the API client.
  */
 
 import { classifyAddress, isLoopbackAddress } from "./address-policy.ts";
 import { type ParsedIp, parseIp } from "../../kernel/ipaddr.ts";
 import { inspectImage, MAX_IMAGE_BYTES, type SniffedImage } from "./sniff.ts";
+import { exchange, type PinnedResponse, TransportError } from "./pinned-transport.ts";
 
 export interface FetchImageOptions {
   /** Budget for the whole fetch, redirects included: DNS, connect, TLS, headers, body. */
@@ -33,8 +37,11 @@ export interface FetchImageOptions {
   signal?: AbortSignal;
   /** Test-only: extra PEM trust anchors, for TLS tests against a local CA. */
   caCerts?: string[];
-  /** Test-only: replaces `Deno.connect`, e.g. to count or forbid connection attempts. */
-  connect?: (options: Deno.ConnectOptions) => Promise<Deno.TcpConn>;
+  /**
+   * Test-only: called with each checked address just before it is dialled, e.g. to record or
+   * forbid connection attempts; throwing refuses that attempt.
+   */
+  dial?: (to: { hostname: string; port: number }) => void;
   /**
    * Test-only: replaces the `setTimeout` behind `timeoutMs`, so a test decides when the budget
    * runs out instead of racing the wall clock. Returns a function that cancels the timer.
@@ -64,12 +71,6 @@ export const DEFAULT_MAX_REDIRECTS = 3;
 
 const USER_AGENT = "token-metadata-image-fetcher/1.0";
 const MAX_URL_LENGTH = 8192;
-const MAX_HEAD_BYTES = 32 * 1024;
-const MAX_HEADER_COUNT = 100;
-const MAX_INTERIM_RESPONSES = 5;
-const MAX_CONNECT_ATTEMPTS = 3;
-const MAX_CHUNK_LINE = 1024;
-const READ_CHUNK = 16 * 1024;
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
 /** Thrown to unwind with a client-facing reason. */
@@ -88,7 +89,7 @@ interface Settings {
   resolve: (hostname: string, signal?: AbortSignal) => Promise<string[]>;
   testMode: boolean;
   caCerts?: string[];
-  connect: (options: Deno.ConnectOptions) => Promise<Deno.TcpConn>;
+  dial?: (to: { hostname: string; port: number }) => void;
 }
 
 interface Target {
@@ -158,7 +159,7 @@ function readSettings(options: FetchImageOptions): Settings {
     resolve: options.resolve ?? resolveWithDns,
     testMode: options.allowLoopbackHttpForTests === true,
     caCerts: options.caCerts,
-    connect: options.connect ?? Deno.connect,
+    dial: options.dial,
   };
 }
 
@@ -232,7 +233,7 @@ function parseTarget(text: string, settings: Pick<Settings, "testMode">): Target
 }
 
 // ---------------------------------------------------------------------------
-// Address checks and connection
+// Address checks
 
 function isAllowed(ip: ParsedIp, settings: Settings): { ok: true } | { ok: false; why: string } {
   const verdict = classifyAddress(ip.address);
@@ -303,113 +304,8 @@ async function resolveWithDns(hostname: string, signal?: AbortSignal): Promise<s
   ];
 }
 
-/** Holds the open connection and closes it the moment the fetch is aborted. */
-class ConnectionGuard {
-  #conn: Deno.Conn | null = null;
-  readonly #signal: AbortSignal;
-  readonly #onAbort = () => this.close();
-
-  constructor(signal: AbortSignal) {
-    this.#signal = signal;
-    signal.addEventListener("abort", this.#onAbort);
-  }
-
-  hold(conn: Deno.Conn): void {
-    this.#conn = conn;
-    if (this.#signal.aborted) this.close();
-  }
-
-  /** Forgets a connection that was handed over (e.g. consumed by startTls). */
-  release(): void {
-    this.#conn = null;
-  }
-
-  close(): void {
-    const conn = this.#conn;
-    this.#conn = null;
-    closeQuietly(conn);
-  }
-
-  dispose(): void {
-    this.#signal.removeEventListener("abort", this.#onAbort);
-    this.close();
-  }
-}
-
-async function connect(
-  target: Target,
-  addresses: ParsedIp[],
-  settings: Settings,
-  guard: ConnectionGuard,
-  signal: AbortSignal,
-): Promise<Deno.Conn> {
-  let lastError: unknown;
-  for (const ip of addresses.slice(0, MAX_CONNECT_ATTEMPTS)) {
-    let tcp: Deno.TcpConn;
-    try {
-      // The canonical text of the checked address is an IP literal, so no
-      // name resolution happens here: we reach exactly what was checked.
-      tcp = await abortable(
-        settings.connect({
-          hostname: ip.address,
-          port: target.port,
-          transport: "tcp",
-          autoSelectFamily: false,
-          signal,
-        }),
-        signal,
-        closeQuietly,
-      );
-    } catch (error) {
-      if (signal.aborted) throw error;
-      lastError = error;
-      continue;
-    }
-    guard.hold(tcp);
-    if (target.url.protocol === "http:") return tcp;
-    return await startTls(tcp, target, settings, guard, signal);
-  }
-  throw new Refusal(`could not connect to ${target.host}:${target.port}`, describe(lastError));
-}
-
-async function startTls(
-  tcp: Deno.TcpConn,
-  target: Target,
-  settings: Settings,
-  guard: ConnectionGuard,
-  signal: AbortSignal,
-): Promise<Deno.TlsConn> {
-  let tls: Deno.TlsConn;
-  try {
-    // SNI and certificate verification use the URL's host name even though
-    // the socket was opened to an address.
-    tls = await abortable(
-      Deno.startTls(tcp, {
-        hostname: target.host,
-        caCerts: settings.caCerts,
-        alpnProtocols: ["http/1.1"],
-      }),
-      signal,
-      closeQuietly,
-    );
-  } catch (error) {
-    if (signal.aborted) throw error;
-    throw new Refusal(`TLS connection to ${target.host} failed`, describe(error));
-  }
-  // startTls consumed the TCP resource; closing the TLS connection closes both.
-  guard.release();
-  guard.hold(tls);
-  try {
-    await abortable(tls.handshake(), signal);
-  } catch (error) {
-    if (signal.aborted) throw error;
-    throw new Refusal(`TLS handshake with ${target.host} failed`, describe(error));
-  }
-  return tls;
-}
-
 // ---------------------------------------------------------------------------
-// HTTP/1.1
+// One request through the pinned transport
 
 type Response =
   | { kind: "redirect"; location: string }
@@ -421,194 +317,121 @@ async function fetchOnce(
   signal: AbortSignal,
 ): Promise<Response> {
   const addresses = await resolveTarget(target, settings, signal);
-  const guard = new ConnectionGuard(signal);
+  const response = await send(target, addresses, settings, signal, {
+    method: "GET",
+    headers: {
+      "User-Agent": USER_AGENT,
+      Accept: "image/png,image/jpeg,image/webp",
+      "Accept-Encoding": "identity",
+      Connection: "close",
+    },
+  });
   try {
-    const conn = await connect(target, addresses, settings, guard, signal);
-    await writeAll(conn, buildRequest(target));
-    const reader = new Reader(conn);
-    const head = await readFinalHead(reader);
-
-    if (REDIRECT_STATUSES.has(head.status)) {
-      const location = single(head.headers, "location");
+    const head = response.headers;
+    if (REDIRECT_STATUSES.has(response.status)) {
+      const location = single(head, "location");
       if (location === undefined) {
-        throw new Refusal(`HTTP ${head.status} redirect without a location`);
+        throw new Refusal(`HTTP ${response.status} redirect without a location`);
       }
       return { kind: "redirect", location };
     }
-    if (head.status < 200 || head.status > 299) {
-      throw new Refusal(`image server answered HTTP ${head.status}`);
+    if (response.status === 101) throw new Refusal("image server switched protocols");
+    if (response.status < 200 || response.status > 299) {
+      throw new Refusal(`image server answered HTTP ${response.status}`);
     }
-    const encoding = single(head.headers, "content-encoding");
+    const encoding = single(head, "content-encoding");
     if (encoding !== undefined && encoding.toLowerCase() !== "identity") {
       throw new Refusal("compressed responses are not supported");
     }
-    return { kind: "body", bytes: await readBody(reader, head, settings.maxBytes) };
+    return { kind: "body", bytes: await readBody(response, settings.maxBytes, signal) };
   } finally {
-    guard.dispose();
+    response.close();
   }
 }
 
-function buildRequest(target: Target): Uint8Array {
+/** One exchange with the checked addresses, transport failures turned into refusals. */
+async function send(
+  target: Target,
+  addresses: ParsedIp[],
+  settings: Settings,
+  signal: AbortSignal,
+  request: { method: "GET" | "POST"; headers: Record<string, string>; body?: Uint8Array },
+): Promise<PinnedResponse> {
   const path = target.url.pathname + target.url.search;
   // WHATWG URL percent-encodes controls and spaces; this keeps it that way
   // should that ever change, since a CR or LF here would inject headers.
   if (!/^[\x21-\x7e]+$/.test(path)) throw new Refusal("URL path cannot be sent");
-  const lines = [
-    `GET ${path} HTTP/1.1`,
-    `Host: ${target.url.host}`,
-    `User-Agent: ${USER_AGENT}`,
-    "Accept: image/png,image/jpeg,image/webp",
-    "Accept-Encoding: identity",
-    "Connection: close",
-  ];
-  return new TextEncoder().encode(lines.join("\r\n") + "\r\n\r\n");
-}
-
-async function writeAll(conn: Deno.Conn, data: Uint8Array): Promise<void> {
-  let written = 0;
-  while (written < data.length) written += await conn.write(data.subarray(written));
-}
-
-interface Head {
-  status: number;
-  headers: Map<string, string[]>;
-}
-
-/** Buffered reads that never pull more than the caller asks for. */
-class Reader {
-  #buffer = new Uint8Array(0);
-  #eof = false;
-
-  constructor(readonly conn: Deno.Conn) {}
-
-  get buffered(): Uint8Array {
-    return this.#buffer;
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (!TOKEN.test(name) || hasControlCharacter(value)) throw new Refusal(`bad header ${name}`);
   }
-
-  /** Reads up to `max` more bytes into the buffer; false once the peer has closed. */
-  async fill(max: number): Promise<boolean> {
-    if (this.#eof) return false;
-    const chunk = new Uint8Array(Math.max(1, Math.min(max, READ_CHUNK)));
-    const n = await this.conn.read(chunk);
-    if (n === null) {
-      this.#eof = true;
-      return false;
-    }
-    const data = chunk.subarray(0, n);
-    if (this.#buffer.length === 0) {
-      this.#buffer = data;
-    } else {
-      const joined = new Uint8Array(this.#buffer.length + n);
-      joined.set(this.#buffer);
-      joined.set(data, this.#buffer.length);
-      this.#buffer = joined;
-    }
-    return true;
-  }
-
-  take(n: number): Uint8Array {
-    const out = this.#buffer.subarray(0, n);
-    this.#buffer = this.#buffer.subarray(n);
-    return out;
-  }
-
-  /** Reads exactly `into.length` bytes; false if the peer closed first. */
-  async readFull(into: Uint8Array): Promise<boolean> {
-    let filled = 0;
-    const fromBuffer = this.take(Math.min(this.#buffer.length, into.length));
-    into.set(fromBuffer);
-    filled += fromBuffer.length;
-    while (filled < into.length) {
-      if (this.#eof) return false;
-      const n = await this.conn.read(
-        into.subarray(filled, Math.min(into.length, filled + READ_CHUNK)),
-      );
-      if (n === null) {
-        this.#eof = true;
-        return false;
-      }
-      filled += n;
-    }
-    return true;
-  }
-
-  /** Reads one CRLF-terminated line (without the CRLF) of at most `max` bytes. */
-  async readLine(max: number): Promise<string | null> {
-    let searchFrom = 0;
-    for (;;) {
-      const at = indexOfCrlf(this.#buffer, searchFrom);
-      if (at >= 0) {
-        if (at > max) return null;
-        const line = this.take(at + 2).subarray(0, at);
-        return String.fromCharCode(...line);
-      }
-      if (this.#buffer.length > max + 1) return null;
-      searchFrom = Math.max(0, this.#buffer.length - 1);
-      if (!(await this.fill(max + 2 - this.#buffer.length))) return null;
-    }
+  try {
+    return await abortable(
+      exchange({
+        url: target.url,
+        host: target.host,
+        port: target.port,
+        addresses,
+        caCerts: settings.caCerts,
+        dial: settings.dial,
+        signal,
+        ...request,
+      }),
+      signal,
+      (late) => late.close(),
+    );
+  } catch (error) {
+    throw transportRefusal(error, target, settings, signal);
   }
 }
 
-async function readFinalHead(reader: Reader): Promise<Head> {
-  for (let interim = 0; interim <= MAX_INTERIM_RESPONSES; interim++) {
-    const head = parseHead(await readHeadBytes(reader));
-    // 1xx responses (e.g. 103 Early Hints) precede the real one.
-    if (head.status >= 200 || head.status === 101) {
-      if (head.status === 101) throw new Refusal("image server switched protocols");
-      return head;
-    }
-  }
-  throw new Refusal("image server sent too many interim responses");
-}
-
-async function readHeadBytes(reader: Reader): Promise<Uint8Array> {
-  let searchFrom = 0;
-  for (;;) {
-    const buffer = reader.buffered;
-    const end = indexOfHeadEnd(buffer, searchFrom);
-    if (end >= 0) return reader.take(end + 4).subarray(0, end);
-    if (buffer.length >= MAX_HEAD_BYTES) throw new Refusal("response headers too large");
-    searchFrom = Math.max(0, buffer.length - 3);
-    if (!(await reader.fill(MAX_HEAD_BYTES - buffer.length))) {
-      throw new Refusal("connection closed before the response headers were complete");
-    }
+function transportRefusal(
+  error: unknown,
+  target: Target,
+  settings: Pick<Settings, "maxBytes">,
+  signal: AbortSignal,
+): unknown {
+  if (signal.aborted || !(error instanceof TransportError)) return error;
+  switch (error.kind) {
+    case "connect":
+      return new Refusal(`could not connect to ${target.host}:${target.port}`, error.detail);
+    case "tls":
+      return new Refusal(`TLS handshake with ${target.host} failed`, error.detail);
+    case "aborted":
+      return error;
+    default:
+      return protocolRefusal(error, settings.maxBytes);
   }
 }
 
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-
-function parseHead(bytes: Uint8Array): Head {
-  const malformed = () => new Refusal("malformed HTTP response");
-  let text = "";
-  for (let i = 0; i < bytes.length; i += 4096) {
-    text += String.fromCharCode(...bytes.subarray(i, i + 4096));
+/** Maps the HTTP parser's complaints (llhttp codes) to the reasons we show. */
+function protocolRefusal(error: TransportError, maxBytes: number): Refusal {
+  const code = error.code ?? "";
+  const text = `${code} ${error.detail}`;
+  if (code === "UPGRADE") return new Refusal("image server switched protocols", error.detail);
+  if (code === "HEADER_COUNT") return new Refusal("too many response headers", error.detail);
+  // A length too long for the parser's 64-bit counter is, above all, too large.
+  if (/Content-Length overflow/i.test(text)) {
+    return new Refusal(`image larger than ${maxBytes} bytes`, error.detail);
   }
-  const lines = text.split("\r\n");
-  const status = /^HTTP\/1\.[01] ([1-9][0-9]{2})(?: [^\r\n]*)?$/.exec(lines[0]);
-  if (!status) throw malformed();
-  if (lines.length - 1 > MAX_HEADER_COUNT) throw new Refusal("too many response headers");
-  const headers = new Map<string, string[]>();
-  for (const line of lines.slice(1)) {
-    // Obsolete line folding and stray control characters are refused rather
-    // than guessed at: lenient parsing is where response splitting lives.
-    const colon = line.indexOf(":");
-    if (colon <= 0) throw malformed();
-    const name = line.slice(0, colon);
-    const value = line.slice(colon + 1).replace(/^[ \t]+|[ \t]+$/g, "");
-    if (!TOKEN.test(name) || hasControlCharacter(value)) throw malformed();
-    const key = name.toLowerCase();
-    headers.set(key, [...(headers.get(key) ?? []), value]);
+  // RFC 9112 section 6.3: both framings at once is a smuggling sign, handled as an error.
+  if (/Transfer-Encoding can't be present with Content-Length/i.test(text)) {
+    return new Refusal("both Transfer-Encoding and Content-Length", error.detail);
   }
-  return { status: Number(status[1]), headers };
-}
-
-/** Controls other than horizontal tab; CR and LF here would mean a smuggled header line. */
-function hasControlCharacter(value: string): boolean {
-  for (let i = 0; i < value.length; i++) {
-    const c = value.charCodeAt(i);
-    if ((c < 0x20 && c !== 0x09) || c === 0x7f) return true;
+  if (/HEADER_OVERFLOW|HPE_HEADER_OVERFLOW/.test(text)) {
+    return new Refusal("response headers too large", error.detail);
   }
-  return false;
+  if (/CONTENT_LENGTH/i.test(text)) return new Refusal("malformed content-length", error.detail);
+  if (/TRANSFER_ENCODING/i.test(text)) {
+    return new Refusal("unsupported transfer encoding", error.detail);
+  }
+  if (/CHUNK/i.test(text)) return new Refusal("malformed chunked encoding", error.detail);
+  if (error.kind === "closed") {
+    return new Refusal(
+      "connection closed before the response headers were complete",
+      error.detail,
+    );
+  }
+  return new Refusal("malformed HTTP response", error.detail);
 }
 
 /** The value of a header that must not be repeated with different values. */
@@ -619,75 +442,71 @@ function single(headers: Map<string, string[]>, name: string): string | undefine
   return values[0];
 }
 
-async function readBody(reader: Reader, head: Head, maxBytes: number): Promise<Uint8Array> {
-  const tooLarge = () => new Refusal(`image larger than ${maxBytes} bytes`);
-  if (head.status === 204 || head.status === 205) return new Uint8Array(0);
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
-  const transferEncoding = head.headers.get("transfer-encoding");
+/** Controls other than horizontal tab; CR and LF here would mean a smuggled header line. */
+function hasControlCharacter(value: string): boolean {
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if ((c < 0x20 && c !== 0x09) || c === 0x7f) return true;
+  }
+  return false;
+}
+
+/**
+ * Collects the body up to `maxBytes`: a Content-Length over the budget is refused before
+ * anything is read, and the connection is closed as soon as the bytes received pass it.
+ */
+async function readBody(
+  response: PinnedResponse,
+  maxBytes: number,
+  signal: AbortSignal,
+): Promise<Uint8Array> {
+  const tooLarge = () => new Refusal(`image larger than ${maxBytes} bytes`);
+  if (response.status === 204 || response.status === 205) return new Uint8Array(0);
+  const transferEncoding = response.headers.get("transfer-encoding");
   if (transferEncoding) {
     const codings = transferEncoding.join(",").split(",").map((c) => c.trim().toLowerCase());
     if (codings.length !== 1 || codings[0] !== "chunked") {
       throw new Refusal("unsupported transfer encoding");
     }
-    return await readChunked(reader, maxBytes, tooLarge);
-  }
-
-  const contentLength = head.headers.get("content-length");
-  if (contentLength) {
-    const values = contentLength.join(",").split(",").map((v) => v.trim());
-    if (values.some((v) => v !== values[0]) || !/^[0-9]+$/.test(values[0])) {
-      throw new Refusal("malformed content-length");
+  } else {
+    const contentLength = response.headers.get("content-length");
+    if (contentLength) {
+      const values = contentLength.join(",").split(",").map((v) => v.trim());
+      if (values.some((v) => v !== values[0]) || !/^[0-9]+$/.test(values[0])) {
+        throw new Refusal("malformed content-length");
+      }
+      const digits = values[0].replace(/^0+(?=.)/, "");
+      if (digits.length > 15 || Number(digits) > maxBytes) throw tooLarge();
     }
-    const digits = values[0].replace(/^0+(?=.)/, "");
-    if (digits.length > 15 || Number(digits) > maxBytes) throw tooLarge();
-    const body = new Uint8Array(Number(digits));
-    if (!(await reader.readFull(body))) {
-      throw new Refusal("connection closed before the image was complete");
-    }
-    return body;
   }
-
-  // No framing: the body runs until the server closes. Read at most one byte
-  // past the limit, which is enough to know it is too large.
   const chunks: Uint8Array[] = [];
   let total = 0;
-  const buffered = reader.take(Math.min(reader.buffered.length, maxBytes + 1));
-  chunks.push(buffered);
-  total += buffered.length;
-  while (total <= maxBytes) {
-    const chunk = new Uint8Array(Math.min(READ_CHUNK, maxBytes + 1 - total));
-    const n = await reader.conn.read(chunk);
-    if (n === null) return concat(chunks, total);
-    chunks.push(chunk.subarray(0, n));
-    total += n;
-  }
-  throw tooLarge();
-}
-
-async function readChunked(
-  reader: Reader,
-  maxBytes: number,
-  tooLarge: () => Refusal,
-): Promise<Uint8Array> {
-  const malformed = () => new Refusal("malformed chunked encoding");
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const line = await reader.readLine(MAX_CHUNK_LINE);
-    if (line === null) throw malformed();
-    const match = /^([0-9A-Fa-f]+)[ \t]*(?:;.*)?$/.exec(line);
-    if (!match) throw malformed();
-    const hex = match[1].replace(/^0+(?=.)/, "");
-    // Refuse on the announced size, before reading the chunk.
-    if (hex.length > 8) throw tooLarge();
-    const size = parseInt(hex, 16);
-    if (size === 0) break; // Trailers are irrelevant: the connection is closed next.
-    if (total + size > maxBytes) throw tooLarge();
-    const chunk = new Uint8Array(size);
-    if (!(await reader.readFull(chunk))) throw malformed();
-    chunks.push(chunk);
-    total += size;
-    if ((await reader.readLine(0)) !== "") throw malformed();
+  const iterator = response.body[Symbol.asyncIterator]();
+  try {
+    for (;;) {
+      const next = await abortable(iterator.next(), signal);
+      if (next.done) break;
+      total += next.value.length;
+      if (total > maxBytes) throw tooLarge();
+      chunks.push(next.value);
+    }
+  } catch (error) {
+    if (error instanceof TransportError) {
+      if (error.kind === "closed") {
+        throw new Refusal(
+          transferEncoding
+            ? "malformed chunked encoding"
+            : "connection closed before the image was complete",
+          error.detail,
+        );
+      }
+      throw protocolRefusal(error, maxBytes);
+    }
+    throw error;
+  } finally {
+    response.close();
   }
   return concat(chunks, total);
 }
@@ -695,10 +514,13 @@ async function readChunked(
 // ---------------------------------------------------------------------------
 // Small helpers
 
+// ---------------------------------------------------------------------------
+// Small helpers
+
 /**
  * Rejects as soon as the signal aborts, even if `promise` ignores signals
- * (an injected resolver, a TLS call). A value that arrives after the abort
- * is passed to `onLate` so a late connection still gets closed.
+ * (an injected resolver). A value that arrives after the abort is passed to
+ * `onLate` so a late connection still gets closed.
  */
 function abortable<T>(
   promise: Promise<T>,
@@ -721,26 +543,6 @@ function abortable<T>(
       },
     );
   });
-}
-
-function closeQuietly(conn: Deno.Conn | null): void {
-  try {
-    conn?.close();
-  } catch {
-    // Already closed, or consumed by startTls: nothing left to release.
-  }
-}
-
-function indexOfCrlf(b: Uint8Array, from: number): number {
-  for (let i = from; i + 1 < b.length; i++) if (b[i] === 13 && b[i + 1] === 10) return i;
-  return -1;
-}
-
-function indexOfHeadEnd(b: Uint8Array, from: number): number {
-  for (let i = from; i + 3 < b.length; i++) {
-    if (b[i] === 13 && b[i + 1] === 10 && b[i + 2] === 13 && b[i + 3] === 10) return i;
-  }
-  return -1;
 }
 
 function concat(chunks: Uint8Array[], total: number): Uint8Array {
@@ -766,7 +568,7 @@ function describe(error: unknown): string {
 // POST through the same defences (webhook deliveries)
 
 export interface PinnedPostOptions
-  extends Pick<FetchImageOptions, "resolve" | "allowLoopbackHttpForTests" | "caCerts" | "connect"> {
+  extends Pick<FetchImageOptions, "resolve" | "allowLoopbackHttpForTests" | "caCerts" | "dial"> {
   /** Budget for the whole request: DNS, connect, TLS, sending, the response head. */
   timeoutMs?: number;
   headers: Record<string, string>;
@@ -780,8 +582,8 @@ export type PinnedPostResult =
 /**
  * POSTs `body` to `url` with the image fetcher's address policy: every resolved address checked,
  * the connection pinned to a checked address, and no redirect followed (a 3xx is an answer, not a
- * hop). Only the status line is read; the receiver's body is ignored. Never throws for anything
- * the URL or the remote side does.
+ * hop). Only the status is read; the receiver's body is ignored. Never throws for anything the
+ * URL or the remote side does.
  */
 export async function postPinned(
   url: string,
@@ -794,18 +596,21 @@ export async function postPinned(
     timedOut = true;
     controller.abort();
   }, settings.timeoutMs);
-  const guard = new ConnectionGuard(controller.signal);
+  let response: PinnedResponse | undefined;
   try {
     const target = parseTarget(url, settings);
     const addresses = await resolveTarget(target, settings, controller.signal);
-    const conn = await connect(target, addresses, settings, guard, controller.signal);
-    await writeAll(conn, buildPost(target, options.headers, options.body));
-    const head = await readFinalHead(new Reader(conn));
-    if (head.status >= 200 && head.status <= 299) return { ok: true, status: head.status };
-    const reason = REDIRECT_STATUSES.has(head.status)
-      ? `answered HTTP ${head.status}; redirects are not followed`
-      : `answered HTTP ${head.status}`;
-    return { ok: false, status: head.status, reason };
+    response = await send(target, addresses, settings, controller.signal, {
+      method: "POST",
+      headers: { ...options.headers, Connection: "close" },
+      body: new TextEncoder().encode(options.body),
+    });
+    const status = response.status;
+    if (status >= 200 && status <= 299) return { ok: true, status };
+    const reason = REDIRECT_STATUSES.has(status)
+      ? `answered HTTP ${status}; redirects are not followed`
+      : `answered HTTP ${status}`;
+    return { ok: false, status, reason };
   } catch (error) {
     if (timedOut) {
       return {
@@ -822,28 +627,6 @@ export async function postPinned(
     return { ok: false, status: null, reason: "request failed", detail: describe(error) };
   } finally {
     clearTimeout(timer);
-    guard.dispose();
+    response?.close();
   }
-}
-
-function buildPost(target: Target, headers: Record<string, string>, body: string): Uint8Array {
-  const path = target.url.pathname + target.url.search;
-  if (!/^[\x21-\x7e]+$/.test(path)) throw new Refusal("URL path cannot be sent");
-  const bytes = new TextEncoder().encode(body);
-  const lines = [
-    `POST ${path} HTTP/1.1`,
-    `Host: ${target.url.host}`,
-    `Content-Length: ${bytes.length}`,
-    "Connection: close",
-  ];
-  for (const [name, value] of Object.entries(headers)) {
-    // Our own header values only; a CR or LF would still be a smuggled line, so refuse it.
-    if (!TOKEN.test(name) || hasControlCharacter(value)) throw new Refusal(`bad header ${name}`);
-    lines.push(`${name}: ${value}`);
-  }
-  const head = new TextEncoder().encode(lines.join("\r\n") + "\r\n\r\n");
-  const out = new Uint8Array(head.length + bytes.length);
-  out.set(head);
-  out.set(bytes, head.length);
-  return out;
 }

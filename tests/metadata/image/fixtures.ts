@@ -542,17 +542,16 @@ export async function writeAll(conn: Deno.Conn, data: Uint8Array): Promise<void>
  */
 export function guardedConnect(): {
   attempts: string[];
-  connect: (options: Deno.ConnectOptions) => Promise<Deno.TcpConn>;
+  connect: (to: { hostname: string; port: number }) => void;
 } {
   const attempts: string[] = [];
   return {
     attempts,
-    connect(options) {
-      attempts.push(`${options.hostname}:${options.port}`);
-      if (options.hostname !== "127.0.0.1" && options.hostname !== "::1") {
-        return Promise.reject(new Error(`test guard: refusing to connect to ${options.hostname}`));
+    connect(to) {
+      attempts.push(`${to.hostname}:${to.port}`);
+      if (to.hostname !== "127.0.0.1" && to.hostname !== "::1") {
+        throw new Error(`test guard: refusing to connect to ${to.hostname}`);
       }
-      return Deno.connect(options);
     },
   };
 }
