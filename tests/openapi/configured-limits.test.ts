@@ -4,7 +4,8 @@
  * nothing of the defaults is left in the places that state them.
  */
 import { assert, assertEquals } from "../support/assert.ts";
-import { startHarness } from "../support/harness.ts";
+import { bearer, startHarness } from "../support/harness.ts";
+import { makePng, toBase64 } from "../metadata/image/fixtures.ts";
 import { openApiDocument } from "../../src/openapi/document.ts";
 import { loadConfig } from "../../src/config.ts";
 
@@ -86,6 +87,24 @@ Deno.test("given non-default limits and fees, when the document is served, then 
       BigInt(totalLamports),
       Object.values(network).reduce((a: bigint, v) => a + BigInt(v as string), 30000000n),
     );
+
+    // And the service applies what its document states: an image of exactly IMAGE_MAX_BYTES is
+    // hosted, one byte more is 400 on imageBase64.
+    const { apiKey } = await h.newApiKey();
+    const host = async (bytes: Uint8Array) => {
+      const r = await h.request("/v1/metadata", {
+        method: "POST",
+        headers: bearer(apiKey),
+        json: { name: "Limit Token", symbol: "LIM", imageBase64: toBase64(bytes) },
+      });
+      return { status: r.status, body: await r.json() };
+    };
+    const exact = await host(makePng(16, 16, 524288));
+    assertEquals(exact.status, 201, JSON.stringify(exact.body));
+    const over = await host(makePng(16, 16, 524289));
+    assertEquals(over.status, 400);
+    assertEquals(Object.keys(over.body.error.fields), ["imageBase64"]);
+    assert(over.body.error.fields.imageBase64.includes("larger than 524288"));
 
     // Made from the service's own Config: the same as the document built for it directly.
     assertEquals(
