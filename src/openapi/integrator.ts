@@ -4,6 +4,7 @@
  * document's own helpers are handed in, so nothing here imports document.ts back.
  */
 import { z } from "zod";
+import { PROBE_TIMEOUT_MS, RPC_CHECK_TTL_MS } from "../health/readiness.ts";
 import { ListQuery, MAX_SCANNED } from "../listing/list-builds.ts";
 import { BuildRecord } from "./schemas.ts";
 import { RegisterRequest } from "../webhooks/endpoints.ts";
@@ -37,7 +38,7 @@ export const Health = z.object({
     kv: check.describe("a read of Deno KV"),
     rpc: check.extend({
       slot: z.number().int().nullable().describe("the RPC's confirmed slot"),
-    }).describe("a getSlot call to the Solana RPC, reused for 5 s"),
+    }).describe(`a getSlot call to the Solana RPC, reused for ${RPC_CHECK_TTL_MS / 1000} s`),
   }),
 });
 
@@ -289,8 +290,9 @@ export function integratorPaths(h: DocHelpers): Record<string, Json> {
         summary: "Readiness of this instance (KV and RPC), for load balancers",
         description:
           "Needs no key and is not rate limited. 200 when Deno KV answers a read and the Solana " +
-          "RPC answers getSlot within 2 s (the RPC answer is reused for 5 s, so polling costs " +
-          "at most one RPC call per 5 s per instance); otherwise 503 not_ready with " +
+          `RPC answers getSlot within ${duration(PROBE_TIMEOUT_MS)} (the RPC answer is reused ` +
+          `for ${duration(RPC_CHECK_TTL_MS)}, so polling costs at most one RPC call per ` +
+          `${duration(RPC_CHECK_TTL_MS)} per instance); otherwise 503 not_ready with ` +
           "fields.kv / fields.rpc saying what failed.",
         security: [],
         responses: {
@@ -320,7 +322,7 @@ export const integratorResponses = (
             error: {
               code: "not_ready",
               message: "This instance cannot serve requests right now",
-              fields: { rpc: "RPC: no answer within 2000 ms" },
+              fields: { rpc: `RPC: no answer within ${PROBE_TIMEOUT_MS} ms` },
             },
           },
         },
