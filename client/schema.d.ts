@@ -13,7 +13,7 @@ export interface paths {
         };
         /**
          * Current fees and limits
-         * @description Needs no key. The per-token fee in lamports follows the current SOL price.
+         * @description Needs no key. The per-token fee (2.99 USD) in lamports follows the current SOL price.
          */
         get: operations["getPricing"];
         put?: never;
@@ -52,7 +52,7 @@ export interface paths {
         put?: never;
         /**
          * Host token metadata and its image
-         * @description Validates the fields, stores the image and a metadata JSON document and returns stable public URLs; pass metadataUri to POST /v1/tokens. Each accepted call counts toward the daily metadata limit (100 per UTC day) and the 5000 hosted items per key.
+         * @description Validates the fields, stores the image and a metadata JSON document and returns stable public URLs; pass metadataUri to POST /v1/tokens. Each accepted call counts toward the daily metadata limit (100 per UTC day) and the 5,000 hosted items per key.
          */
         post: operations["hostMetadata"];
         delete?: never;
@@ -78,7 +78,7 @@ export interface paths {
          * Build an unsigned token-creation transaction
          * @description Validates the parameters, checks the payer's SOL balance, simulates the transaction and returns it unsigned (legacy, one required signature: the payer). Nothing is sent to the network. The transaction holds, in order: compute budget, mint account (derived from the payer and a random seed; funded with its rent by a transfer, then allocated with the seed, so lamports already at its address do not stop it), mint initialization, the recipient's associated token account (idempotent), minting of the full supply, the metadata account, optionally the mint-authority revocation, and the fee transfer to the treasury with a read-only reference account. Sign and submit within about 60 seconds. Each successful build counts toward the daily token limit (25 per UTC day).
          *
-         *     The 201 carries `costs`: every lamport the payer spends if the transaction lands (network and priority fee, the rent of the mint, token account and metadata account, the Token Metadata program's protocol fee and our fee) and their sum, totalLamports, read from the cluster's rent.
+         *     The 201 carries `costs`: every lamport the payer spends if the transaction lands (network and priority fee, the rent of the mint, token account and metadata account, the Token Metadata program's protocol fee and our fee, 2.99 USD at the current SOL price) and their sum, totalLamports, read from the cluster's rent.
          *
          *     400 insufficient_funds: the payer cannot cover the fee plus network costs; its fields name needed, available, shortfall and the same costs. A payer may hold exactly totalLamports (it ends at 0) or at least totalLamports plus a wallet's rent-exempt minimum. 400 simulation_failed: the network simulation says the transaction would fail; its fields name the reason: `instruction` {index, program, raisedBy (the program that raised it, e.g. the System Program inside a CPI), code (a program's custom code or the runtime's error name), name (where the program publishes one), message}, `error` (the node's error JSON) and `logs` (the program logs).
          */
@@ -178,7 +178,7 @@ export interface paths {
         put?: never;
         /**
          * Register a webhook endpoint
-         * @description Each build of the calling key sends one event per final outcome: token.confirmed, token.unverified, token.failed, token.expired (all four unless `events` narrows them). Requests follow Standard Webhooks: a JSON body {type, timestamp, data} signed with the whsec_ secret returned here once, in the webhook-id, webhook-timestamp and webhook-signature headers; verify them with any Standard Webhooks library. Delivery is at least once: an attempt succeeds on a 2xx within 10 s; otherwise it is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (8 attempts over 27.5 h). Redirects are not followed. The URL must be https on a public address (checked again on every attempt, and the connection goes to the checked address). An endpoint whose every attempt failed for 3 days is disabled. At most 10 endpoints per key.
+         * @description Each build of the calling key sends one event per final outcome: token.confirmed, token.unverified, token.failed, token.expired (all four unless `events` narrows them). Requests follow Standard Webhooks: a JSON body {type, timestamp, data} signed with the whsec_ secret returned here once, in the webhook-id, webhook-timestamp and webhook-signature headers; verify them with any Standard Webhooks library. Delivery is at least once: an attempt succeeds on a 2xx within 10 s; otherwise it is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (8 attempts over 27 h 35 min). Redirects are not followed. The URL must be https on a public address (checked again on every attempt, and the connection goes to the checked address). An endpoint whose every attempt failed for 3 days is disabled. At most 10 endpoints per key.
          */
         post: operations["registerWebhook"];
         delete?: never;
@@ -344,10 +344,10 @@ export interface components {
             description?: string;
             /**
              * Format: uri
-             * @description public https URL of a PNG, JPEG or WebP image, up to 1 MB; fetched by the service (public addresses only, at most 3 redirects, 10 s). Exactly one of imageUrl / imageBase64.
+             * @description public https URL of a PNG, JPEG or WebP image, up to 1 MiB and 4096 x 4096 pixels; fetched by the service (public addresses only, at most 3 redirects, 10 s). Exactly one of imageUrl / imageBase64.
              */
             imageUrl?: string;
-            /** @description base64 image data (PNG, JPEG or WebP, up to 1 MB); a data: URL prefix is accepted. Exactly one of imageUrl / imageBase64. */
+            /** @description base64 image data (PNG, JPEG or WebP, up to 1 MiB and 4096 x 4096 pixels); a data: URL prefix is accepted. Exactly one of imageUrl / imageBase64. */
             imageBase64?: string;
             /**
              * Format: uri
@@ -435,7 +435,7 @@ export interface components {
                 /** @default false */
                 permanent?: boolean;
             };
-            /** @description grind the mint address: it starts with prefix and/or ends with suffix (base58 characters, at most 4 in total; ignoreCase accepts either case). The service tries seeds for the address (one SHA-256 each, still one signer) within a time budget (10 s by default); over it: 422 vanity_timeout and nothing is counted. The 201 says how many tries it took. Each character multiplies the work by about 58 (29 with ignoreCase); a prefix's first character beyond the first few digits of base58 is much rarer (most addresses are 44 characters and start with 1-9 or A-H). */
+            /** @description grind the mint address: it starts with prefix and/or ends with suffix (base58 characters, at most 4 in total; ignoreCase accepts either case). The service tries seeds for the address (one SHA-256 each, still one signer) within a time budget (10 s); over it: 422 vanity_timeout and nothing is counted. The 201 says how many tries it took. Each character multiplies the work by about 58 (29 with ignoreCase); a prefix's first character beyond the first few digits of base58 is much rarer (most addresses are 44 characters and start with 1-9 or A-H). */
             vanity?: {
                 /** @default  */
                 prefix?: string;
@@ -829,7 +829,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description rate_limited: the hourly request limit is reached; daily_limit: the daily token or metadata limit is reached (resets 00:00 UTC) */
+        /** @description rate_limited: the hourly request limit (600 per key) is reached; daily_limit: the daily token (25) or metadata (100) limit is reached (resets 00:00 UTC) */
         TooManyRequests: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -137,6 +137,9 @@ const EnvSchema = z.object({
   TOKENS_PER_DAY: int(25),
   METADATA_PER_DAY: int(100),
   HOSTED_ITEMS_PER_KEY: int(5000),
+  // Largest hosted image in bytes. At most 1 MiB: a base64 upload of it must fit POST
+  // /v1/metadata's 2 MiB body limit, and the seed caps images at 1 MB.
+  IMAGE_MAX_BYTES: z.coerce.number().int().min(1024).max(1_048_576).default(1_048_576),
   IMAGE_MAX_WIDTH: int(4096),
   IMAGE_MAX_HEIGHT: int(4096),
   MAX_PRIORITY_FEE_MICROLAMPORTS: int(1_000_000),
@@ -333,7 +336,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       portalRequestsPerHour: e.PORTAL_REQUESTS_PER_HOUR,
       tokensPerDay: e.TOKENS_PER_DAY,
       metadataPerDay: e.METADATA_PER_DAY,
-      imageBytes: 1_048_576,
+      imageBytes: e.IMAGE_MAX_BYTES,
       imageMaxWidth: e.IMAGE_MAX_WIDTH,
       imageMaxHeight: e.IMAGE_MAX_HEIGHT,
       hostedItemsPerKey: e.HOSTED_ITEMS_PER_KEY,

@@ -1,11 +1,37 @@
 /**
  * The machine-readable description of /v1 (OpenAPI 3.1, version 1.0.0), served at
- * GET /v1/openapi.json and rendered at /docs. Body schemas come from zod: the metadata and token
- * requests are the handlers' own schemas; the responses are in ./schemas.ts.
+ * GET /v1/openapi.json and rendered at /docs, made for one Config: every limit and amount the
+ * descriptions and examples state (requests per hour, daily limits, image bytes and pixels, the
+ * hosted items per key, the vanity budget, the fees) is read from the Config the document is made
+ * for, and the field caps from the constants the validators use, so an operator's environment
+ * changes the document with the service.
+ *
+ * Body schemas are the very zod objects the handlers validate with (the metadata, token, relay and
+ * webhook requests, the build list's query), turned into JSON Schema by zod 4's own
+ * `z.toJSONSchema`; the responses are in ./schemas.ts. Why not `@hono/zod-openapi`'s
+ * `createRoute` registry: it wants each route declared through its `OpenAPIHono` (or a second,
+ * parallel declaration of every route only to feed the generator), and its zod re-export extends
+ * schemas with `.openapi()` metadata; the routes validate with plain zod schemas and their
+ * middleware is attached where they are defined. The same JSON Schema comes from zod itself over
+ * the same schema objects, so a table of paths here is the smaller change and the routes stay
+ * untouched.
  */
 import { z } from "zod";
-import { MetadataRequestSchema } from "../metadata/request.ts";
-import { BuildRequestSchema } from "../tokens/request-schema.ts";
+import type { Config } from "../config.ts";
+import { loadConfig } from "../config.ts";
+import { LIMITS as METADATA_LIMITS, MetadataRequestSchema } from "../metadata/request.ts";
+import {
+  DEFAULT_MAX_REDIRECTS,
+  DEFAULT_TIMEOUT_MS as IMAGE_FETCH_TIMEOUT_MS,
+} from "../metadata/image/fetch-image.ts";
+import { RECORD_TTL_MS } from "../idempotency/record.ts";
+import {
+  BuildRequestSchema,
+  MAX_NAME_BYTES,
+  MAX_SYMBOL_BYTES,
+  MAX_URI_BYTES,
+} from "../tokens/request-schema.ts";
+import { MAX_VANITY_CHARS } from "../tokens/vanity.ts";
 import * as S from "./schemas.ts";
 import { integratorPaths, integratorResponses, integratorSchemas } from "./integrator.ts";
 import { withSamples } from "./samples.ts";
@@ -20,6 +46,22 @@ const SIMULATION_FAILED_FIELDS =
   "node's error JSON) and `logs` (the program logs).";
 
 type Json = Record<string, unknown>;
+
+/** What of a Config the document states. */
+export type DocumentConfig = Pick<Config, "limits" | "fees" | "vanityBudgetMs">;
+
+/** The defaults, as a service with nothing set in its environment runs. */
+export const DEFAULT_DOCUMENT_CONFIG: DocumentConfig = loadConfig({});
+
+/** 1048576 -> "1 MiB", 65536 -> "64 KiB", else a count of bytes. */
+export function byteSize(n: number): string {
+  if (n % (1024 * 1024) === 0) return `${n / (1024 * 1024)} MiB`;
+  if (n % 1024 === 0) return `${n / 1024} KiB`;
+  return `${n.toLocaleString("en-US")} bytes`;
+}
+
+const count = (n: number) => n.toLocaleString("en-US");
+const seconds = (ms: number) => `${ms / 1000} s`;
 
 function jsonSchema(schema: z.ZodType, io: "input" | "output"): Json {
   const { $schema: _drop, ...rest } = z.toJSONSchema(schema, {
@@ -39,105 +81,127 @@ function annotate(schema: Json, props: Record<string, Json>, extra: Json = {}): 
   return { ...schema, properties, ...extra };
 }
 
-const metadataRequest = annotate(jsonSchema(MetadataRequestSchema, "input"), {
-  name: { maxLength: 32, minLength: 1, description: "up to 32 characters" },
-  symbol: { maxLength: 10, minLength: 1, description: "up to 10 characters, no spaces" },
-  description: { maxLength: 1000, description: "up to 1,000 characters" },
-  imageUrl: {
-    format: "uri",
-    description:
-      "public https URL of a PNG, JPEG or WebP image, up to 1 MB; fetched by the service " +
-      "(public addresses only, at most 3 redirects, 10 s). Exactly one of imageUrl / imageBase64.",
-  },
-  imageBase64: {
-    description:
-      "base64 image data (PNG, JPEG or WebP, up to 1 MB); a data: URL prefix is accepted. " +
-      "Exactly one of imageUrl / imageBase64.",
-  },
-  website: { format: "uri", description: "https URL" },
-  twitter: { format: "uri", description: "https URL on x.com or twitter.com" },
-  telegram: { format: "uri", description: "https URL on t.me" },
-  discord: { format: "uri", description: "https URL on discord.gg or discord.com" },
-  attributes: {
-    description: "up to 10 items {trait_type, value}; value is a string or a finite number",
-  },
-}, {
-  description: "Unknown members are refused.",
-  oneOf: [{ required: ["imageUrl"] }, { required: ["imageBase64"] }],
-});
+const metadataRequest = ({ limits }: DocumentConfig) => {
+  const image = `up to ${byteSize(limits.imageBytes)} and ${limits.imageMaxWidth} x ` +
+    `${limits.imageMaxHeight} pixels`;
+  const L = METADATA_LIMITS;
+  return annotate(jsonSchema(MetadataRequestSchema, "input"), {
+    name: { maxLength: L.name, minLength: 1, description: `up to ${L.name} characters` },
+    symbol: {
+      maxLength: L.symbol,
+      minLength: 1,
+      description: `up to ${L.symbol} characters, no spaces`,
+    },
+    description: {
+      maxLength: L.description,
+      description: `up to ${count(L.description)} characters`,
+    },
+    imageUrl: {
+      format: "uri",
+      description: `public https URL of a PNG, JPEG or WebP image, ${image}; fetched by the ` +
+        `service (public addresses only, at most ${DEFAULT_MAX_REDIRECTS} redirects, ` +
+        `${seconds(IMAGE_FETCH_TIMEOUT_MS)}). Exactly one of imageUrl / imageBase64.`,
+    },
+    imageBase64: {
+      description: `base64 image data (PNG, JPEG or WebP, ${image}); a data: URL prefix is ` +
+        "accepted. Exactly one of imageUrl / imageBase64.",
+    },
+    website: { format: "uri", description: "https URL" },
+    twitter: { format: "uri", description: "https URL on x.com or twitter.com" },
+    telegram: { format: "uri", description: "https URL on t.me" },
+    discord: { format: "uri", description: "https URL on discord.gg or discord.com" },
+    attributes: {
+      description: `up to ${L.attributes} items {trait_type, value}; value is a string or a ` +
+        "finite number",
+    },
+  }, {
+    description: "Unknown members are refused.",
+    oneOf: [{ required: ["imageUrl"] }, { required: ["imageBase64"] }],
+  });
+};
 
-const tokenBuildRequest = annotate(jsonSchema(BuildRequestSchema, "input"), {
-  payer: { description: "wallet that signs and pays all costs (base58, on the ed25519 curve)" },
-  name: {
-    description: "token name, 1 to 32 bytes of UTF-8; names of well-known projects are refused",
-  },
-  symbol: { description: "1 to 10 bytes of UTF-8, no spaces; well-known symbols are refused" },
-  metadataUri: { format: "uri", description: "https URL of the metadata JSON, up to 200 bytes" },
-  supply: {
-    description: "whole tokens, multiplied by 10^decimals; exactly one of supply / supplyRaw",
-  },
-  supplyRaw: {
-    description: "base units, for exact control; exactly one of supply / supplyRaw",
-  },
-  decimals: { description: "0 to 9" },
-  recipient: { description: "wallet that receives the supply (base58); default the payer" },
-  revokeMint: {
-    description: "permanently removes the mint authority (fixed supply, irreversible)",
-  },
-  revokeFreeze: { description: "creates the token with no freeze authority" },
-  immutableMetadata: {
-    description: "makes the on-chain metadata immutable (Token-2022: no update authority, and " +
-      "no metadata-pointer authority)",
-  },
-  tokenProgram: {
-    description: '"spl-token" (default): the classic SPL Token program with a Metaplex metadata ' +
-      'account. "token-2022": a Token-2022 mint holding its own metadata (MetadataPointer and ' +
-      "TokenMetadata extensions): no metadata account and no Metaplex protocol fee, so the " +
-      "network's share is about a third: for the example request at mainnet's rent 5,566,040 " +
-      "lamports instead of 18,621,480 (mint 3,486,960 for 373 bytes + token account 2,074,080 + " +
-      "network fee 5,000, against mint 1,461,600 + token account 2,039,280 + metadata account " +
-      "5,115,600 + Metaplex fee 10,000,000 + 5,000); each 201's costs names its own figures, and " +
-      "GET /v1/pricing states both programs' figures on the serving cluster (token.networkLamports, " +
-      "token.token2022NetworkLamports). " +
-      "Still one signer: the mint is derived from the payer and a seed.",
-  },
-  transferFee: {
-    description: "Token-2022 only (400 naming transferFee otherwise): a TransferFeeConfig " +
-      "taking basisPoints / 10000 of every transfer, at most maximum base units (a u64 as a " +
-      "string). The transfer-fee and withdraw-withheld authorities are the payer; " +
-      "permanent: true sets both to none, so nobody can ever change the fee or withdraw what " +
-      "it withheld into the token accounts (irreversible).",
-  },
-  vanity: {
-    description: "grind the mint address: it starts with prefix and/or ends with suffix " +
-      "(base58 characters, at most 4 in total; ignoreCase accepts either case). The service " +
-      "tries seeds for the address (one SHA-256 each, still one signer) within a time budget " +
-      "(10 s by default); over it: 422 vanity_timeout and nothing is counted. The 201 says how " +
-      "many tries it took. Each character multiplies the work by about 58 (29 with " +
-      "ignoreCase); a prefix's first character beyond the first few digits of base58 is much " +
-      "rarer (most addresses are 44 characters and start with 1-9 or A-H).",
-  },
-}, {
-  description:
-    "Exactly one of supply / supplyRaw; supply * 10^decimals (or supplyRaw) must be > 0 and " +
-    "fit in a u64. Unknown members are refused.",
-  oneOf: [{ required: ["supply"] }, { required: ["supplyRaw"] }],
-});
+const tokenBuildRequest = (cfg: DocumentConfig) =>
+  annotate(jsonSchema(BuildRequestSchema, "input"), {
+    payer: { description: "wallet that signs and pays all costs (base58, on the ed25519 curve)" },
+    name: {
+      description: `token name, 1 to ${MAX_NAME_BYTES} bytes of UTF-8; names of well-known ` +
+        "projects are refused",
+    },
+    symbol: {
+      description: `1 to ${MAX_SYMBOL_BYTES} bytes of UTF-8, no spaces; well-known symbols are ` +
+        "refused",
+    },
+    metadataUri: {
+      format: "uri",
+      description: `https URL of the metadata JSON, up to ${MAX_URI_BYTES} bytes`,
+    },
+    supply: {
+      description: "whole tokens, multiplied by 10^decimals; exactly one of supply / supplyRaw",
+    },
+    supplyRaw: {
+      description: "base units, for exact control; exactly one of supply / supplyRaw",
+    },
+    decimals: { description: "0 to 9" },
+    recipient: { description: "wallet that receives the supply (base58); default the payer" },
+    revokeMint: {
+      description: "permanently removes the mint authority (fixed supply, irreversible)",
+    },
+    revokeFreeze: { description: "creates the token with no freeze authority" },
+    immutableMetadata: {
+      description: "makes the on-chain metadata immutable (Token-2022: no update authority, and " +
+        "no metadata-pointer authority)",
+    },
+    tokenProgram: {
+      description:
+        '"spl-token" (default): the classic SPL Token program with a Metaplex metadata ' +
+        'account. "token-2022": a Token-2022 mint holding its own metadata (MetadataPointer and ' +
+        "TokenMetadata extensions): no metadata account and no Metaplex protocol fee, so the " +
+        "network's share is about a third: for the example request at mainnet's rent 5,566,040 " +
+        "lamports instead of 18,621,480 (mint 3,486,960 for 373 bytes + token account 2,074,080 + " +
+        "network fee 5,000, against mint 1,461,600 + token account 2,039,280 + metadata account " +
+        "5,115,600 + Metaplex fee 10,000,000 + 5,000); each 201's costs names its own figures, and " +
+        "GET /v1/pricing states both programs' figures on the serving cluster (token.networkLamports, " +
+        "token.token2022NetworkLamports). " +
+        "Still one signer: the mint is derived from the payer and a seed.",
+    },
+    transferFee: {
+      description: "Token-2022 only (400 naming transferFee otherwise): a TransferFeeConfig " +
+        "taking basisPoints / 10000 of every transfer, at most maximum base units (a u64 as a " +
+        "string). The transfer-fee and withdraw-withheld authorities are the payer; " +
+        "permanent: true sets both to none, so nobody can ever change the fee or withdraw what " +
+        "it withheld into the token accounts (irreversible).",
+    },
+    vanity: {
+      description: "grind the mint address: it starts with prefix and/or ends with suffix " +
+        `(base58 characters, at most ${MAX_VANITY_CHARS} in total; ignoreCase accepts either ` +
+        "case). The service tries seeds for the address (one SHA-256 each, still one signer) " +
+        `within a time budget (${seconds(cfg.vanityBudgetMs)}); over it: 422 vanity_timeout and ` +
+        "nothing is counted. The 201 says how " +
+        "many tries it took. Each character multiplies the work by about 58 (29 with " +
+        "ignoreCase); a prefix's first character beyond the first few digits of base58 is much " +
+        "rarer (most addresses are 44 characters and start with 1-9 or A-H).",
+    },
+  }, {
+    description:
+      "Exactly one of supply / supplyRaw; supply * 10^decimals (or supplyRaw) must be > 0 and " +
+      "fit in a u64. Unknown members are refused.",
+    oneOf: [{ required: ["supply"] }, { required: ["supplyRaw"] }],
+  });
 
-const schemas: Record<string, Json> = {
+const schemas = (cfg: DocumentConfig): Record<string, Json> => ({
   Error: jsonSchema(S.ErrorBody, "output"),
   Pricing: jsonSchema(S.Pricing, "output"),
   Me: jsonSchema(S.Me, "output"),
-  MetadataRequest: metadataRequest,
+  MetadataRequest: metadataRequest(cfg),
   MetadataCreated: jsonSchema(S.MetadataCreated, "output"),
-  TokenBuildRequest: tokenBuildRequest,
+  TokenBuildRequest: tokenBuildRequest(cfg),
   TokenBuilt: jsonSchema(S.TokenBuilt, "output"),
   RelayRequest: jsonSchema(S.RelayRequest, "input"),
   RelayAccepted: jsonSchema(S.RelayAccepted, "output"),
   Verification: jsonSchema(S.Verification, "output"),
   BuildRecord: jsonSchema(S.BuildRecord, "output"),
   ...integratorSchemas((s) => jsonSchema(s, "output"), (s) => jsonSchema(s, "input")),
-};
+});
 
 const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
 const json = (schema: string, extra: Json = {}) => ({
@@ -148,7 +212,7 @@ const err = (code: string, message: string, fields: Json = {}) => ({
   value: { error: { code, message, fields } },
 });
 
-const headers = {
+const headers = ({ limits }: DocumentConfig) => ({
   "X-Request-Id": {
     description: "id of this request, also in the service's logs",
     schema: { type: "string" },
@@ -160,11 +224,11 @@ const headers = {
     schema: { type: "integer" },
   },
   "RateLimit-Policy": {
-    description: 'IETF draft form, e.g. "hour";q=600;w=3600',
+    description: `IETF draft form, e.g. "hour";q=${limits.requestsPerHour};w=3600`,
     schema: { type: "string" },
   },
   "RateLimit": {
-    description: 'IETF draft form, e.g. "hour";r=599;t=1800',
+    description: `IETF draft form, e.g. "hour";r=${limits.requestsPerHour - 1};t=1800`,
     schema: { type: "string" },
   },
   "Retry-After": { description: "seconds to wait before retrying", schema: { type: "integer" } },
@@ -173,7 +237,7 @@ const headers = {
       "true when this is the stored response of an earlier request with the same Idempotency-Key",
     schema: { type: "string", enum: ["true"] },
   },
-};
+});
 
 const keyedHeaders = {
   "X-Request-Id": ref("headers", "X-Request-Id"),
@@ -184,7 +248,7 @@ const keyedHeaders = {
   "RateLimit": ref("headers", "RateLimit"),
 };
 
-const responses: Record<string, Json> = {
+const responses = (cfg: DocumentConfig): Record<string, Json> => ({
   BadRequest: {
     description: "invalid_request: a field is missing or invalid (each named in fields); " +
       "insufficient_funds / simulation_failed: see the operation",
@@ -252,17 +316,19 @@ const responses: Record<string, Json> = {
         ),
         vanity_timeout: err(
           "vanity_timeout",
-          "No mint address matching the vanity pattern within 10000 ms (8612352 tries; about " +
-            "48744672 are needed on average); nothing was built or counted",
-          { tries: 8612352, budgetMs: 10000, expectedTries: 48744672 },
+          `No mint address matching the vanity pattern within ${cfg.vanityBudgetMs} ms ` +
+            "(8612352 tries; about 48744672 are needed on average); nothing was built or counted",
+          { tries: 8612352, budgetMs: cfg.vanityBudgetMs, expectedTries: 48744672 },
         ),
       },
     }),
   },
   TooManyRequests: {
     description:
-      "rate_limited: the hourly request limit is reached; daily_limit: the daily token or " +
-      "metadata limit is reached (resets 00:00 UTC)",
+      `rate_limited: the hourly request limit (${
+        count(cfg.limits.requestsPerHour)
+      } per key) is reached; daily_limit: the daily token (${count(cfg.limits.tokensPerDay)}) or ` +
+      `metadata (${count(cfg.limits.metadataPerDay)}) limit is reached (resets 00:00 UTC)`,
     headers: { ...keyedHeaders, "Retry-After": ref("headers", "Retry-After") },
     content: json("Error", {
       examples: {
@@ -307,7 +373,7 @@ const responses: Record<string, Json> = {
     }),
   },
   ...integratorResponses(json, (name) => ref("headers", name)),
-};
+});
 
 const r = (name: string) => ref("responses", name);
 const keyedErrors = {
@@ -345,13 +411,14 @@ const pathParam = (name: string, description: string) => ({
   schema: { type: "string" },
 });
 
-const paths: Record<string, Json> = {
+const paths = ({ limits, fees }: DocumentConfig): Record<string, Json> => ({
   "/v1/pricing": {
     get: {
       operationId: "getPricing",
       tags: ["Pricing"],
       summary: "Current fees and limits",
-      description: "Needs no key. The per-token fee in lamports follows the current SOL price.",
+      description: `Needs no key. The per-token fee (${fees.tokenUsd} USD) in lamports follows ` +
+        "the current SOL price.",
       security: [],
       responses: {
         "200": ok("The pricing object", "Pricing", false),
@@ -376,7 +443,8 @@ const paths: Record<string, Json> = {
       description:
         "Validates the fields, stores the image and a metadata JSON document and returns stable " +
         "public URLs; pass metadataUri to POST /v1/tokens. Each accepted call counts toward the " +
-        "daily metadata limit (100 per UTC day) and the 5000 hosted items per key.",
+        `daily metadata limit (${count(limits.metadataPerDay)} per UTC day) and the ` +
+        `${count(limits.hostedItemsPerKey)} hosted items per key.`,
       parameters: [ref("parameters", "IdempotencyKey")],
       requestBody: body("MetadataRequest", "The metadata and one image", {
         name: "Example Token",
@@ -403,10 +471,11 @@ const paths: Record<string, Json> = {
         "account (idempotent), minting of the full supply, the metadata account, optionally the " +
         "mint-authority revocation, and the fee transfer to the treasury with a read-only " +
         "reference account. Sign and submit within about 60 seconds. Each successful build " +
-        "counts toward the daily token limit (25 per UTC day).\n\n" +
+        `counts toward the daily token limit (${count(limits.tokensPerDay)} per UTC day).\n\n` +
         "The 201 carries `costs`: every lamport the payer spends if the transaction lands " +
         "(network and priority fee, the rent of the mint, token account and metadata account, " +
-        "the Token Metadata program's protocol fee and our fee) and their sum, totalLamports, " +
+        `the Token Metadata program's protocol fee and our fee, ${fees.tokenUsd} USD at the ` +
+        "current SOL price) and their sum, totalLamports, " +
         "read from the cluster's rent.\n\n" +
         "400 insufficient_funds: the payer cannot cover the fee plus network costs; its fields " +
         "name needed, available, shortfall and the same costs. A payer may hold exactly " +
@@ -497,20 +566,28 @@ const paths: Record<string, Json> = {
       },
     },
   },
-};
-// Integrator operations may share a path with the ones above (GET beside POST /v1/tokens).
-for (
-  const [path, item] of Object.entries(integratorPaths({ ok, r, keyedErrors, pathParam, body }))
-) {
-  paths[path] = { ...paths[path], ...item };
+});
+
+/** The seed's operations and the integrator's, which may share a path (GET beside POST /v1/tokens). */
+function allPaths(cfg: DocumentConfig): Record<string, Json> {
+  const all = paths(cfg);
+  for (
+    const [path, item] of Object.entries(integratorPaths({ ok, r, keyedErrors, pathParam, body }))
+  ) {
+    all[path] = { ...all[path], ...item };
+  }
+  return all;
 }
 
 export interface DocumentOptions {
   /** The service's public base URL; paths carry the /v1 prefix themselves. */
   serverUrl: string;
+  /** The configuration the service runs with; unset: the defaults. */
+  config?: DocumentConfig;
 }
 
 export function openApiDocument(opts: DocumentOptions) {
+  const cfg = opts.config ?? DEFAULT_DOCUMENT_CONFIG;
   return {
     openapi: "3.1.0",
     info: {
@@ -520,6 +597,7 @@ export function openApiDocument(opts: DocumentOptions) {
         "Non-custodial HTTP/JSON API that builds transactions creating an SPL token, hosts token " +
         "metadata, optionally relays the signed transaction and verifies the creation. The " +
         "service never sees a private key. Server-side use only: no CORS.\n\n" +
+        `Fees: ${feesAndLimits(cfg)}. ` +
         "Amounts that can exceed 2^53 (lamports, supplies) are strings of decimal digits. " +
         "POST /v1/metadata, /v1/tokens and /v1/transactions accept an Idempotency-Key.",
     },
@@ -534,7 +612,7 @@ export function openApiDocument(opts: DocumentOptions) {
       { name: "Webhooks" },
       { name: "Meta" },
     ],
-    paths: withSamples(paths, opts.serverUrl),
+    paths: withSamples(allPaths(cfg), opts.serverUrl, cfg),
     components: {
       securitySchemes: {
         bearerAuth: {
@@ -542,19 +620,19 @@ export function openApiDocument(opts: DocumentOptions) {
           scheme: "bearer",
           description:
             "`Authorization: Bearer <key_prefix>_live_<key_id>_<secret>`. Created in the portal " +
-            "after the one-time access fee; shown once.",
+            `after the one-time access fee (${cfg.fees.accessUsd} USD); shown once.`,
         },
       },
-      schemas,
-      responses,
-      headers,
+      schemas: schemas(cfg),
+      responses: responses(cfg),
+      headers: headers(cfg),
       parameters: {
         IdempotencyKey: {
           name: "Idempotency-Key",
           in: "header",
           required: false,
-          description:
-            "1 to 255 printable ASCII characters, scoped to the key, kept 24 h. A retry with " +
+          description: `1 to 255 printable ASCII characters, scoped to the key, kept ` +
+            `${RECORD_TTL_MS / 3_600_000} h. A retry with ` +
             "the same key and body replays the stored response without doing the work again.",
           schema: { type: "string", minLength: 1, maxLength: 255 },
         },
@@ -562,3 +640,10 @@ export function openApiDocument(opts: DocumentOptions) {
     },
   };
 }
+
+const feesAndLimits = ({ fees, limits }: DocumentConfig) =>
+  `${fees.accessUsd} USD once for an API key, ${fees.tokenUsd} USD per token built (paid in SOL ` +
+  `inside the transaction). Limits per key: ${count(limits.requestsPerHour)} requests per hour, ` +
+  `${count(limits.tokensPerDay)} tokens and ${count(limits.metadataPerDay)} metadata items per ` +
+  `UTC day, ${count(limits.hostedItemsPerKey)} hosted items; images up to ` +
+  `${byteSize(limits.imageBytes)} and ${limits.imageMaxWidth} x ${limits.imageMaxHeight} pixels`;

@@ -4,10 +4,18 @@
  * document's own helpers are handed in, so nothing here imports document.ts back.
  */
 import { z } from "zod";
-import { BUILD_STATUSES } from "../listing/list-builds.ts";
+import { PROBE_TIMEOUT_MS, RPC_CHECK_TTL_MS } from "../health/readiness.ts";
+import { ListQuery, MAX_SCANNED } from "../listing/list-builds.ts";
 import { BuildRecord } from "./schemas.ts";
 import { RegisterRequest } from "../webhooks/endpoints.ts";
-import { WEBHOOK_EVENT_TYPES } from "../webhooks/decide.ts";
+import {
+  ATTEMPT_TIMEOUT_MS,
+  DISABLE_AFTER_MS,
+  MAX_ATTEMPTS,
+  MAX_ENDPOINTS_PER_KEY,
+  RETRY_DELAYS_MS,
+  WEBHOOK_EVENT_TYPES,
+} from "../webhooks/decide.ts";
 
 type Json = Record<string, unknown>;
 
@@ -30,7 +38,7 @@ export const Health = z.object({
     kv: check.describe("a read of Deno KV"),
     rpc: check.extend({
       slot: z.number().int().nullable().describe("the RPC's confirmed slot"),
-    }).describe("a getSlot call to the Solana RPC, reused for 5 s"),
+    }).describe(`a getSlot call to the Solana RPC, reused for ${RPC_CHECK_TTL_MS / 1000} s`),
   }),
 });
 
@@ -51,7 +59,8 @@ export const WebhookEndpoint = z.object({
   events: z.array(eventType),
   description: z.string().nullable(),
   status: z.enum(["enabled", "disabled"]).describe(
-    "disabled after every attempt failed for 3 days; register the endpoint again to resume",
+    `disabled after every attempt failed for ${DISABLE_AFTER_MS / 86_400_000} days; register ` +
+      "the endpoint again to resume",
   ),
   failingSince: isoTime("first failed attempt since the last success").nullable(),
   createdAt: isoTime("registration time"),
@@ -114,23 +123,41 @@ export const integratorSchemas = (
   WebhookDeliveryList: jsonSchema(WebhookDeliveryList),
 });
 
+/** The build list's query parameters, each with the JSON Schema of the member GET /v1/tokens parses. */
+const listQuery = z.toJSONSchema(ListQuery, { io: "input", unrepresentable: "any" }) as {
+  properties: Record<string, Json & { minimum?: number; maximum?: number }>;
+};
+const queryParam = (name: string, description: string) => ({
+  name,
+  in: "query",
+  required: false,
+  description,
+  schema: listQuery.properties[name],
+});
+
 /** limit and cursor, as every paged list takes them. */
 const PAGE_PARAMS = [
-  {
-    name: "limit",
-    in: "query",
-    required: false,
-    description: "items per page, 1 to 100",
-    schema: { type: "integer", minimum: 1, maximum: 100, default: 20 },
-  },
-  {
-    name: "cursor",
-    in: "query",
-    required: false,
-    description: "nextCursor of the previous page",
-    schema: { type: "string" },
-  },
+  queryParam(
+    "limit",
+    `items per page, ${listQuery.properties.limit.minimum} to ${listQuery.properties.limit.maximum}`,
+  ),
+  queryParam("cursor", "nextCursor of the previous page"),
 ];
+
+/** 5000 -> "5 s", 300000 -> "5 min", 7200000 -> "2 h", 99000000 -> "27.5 h". */
+function duration(ms: number): string {
+  if (ms < 60_000) return `${ms / 1000} s`;
+  if (ms < 3_600_000) return `${ms / 60_000} min`;
+  return `${ms / 3_600_000} h`;
+}
+
+/** 99305000 -> "27 h 35 min". */
+function hoursAndMinutes(ms: number): string {
+  const minutes = Math.round(ms / 60_000);
+  return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+}
+
+const retries = RETRY_DELAYS_MS.map(duration);
 
 const WEBHOOKS_TEXT =
   "Each build of the calling key sends one event per final outcome: token.confirmed, " +
@@ -138,11 +165,15 @@ const WEBHOOKS_TEXT =
   "Requests follow Standard Webhooks: a JSON body {type, timestamp, data} signed with the " +
   "whsec_ secret returned here once, in the webhook-id, webhook-timestamp and webhook-signature " +
   "headers; verify them with any Standard Webhooks library. Delivery is at least once: an " +
-  "attempt succeeds on a 2xx within 10 s; otherwise it is retried after 5 s, 5 min, 30 min, " +
-  "2 h, 5 h, 10 h and 10 h (8 attempts over 27.5 h). Redirects are not followed. The URL must " +
-  "be https on a public address (checked again on every attempt, and the connection goes to " +
-  "the checked address). An endpoint whose every attempt failed for 3 days is disabled. At " +
-  "most 10 endpoints per key.";
+  `attempt succeeds on a 2xx within ${duration(ATTEMPT_TIMEOUT_MS)}; otherwise it is retried ` +
+  `after ${retries.slice(0, -1).join(", ")} and ${retries.at(-1)} (${MAX_ATTEMPTS} attempts over ` +
+  `${
+    hoursAndMinutes(RETRY_DELAYS_MS.reduce((a, b) => a + b, 0))
+  }). Redirects are not followed. The ` +
+  "URL must be https on a public address (checked again on every attempt, and the connection " +
+  "goes to the checked address). An endpoint whose every attempt failed for " +
+  `${DISABLE_AFTER_MS / 86_400_000} days is disabled. At most ${MAX_ENDPOINTS_PER_KEY} ` +
+  "endpoints per key.";
 
 export function integratorPaths(h: DocHelpers): Record<string, Json> {
   return {
@@ -156,16 +187,11 @@ export function integratorPaths(h: DocHelpers): Record<string, Json> {
           "cursor that stays a stable position while new builds arrive: following nextCursor " +
           "until it is null lists every build that existed when the first page was read exactly " +
           "once (newer ones appear on a fresh first page). With a status filter a page looks at " +
-          "most 500 builds, so it may hold fewer than limit items while nextCursor is not null. " +
+          `most ${MAX_SCANNED} builds, so it may hold fewer than limit items while nextCursor is ` +
+          "not null. " +
           "400 invalid_request names each bad parameter (status, limit, cursor).",
         parameters: [
-          {
-            name: "status",
-            in: "query",
-            required: false,
-            description: "only builds in this state",
-            schema: { type: "string", enum: [...BUILD_STATUSES] },
-          },
+          queryParam("status", "only builds in this state"),
           ...PAGE_PARAMS,
         ],
         responses: {
@@ -264,8 +290,9 @@ export function integratorPaths(h: DocHelpers): Record<string, Json> {
         summary: "Readiness of this instance (KV and RPC), for load balancers",
         description:
           "Needs no key and is not rate limited. 200 when Deno KV answers a read and the Solana " +
-          "RPC answers getSlot within 2 s (the RPC answer is reused for 5 s, so polling costs " +
-          "at most one RPC call per 5 s per instance); otherwise 503 not_ready with " +
+          `RPC answers getSlot within ${duration(PROBE_TIMEOUT_MS)} (the RPC answer is reused ` +
+          `for ${duration(RPC_CHECK_TTL_MS)}, so polling costs at most one RPC call per ` +
+          `${duration(RPC_CHECK_TTL_MS)} per instance); otherwise 503 not_ready with ` +
           "fields.kv / fields.rpc saying what failed.",
         security: [],
         responses: {
@@ -295,7 +322,7 @@ export const integratorResponses = (
             error: {
               code: "not_ready",
               message: "This instance cannot serve requests right now",
-              fields: { rpc: "RPC: no answer within 2000 ms" },
+              fields: { rpc: `RPC: no answer within ${PROBE_TIMEOUT_MS} ms` },
             },
           },
         },

@@ -4,6 +4,9 @@
  * the success body. Error examples are on the shared responses in ./document.ts.
  * tests/openapi/openapi.test.ts parses every success example with the response's zod schema.
  */
+import type { Config } from "../config.ts";
+import { usdToLamports } from "../pricing/price-source.ts";
+
 type Json = Record<string, unknown>;
 
 const MINT = "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU";
@@ -258,17 +261,85 @@ function typescript(method: string, url: string, keyed: boolean, body: unknown):
   ].join("\n");
 }
 
+/** The SOL price the examples are priced at, in USD. */
+const SAMPLE_SOL_USD = 150;
+
+/**
+ * SAMPLES with the service's own fees and limits where an example states them: the pricing and
+ * key examples, and the fee in a build's costs (its total follows) and in a verification.
+ */
+function samplesFor({ limits, fees }: Pick<Config, "limits" | "fees">) {
+  const at = (key: string) => SAMPLES[key].success as Json;
+  const feeLamports = usdToLamports(fees.tokenUsd, SAMPLE_SOL_USD);
+  const pricing = at("GET /v1/pricing");
+  const built = at("POST /v1/tokens");
+  const costs = built.costs as Record<string, string>;
+  const networkCosts = Object.entries(costs)
+    .filter(([k]) => k !== "serviceFeeLamports" && k !== "totalLamports")
+    .reduce((sum, [, v]) => sum + BigInt(v), 0n);
+  const verified = at("GET /v1/transactions/{signature}");
+  const replace = (key: string, success: Json) => ({ ...SAMPLES[key], success });
+  return {
+    ...SAMPLES,
+    "GET /v1/pricing": replace("GET /v1/pricing", {
+      ...pricing,
+      access: { usd: fees.accessUsd },
+      token: {
+        ...(pricing.token as Json),
+        usd: fees.tokenUsd,
+        lamports: String(feeLamports),
+        solUsd: SAMPLE_SOL_USD,
+      },
+      limits: {
+        requestsPerHour: limits.requestsPerHour,
+        tokensPerDay: limits.tokensPerDay,
+        metadataPerDay: limits.metadataPerDay,
+        imageBytes: limits.imageBytes,
+        imageMaxWidth: limits.imageMaxWidth,
+        imageMaxHeight: limits.imageMaxHeight,
+        hostedItemsPerKey: limits.hostedItemsPerKey,
+      },
+    }),
+    "GET /v1/me": replace("GET /v1/me", {
+      ...at("GET /v1/me"),
+      limits: {
+        tokensPerDay: limits.tokensPerDay,
+        metadataPerDay: limits.metadataPerDay,
+        requestsPerHour: limits.requestsPerHour,
+      },
+    }),
+    "POST /v1/tokens": replace("POST /v1/tokens", {
+      ...built,
+      fee: { ...(built.fee as Json), usd: fees.tokenUsd, lamports: String(feeLamports) },
+      costs: {
+        ...costs,
+        serviceFeeLamports: String(feeLamports),
+        totalLamports: String(networkCosts + feeLamports),
+      },
+    }),
+    "GET /v1/transactions/{signature}": replace("GET /v1/transactions/{signature}", {
+      ...verified,
+      fee: { ...(verified.fee as Json), amount: String(feeLamports) },
+    }),
+  } as Record<string, OperationSamples>;
+}
+
 /**
  * Adds x-codeSamples to every operation with a SAMPLES entry, and the success example to its 2xx
  * JSON response. Returns new objects; `paths` is not changed.
  */
-export function withSamples(paths: Record<string, Json>, serverUrl: string): Record<string, Json> {
+export function withSamples(
+  paths: Record<string, Json>,
+  serverUrl: string,
+  config: Pick<Config, "limits" | "fees">,
+): Record<string, Json> {
   const out: Record<string, Json> = {};
+  const examples = samplesFor(config);
   for (const [path, item] of Object.entries(paths)) {
     const ops: Json = {};
     for (const [method, opValue] of Object.entries(item)) {
       const op = opValue as Json;
-      const samples = SAMPLES[`${method.toUpperCase()} ${path}`];
+      const samples = examples[`${method.toUpperCase()} ${path}`];
       if (!samples) {
         ops[method] = op;
         continue;

@@ -1,6 +1,6 @@
 /**
  * Zod schemas for what the OpenAPI document describes but no handler exports: the responses (the
- * handlers build them as plain objects) and the relay request.
+ * handlers build them as plain objects); the relay request is re-exported from src/creation.
  * Tests parse real responses with these, so the document cannot drift from the service unseen.
  */
 import { z } from "zod";
@@ -130,9 +130,8 @@ export const TokenBuilt = z.object({
   }).optional().describe("present when a vanity address was asked for"),
 });
 
-export const RelayRequest = z.strictObject({
-  transaction: z.string().min(1).max(4096).describe("base64 of the signed transaction"),
-});
+/** The relay's own request schema, the one POST /v1/transactions validates with. */
+export { RelayRequest } from "../creation/relay-request.ts";
 
 export const RelayAccepted = z.object({
   signature: z.string(),

@@ -29,7 +29,10 @@ export const DOCS_CSP = "default-src 'none'; script-src 'self'; " +
 
 export function docsRoutes(s: Services) {
   const app = new Hono<AppEnv>();
-  const doc = JSON.stringify(openApiDocument({ serverUrl: s.config.publicBaseUrl }));
+  // Made for this service's configuration: the limits and fees it states are the ones it applies.
+  const doc = JSON.stringify(
+    openApiDocument({ serverUrl: s.config.publicBaseUrl, config: s.config }),
+  );
 
   app.get("/v1/openapi.json", (c) => {
     c.header("Content-Type", "application/json; charset=utf-8");

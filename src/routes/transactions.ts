@@ -4,23 +4,19 @@
  */
 import { Hono } from "hono";
 import bs58 from "bs58";
-import { z } from "zod";
 import { relayTransaction } from "../creation/relay.ts";
+import { RelayRequest } from "../creation/relay-request.ts";
 import { verifySignature } from "../creation/verify.ts";
 import { readBody } from "../http/body.ts";
 import type { AppEnv } from "../http/env.ts";
 import { ApiError } from "../kernel/errors.ts";
 import type { Services } from "../services.ts";
 
-const RelayBody = z.strictObject({
-  transaction: z.string().min(1, "base64 of the signed transaction").max(4096),
-});
-
 export function transactionRoutes(s: Services) {
   const app = new Hono<AppEnv>();
 
   app.post("/v1/transactions", async (c) => {
-    const { transaction } = await readBody(c, RelayBody);
+    const { transaction } = await readBody(c, RelayRequest);
     const body = await relayTransaction(s, c.get("key"), transaction, c.get("idempotency"));
     return c.json(body, 202);
   });

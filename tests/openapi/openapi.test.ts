@@ -48,7 +48,7 @@ Deno.test("the document is OpenAPI 3.1.0, version 1.0.0, with bearer security an
   const error = (components.schemas as Json).Error as Json;
   assertEquals(error.required as string[], ["error"]);
   const inner = (error.properties as Json).error as Json;
-  assertEquals((inner.required as string[]).sort(), ["code", "fields", "message"]);
+  assertEquals([...(inner.required as string[])].sort(), ["code", "fields", "message"]);
   // Every code of the seed's error table is in the schema.
   const codes = ((inner.properties as Json).code as Json).enum as string[];
   for (
@@ -133,11 +133,16 @@ Deno.test("the seed's seven endpoints are described with their success statuses 
   const schemas = (doc.components as Json).schemas as Record<string, Json>;
   const metadata = schemas.MetadataRequest;
   assertEquals(metadata.additionalProperties, false);
-  assertEquals((metadata.required as string[]).sort(), ["name", "symbol"]);
+  assertEquals([...(metadata.required as string[])].sort(), ["name", "symbol"]);
   assertEquals(((metadata.properties as Json).name as Json).maxLength, 32);
   assertEquals(metadata.oneOf, [{ required: ["imageUrl"] }, { required: ["imageBase64"] }]);
   const token = schemas.TokenBuildRequest;
-  assertEquals((token.required as string[]).sort(), ["metadataUri", "name", "payer", "symbol"]);
+  assertEquals([...(token.required as string[])].sort(), [
+    "metadataUri",
+    "name",
+    "payer",
+    "symbol",
+  ]);
   assertEquals(((token.properties as Json).decimals as Json).default, 9);
   assertEquals(((token.properties as Json).revokeFreeze as Json).default, true);
 });
