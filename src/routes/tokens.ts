@@ -8,6 +8,7 @@ import { ApiError } from "../kernel/errors.ts";
 import type { Services } from "../services.ts";
 import { buildToken } from "../tokens/build-token.ts";
 import { parseBuildRequest } from "../tokens/request-schema.ts";
+import { tokenSummary } from "../listing/token-view.ts";
 import { currentWellKnownMatcher } from "../admin/well-known-names.ts";
 import { checkHostedDocumentMatch } from "../tokens/hosted-match.ts";
 import { bodyLimit, DEFAULT_BODY_LIMIT, routeNeeds } from "./needs.ts";
@@ -47,17 +48,10 @@ export function tokensRoutes(s: Services) {
       throw new ApiError("not_found", "No token built by this key has that mint", {});
     }
     return c.json({
-      mint: build.mint,
-      name: build.name,
-      symbol: build.symbol,
+      ...tokenSummary(build),
       // Token-2022 only (absent: the classic program), so a classic record reads as it always did.
       ...(build.tokenProgram ? { tokenProgram: build.tokenProgram } : {}),
       ...(build.transferFee ? { transferFee: build.transferFee } : {}),
-      status: build.status,
-      signature: build.signature,
-      feeVerified: build.feeVerified,
-      createdAt: build.createdAt,
-      confirmedAt: build.confirmedAt,
     });
   });
 
