@@ -1,34 +1,28 @@
 /**
- * The HTTP application: middleware in the order a request meets it, then the routes. Handlers
- * only authenticate, parse, call one command and map its result.
+ * The HTTP application: the middleware every request meets, then the routes. Each route attaches
+ * what it needs itself (body limit, API key, rate limit, idempotency: src/routes/needs.ts), so a
+ * path no route serves is a 404 before any of them runs. Handlers only parse, call one command
+ * and map its result.
  */
 import { GuardChangedError } from "../events/store.ts";
 import { Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import type { AppEnv } from "./http/env.ts";
 import { ApiError } from "./kernel/errors.ts";
-import { bearerAuth } from "./http/auth.ts";
+import { bodyLimit, DEFAULT_BODY_LIMIT } from "./http/body-limit.ts";
 import { hostedOrigin } from "./http/hosted-origin.ts";
-import { idempotency } from "./http/idempotency.ts";
-import { rateLimit } from "./http/rate-limit.ts";
 import { requestLog } from "./http/request-log.ts";
-import { routeExists } from "./http/route-exists.ts";
 import { rpcBusyAnswer } from "./http/rpc-busy.ts";
 import { meRoutes } from "./routes/me.ts";
+import { routeNeeds } from "./routes/needs.ts";
 import { pricingRoutes } from "./routes/pricing.ts";
 import type { Services } from "./services.ts";
 import { traceRequests } from "./telemetry/tracing.ts";
 
-export const KIB = 1024;
-export const METADATA_BODY_LIMIT = 2 * KIB * KIB;
-export const DEFAULT_BODY_LIMIT = 64 * KIB;
+// Moved to src/http/body-limit.ts; re-export kept until the open branches land.
+export { DEFAULT_BODY_LIMIT, KIB, METADATA_BODY_LIMIT } from "./http/body-limit.ts";
 
 /** Extra route groups other modules mount (token build, metadata, relay, portal, admin). */
 export type RouteGroup = (s: Services) => Hono<AppEnv>;
-
-/** Keyed /v1 endpoints; everything else under /v1 (pricing, openapi) is public. */
-const PUBLIC_V1 = new Set(["/v1/pricing", "/v1/openapi.json", "/v1/health"]);
-const IDEMPOTENT_POSTS = new Set(["/v1/tokens", "/v1/metadata", "/v1/transactions"]);
 
 export function createApp(s: Services, groups: RouteGroup[] = []): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
@@ -40,53 +34,10 @@ export function createApp(s: Services, groups: RouteGroup[] = []): Hono<AppEnv> 
     await next();
     c.header("Cache-Control", "no-store");
   });
-  // Every endpoint that takes a body, the portal's included (design.md: 64 KiB but metadata), is
-  // cut off with 413 before parsing, so a huge body is never read into memory.
-  app.use("*", async function bodyLimits(c, next) {
-    const max = c.req.path === "/v1/metadata" ? METADATA_BODY_LIMIT : DEFAULT_BODY_LIMIT;
-    return await bodyLimit({
-      maxSize: max,
-      onError: () => {
-        // The rest of the body is never read, so the connection can't carry another request:
-        // closing it stops a client from streaming the remainder into a kept-alive socket.
-        throw new ApiError(
-          "payload_too_large",
-          `Request body is larger than ${max} bytes`,
-          { body: `at most ${max} bytes` },
-          { Connection: "close" },
-        );
-      },
-    })(c, next);
-  });
-
-  const auth = bearerAuth({ kv: s.kv, pepper: s.pepper, prefix: s.config.keyPrefix });
-  const limit = rateLimit({ kv: s.kv, limit: s.config.limits.requestsPerHour, clock: s.clock });
-  const idem = idempotency({
-    kv: s.kv,
-    clock: s.clock,
-    renewLeases: s.config.idempotencyLeaseRenewalForTests,
-  });
-  const known = routeExists(app);
-  app.use("/v1/*", async function keyed(c, next) {
-    // Unknown paths fall through to notFound: a 404 whether or not the caller has a key.
-    if (PUBLIC_V1.has(c.req.path) || !known(c.req.path)) return next();
-    await auth(c, async () => {
-      await limit(c, async () => {
-        if (c.req.method === "POST" && IDEMPOTENT_POSTS.has(c.req.path)) {
-          // A replayed response comes back as a value, not through the next handler.
-          const replay = await idem(c, next);
-          if (replay instanceof Response) c.res = replay;
-          return;
-        }
-        c.set("idempotency", null);
-        await next();
-      });
-    });
-  });
-
   app.route("/", pricingRoutes(s));
   app.route("/", meRoutes(s));
   for (const g of groups) app.route("/", g(s));
+  keyedWrongMethods(app, s);
 
   app.notFound((c) => c.json(new ApiError("not_found", "No such endpoint").body(), 404));
   app.onError((err, c) => {
@@ -114,4 +65,17 @@ export function createApp(s: Services, groups: RouteGroup[] = []): Hono<AppEnv> 
     return c.json(e.body(), 500);
   });
   return app;
+}
+
+/**
+ * A keyed endpoint asked with a method it does not serve (PUT /v1/me) is still a question for a
+ * key holder: 401 without a key, 404 with one, as when keys were checked by path. The keyed paths
+ * come from the route table itself (the routes that attach `apiKey`). Registered last, so a
+ * route that serves the method answers first and this never runs for it.
+ */
+function keyedWrongMethods(app: Hono<AppEnv>, s: Services) {
+  const { apiKey, rateLimit } = routeNeeds(s);
+  const paths = new Set(app.routes.filter((r) => r.handler === apiKey).map((r) => r.path));
+  const limit = bodyLimit(DEFAULT_BODY_LIMIT);
+  for (const path of paths) app.all(path, limit, apiKey, rateLimit);
 }

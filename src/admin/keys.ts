@@ -9,6 +9,7 @@ import type { StoredEvent } from "../../events/types.ts";
 import { type KeyDoc, keyStatus } from "../../projections/keys.ts";
 import type { PurchaseDoc } from "../../projections/purchases.ts";
 import { handleAccess } from "../domain/access/handle.ts";
+import { purchaseFields } from "../domain/access/purchase-view.ts";
 
 export interface KeyView {
   keyId: string;
@@ -49,15 +50,8 @@ export interface PurchaseView {
 }
 
 export const purchaseView = (p: PurchaseDoc): PurchaseView => ({
-  purchaseId: p.purchaseId,
+  ...purchaseFields(p, (ms) => new Date(ms).toISOString()),
   wallet: p.wallet,
-  status: p.status,
-  currency: p.currency,
-  amount: p.amount,
-  usd: p.usd,
-  signature: p.signature,
-  quotedAt: new Date(p.quotedAt).toISOString(),
-  paidAt: p.paidAt === null ? null : new Date(p.paidAt).toISOString(),
   activeKeyId: p.activeKeyId,
   keyIds: p.keyIds,
 });

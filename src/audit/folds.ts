@@ -6,6 +6,7 @@
 import type { BuildStatus } from "../../projections/builds.ts";
 import { FINAL_STATUSES } from "../../projections/builds.ts";
 import type { Projection } from "../../projections/projection.ts";
+import { isBuildEvent } from "../../events/event-types.ts";
 
 export interface AuditBuildDoc {
   buildId: number;
@@ -66,17 +67,7 @@ const orphan = (buildId: number, mint: string): AuditBuildDoc => ({
 export const auditBuildProjection: Projection<AuditBuildDoc> = {
   name: AUDIT_BUILD,
   keysOf(e) {
-    switch (e.type) {
-      case "TokenBuilt":
-      case "TransactionSubmitted":
-      case "CreationConfirmed":
-      case "CreationFailed":
-      case "CreationUnverified":
-      case "BuildExpired":
-        return [[e.data.buildId]];
-      default:
-        return [];
-    }
+    return isBuildEvent(e) ? [[e.data.buildId]] : [];
   },
   evolve(doc, e) {
     if (e.type === "TokenBuilt") {

@@ -1,8 +1,9 @@
 /**
- * Byte encodings the RPC surface needs. Base58 is implemented here (rather than pulling a
- * package) because the RPC must reject bad input with the node's exact error kinds, which
- * needs to know *why* decoding failed.
+ * Byte encodings the RPC surface needs. Encoding is bs58's; decoding is implemented here because
+ * the RPC must reject bad input with the node's exact error kinds, which needs to know *why*
+ * decoding failed.
  */
+import bs58 from "bs58";
 import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
 
@@ -10,27 +11,7 @@ const ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
 const MAP = new Int16Array(128).fill(-1);
 for (let i = 0; i < ALPHABET.length; i++) MAP[ALPHABET.charCodeAt(i)] = i;
 
-export function base58Encode(bytes: Uint8Array): string {
-  let zeros = 0;
-  while (zeros < bytes.length && bytes[zeros] === 0) zeros++;
-  // Base-58 digits, little-endian, grown as needed.
-  const digits: number[] = [];
-  for (let i = zeros; i < bytes.length; i++) {
-    let carry = bytes[i];
-    for (let j = 0; j < digits.length; j++) {
-      carry += digits[j] << 8;
-      digits[j] = carry % 58;
-      carry = (carry / 58) | 0;
-    }
-    while (carry > 0) {
-      digits.push(carry % 58);
-      carry = (carry / 58) | 0;
-    }
-  }
-  let out = "1".repeat(zeros);
-  for (let i = digits.length - 1; i >= 0; i--) out += ALPHABET[digits[i]];
-  return out;
-}
+export const base58Encode = (bytes: Uint8Array): string => bs58.encode(bytes);
 
 export class DecodeError extends Error {
   override name = "DecodeError";

@@ -129,18 +129,11 @@ export class Executor {
       const id = base58Encode(k);
       return after.has(id) ? after.get(id)! : fallback();
     };
-    const rd = meta.returnData();
-    const rdData = rd.data();
     return {
       ...base,
       landed: !failed,
       err: failed ? fromNapiTxError((r as FailedTransactionMetadata).err()) : null,
-      logs: meta.logs(),
-      unitsConsumed: Number(meta.computeUnitsConsumed()),
-      innerInstructions: groupInner(meta, (i) => i, (i) => i),
-      returnData: rdData.length > 0
-        ? { programId: base58Encode(rd.programId()), data: rdData }
-        : null,
+      ...ranAs(meta),
       post: tx.keys.map((k, i) => postOf(k, () => base.pre[i])),
       captured: capture.map((k) => postOf(k, () => this.db.get(k))),
     };
@@ -166,18 +159,11 @@ export class Executor {
     const err = failed ? fromNapiTxError((r as FailedTransactionMetadata).err()) : null;
     // litesvm commits a failed transaction only when it charged the fee, as the node does.
     const landed = !failed || (post[0]?.lamports ?? 0n) !== (base.pre[0]?.lamports ?? 0n);
-    const rd = meta.returnData();
-    const rdData = rd.data();
     return {
       ...base,
       landed,
       err,
-      logs: meta.logs(),
-      unitsConsumed: Number(meta.computeUnitsConsumed()),
-      innerInstructions: groupInner(meta, (i) => i, (i) => i),
-      returnData: rdData.length > 0
-        ? { programId: base58Encode(rd.programId()), data: rdData }
-        : null,
+      ...ranAs(meta),
       post: landed ? post : base.pre,
     };
   }
@@ -479,6 +465,20 @@ function ixAccounts(tx: ResolvedTransaction, ix: CompiledIx): IxAccount[] {
     isSigner: isSigner(tx, index),
     isWritable: isWritable(tx, index),
   }));
+}
+
+/** What a run's metadata tells, the same for a simulation and an execution. */
+function ranAs(meta: TransactionMetadata) {
+  const rd = meta.returnData();
+  const rdData = rd.data();
+  return {
+    logs: meta.logs(),
+    unitsConsumed: Number(meta.computeUnitsConsumed()),
+    innerInstructions: groupInner(meta, (i) => i, (i) => i),
+    returnData: rdData.length > 0
+      ? { programId: base58Encode(rd.programId()), data: rdData }
+      : null,
+  };
 }
 
 const TOP_LEVEL_INVOKE = / invoke \[1\]$/;

@@ -1,5 +1,5 @@
 /** `deno task admin …`: operator commands; see ADMIN_USAGE in src/admin/ops.ts. */
-import { parseArgs } from "node:util";
+import { cliArgs } from "./args.ts";
 import {
   ADMIN_USAGE,
   type AdminOps,
@@ -14,29 +14,20 @@ import { ApiError } from "../kernel/errors.ts";
 import { CliError, defaultKvPath, openExistingKv, runCli } from "./kv.ts";
 
 await runCli(async () => {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: Deno.args,
-      allowPositionals: true,
-      options: {
-        kv: { type: "string" },
-        url: { type: "string" },
-        status: { type: "string" },
-        wallet: { type: "string" },
-        limit: { type: "string" },
-        cursor: { type: "string" },
-        reason: { type: "string" },
-        help: { type: "boolean" },
-      },
-    });
-  } catch (e) {
-    throw new CliError(`${(e as Error).message}\n${ADMIN_USAGE}`);
-  }
+  const parsed = cliArgs(ADMIN_USAGE, {
+    kv: { type: "string" },
+    url: { type: "string" },
+    status: { type: "string" },
+    wallet: { type: "string" },
+    limit: { type: "string" },
+    cursor: { type: "string" },
+    reason: { type: "string" },
+  }, true);
+  if (!parsed) return 0;
   const { values: v, positionals } = parsed;
-  if (v.help || positionals.length === 0) {
+  if (positionals.length === 0) {
     console.log(ADMIN_USAGE);
-    return v.help ? 0 : 2;
+    return 2;
   }
   if (v.kv && v.url) throw new CliError("use either --kv or --url, not both");
 

@@ -8,7 +8,7 @@
  * projections: copying it cost more than the audit); `--keep-from` copies it instead. Exit code 0: no exceptions; 1: exceptions (listed in
  * exceptions.csv); 2: usage error.
  */
-import { parseArgs } from "node:util";
+import { cliArgs } from "./args.ts";
 import type { Connection } from "@solana/web3.js";
 import { runAudit } from "../audit/audit.ts";
 import { rpcTxReader } from "../audit/chain-check.ts";
@@ -17,36 +17,32 @@ import { FileSink } from "../audit/sink.ts";
 import { readCheckpoint, TooFarBehindError } from "../audit/checkpoint.ts";
 import { importEvents, ImportRefused, readLines } from "../audit/events-io.ts";
 import { resolve } from "node:path";
-import { CliError, defaultKvPath, defaultRpcUrl, openExistingKv, runCli } from "./kv.ts";
+import {
+  CliError,
+  defaultAuditDir,
+  defaultKvPath,
+  defaultRpcUrl,
+  openExistingKv,
+  runCli,
+} from "./kv.ts";
 
 const USAGE = "usage: deno task audit [--kv PATH|URL | --ndjson FILE [--expect-head HASH]] " +
   "[--out DIR] [--from DIR-OF-AN-EARLIER-AUDIT [--keep-from]] [--verify-chain]";
 
 await runCli(async () => {
-  let args;
-  try {
-    args = parseArgs({
-      args: Deno.args,
-      options: {
-        kv: { type: "string" },
-        out: { type: "string" },
-        from: { type: "string" },
-        "keep-from": { type: "boolean", default: false },
-        ndjson: { type: "string" },
-        "expect-head": { type: "string" },
-        "verify-chain": { type: "boolean", default: false },
-        help: { type: "boolean", default: false },
-      },
-    }).values;
-  } catch (e) {
-    throw new CliError(`${(e as Error).message}\n${USAGE}`);
-  }
-  if (args.help) {
-    console.log(USAGE);
-    return 0;
-  }
+  const parsed = cliArgs(USAGE, {
+    kv: { type: "string" },
+    out: { type: "string" },
+    from: { type: "string" },
+    "keep-from": { type: "boolean", default: false },
+    ndjson: { type: "string" },
+    "expect-head": { type: "string" },
+    "verify-chain": { type: "boolean", default: false },
+  });
+  if (!parsed) return 0;
+  const args = parsed.values;
   const kvPath = args.kv ?? defaultKvPath();
-  const out = args.out ?? `audit-${new Date().toISOString().replaceAll(":", "").slice(0, 17)}Z`;
+  const out = args.out ?? defaultAuditDir(Date.now());
   let connection: Connection | null = null;
   if (args["verify-chain"]) {
     // Loaded only when asked for: @solana/web3.js costs a second and ~60 MiB at start-up, which

@@ -3,26 +3,16 @@
  * stored event per line, in log order), to FILE or stdout. Streams; the log is read up to the
  * head seen at the start.
  */
-import { parseArgs } from "node:util";
+import { cliArgs } from "./args.ts";
 import { exportEvents } from "../audit/events-io.ts";
-import { CliError, defaultKvPath, openExistingKv, runCli } from "./kv.ts";
+import { defaultKvPath, openExistingKv, runCli } from "./kv.ts";
 
 const USAGE = "usage: deno task events:export [--kv PATH|URL] [--out FILE]";
 
 await runCli(async () => {
-  let args;
-  try {
-    args = parseArgs({
-      args: Deno.args,
-      options: { kv: { type: "string" }, out: { type: "string" }, help: { type: "boolean" } },
-    }).values;
-  } catch (e) {
-    throw new CliError(`${(e as Error).message}\n${USAGE}`);
-  }
-  if (args.help) {
-    console.log(USAGE);
-    return 0;
-  }
+  const parsed = cliArgs(USAGE, { kv: { type: "string" }, out: { type: "string" } });
+  if (!parsed) return 0;
+  const args = parsed.values;
   const kv = await openExistingKv(args.kv ?? defaultKvPath());
   const file = args.out
     ? await Deno.open(args.out, { write: true, create: true, truncate: true })

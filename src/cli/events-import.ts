@@ -5,31 +5,20 @@
  * is refused and PATH is removed again. Projections are re-derived
  * from the events, so the result is a KV the service can start on.
  */
-import { parseArgs } from "node:util";
+import { cliArgs } from "./args.ts";
 import { importEvents, ImportRefused, readLines } from "../audit/events-io.ts";
 import { CliError, openFreshKv, removeKvFile, runCli } from "./kv.ts";
 
 const USAGE = "usage: deno task events:import --kv PATH [--in FILE] [--expect-head HASH]";
 
 await runCli(async () => {
-  let args;
-  try {
-    args = parseArgs({
-      args: Deno.args,
-      options: {
-        kv: { type: "string" },
-        in: { type: "string" },
-        "expect-head": { type: "string" },
-        help: { type: "boolean" },
-      },
-    }).values;
-  } catch (e) {
-    throw new CliError(`${(e as Error).message}\n${USAGE}`);
-  }
-  if (args.help) {
-    console.log(USAGE);
-    return 0;
-  }
+  const parsed = cliArgs(USAGE, {
+    kv: { type: "string" },
+    in: { type: "string" },
+    "expect-head": { type: "string" },
+  });
+  if (!parsed) return 0;
+  const args = parsed.values;
   // No default: importing over the service's own DATA_DIR by accident must not be possible.
   if (!args.kv) throw new CliError(`--kv is required\n${USAGE}`);
   const input = args.in ? (await Deno.open(args.in)).readable : Deno.stdin.readable;

@@ -15,8 +15,25 @@ export function defaultRpcUrl(env: Record<string, string | undefined> = Deno.env
   return env.SOLANA_RPC_URL || `http://127.0.0.1:${env.CHAIN_PORT || 8899}`;
 }
 
+/** The service's data directory: DATA_DIR, else .data (git ignores it). */
+export function dataDir(env: Record<string, string | undefined> = Deno.env.toObject()) {
+  return (env.DATA_DIR || ".data").replace(/\/+$/, "");
+}
+
 export function defaultKvPath(env: Record<string, string | undefined> = Deno.env.toObject()) {
-  return `${(env.DATA_DIR || ".data").replace(/\/+$/, "")}/kv.sqlite3`;
+  return `${dataDir(env)}/kv.sqlite3`;
+}
+
+/**
+ * Where an audit writes without --out: a new directory under DATA_DIR/audits named by the moment
+ * it started, beside the data it audits rather than in whatever directory the operator stood in.
+ */
+export function defaultAuditDir(
+  now: number,
+  env: Record<string, string | undefined> = Deno.env.toObject(),
+) {
+  const stamp = new Date(now).toISOString().replaceAll(":", "").slice(0, 17);
+  return `${dataDir(env)}/audits/audit-${stamp}Z`;
 }
 
 const isUrl = (p: string) => /^https?:\/\//.test(p);

@@ -10,14 +10,14 @@ import { parseKey, verifySecret } from "../keys/api-key.ts";
 import type { AppEnv } from "./env.ts";
 import { ApiError } from "../kernel/errors.ts";
 
-export interface BearerAuthOptions {
+export interface ApiKeyOptions {
   kv: Deno.Kv;
   pepper: CryptoKey;
   prefix: string;
 }
 
 export async function authenticate(
-  opts: BearerAuthOptions,
+  opts: ApiKeyOptions,
   header: string | undefined,
 ): Promise<KeyDoc | null> {
   // The scheme name is case-insensitive and may be followed by more than one space (RFC 9110
@@ -31,8 +31,9 @@ export async function authenticate(
   return (await verifySecret(opts.pepper, parsed.secret, doc.secretMac)) ? doc : null;
 }
 
-export function bearerAuth(opts: BearerAuthOptions): MiddlewareHandler<AppEnv> {
-  return async function bearerAuth(c, next) {
+/** `apiKey()`: attached to every keyed route; puts the caller's `KeyDoc` in `c.get("key")`. */
+export function apiKey(opts: ApiKeyOptions): MiddlewareHandler<AppEnv> {
+  return async function apiKey(c, next) {
     const key = await authenticate(opts, c.req.header("authorization"));
     if (!key) {
       throw new ApiError("unauthorized", "A valid API key is required", {}, {

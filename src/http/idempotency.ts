@@ -57,17 +57,18 @@ interface Lease {
 const leaseKey = (kvKey: Deno.KvKey): Deno.KvKey => ["idem_lease", ...kvKey];
 type Record_ = InFlight | Done;
 
-export function idempotency(opts: {
+/** `idempotent()`: attached to a POST route after `apiKey()` (records are scoped to the key). */
+export function idempotent(opts: {
   kv: Deno.Kv;
   clock: Clock;
   /** Test-only: false stands for a process too stalled to renew its leases. */
   renewLeases?: boolean;
 }): MiddlewareHandler<AppEnv> {
-  return async function idempotency(c, next) {
+  return async function idempotent(c, next) {
     const header = c.req.header("idempotency-key");
     if (header === undefined) {
       c.set("idempotency", null);
-      // Not `return next()`: that resolves to the Context, which app.ts would take for a replay.
+      // Not `return next()`: that resolves to the Context, which Hono would take for a replay.
       await next();
       return;
     }

@@ -11,6 +11,7 @@ import { z } from "zod";
 import { projectionKey } from "../../events/keys.ts";
 import type { BuildDoc, BuildStatus } from "../../projections/builds.ts";
 import { invalid } from "../kernel/errors.ts";
+import { type TokenSummary, tokenSummary } from "./token-view.ts";
 
 export const BUILD_STATUSES = [
   "built",
@@ -74,16 +75,8 @@ export function parseListQuery(query: Record<string, string>): ListRequest {
   return { status: parsed.data.status, limit: parsed.data.limit, before };
 }
 
-export interface BuildListItem {
+export interface BuildListItem extends TokenSummary {
   buildId: number;
-  mint: string;
-  name: string;
-  symbol: string;
-  status: BuildStatus;
-  signature: string | null;
-  feeVerified: boolean;
-  createdAt: number;
-  confirmedAt: number | null;
 }
 
 export interface BuildPage {
@@ -120,15 +113,5 @@ export async function listBuilds(kv: Deno.Kv, keyId: string, req: ListRequest): 
 }
 
 function itemOf(b: BuildDoc): BuildListItem {
-  return {
-    buildId: b.buildId,
-    mint: b.mint,
-    name: b.name,
-    symbol: b.symbol,
-    status: b.status,
-    signature: b.signature,
-    feeVerified: b.feeVerified,
-    createdAt: b.createdAt,
-    confirmedAt: b.confirmedAt,
-  };
+  return { buildId: b.buildId, ...tokenSummary(b) };
 }

@@ -14,6 +14,17 @@ const PAYER = "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin";
 const SIGNATURE =
   "5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW";
 
+/** One build as both token endpoints show it (src/listing/token-view.ts). */
+const TOKEN = {
+  mint: MINT,
+  name: "Example Token",
+  symbol: "EXT",
+  status: "confirmed",
+  signature: SIGNATURE,
+  feeVerified: true,
+  createdAt: 1764028800,
+  confirmedAt: 1764028806,
+};
 const WEBHOOK = {
   id: "we_3f6c1d2b8a9e4f70",
   url: "https://hooks.example.com/tcb",
@@ -144,18 +155,7 @@ export const SAMPLES: Record<string, OperationSamples> = {
       },
     },
   },
-  "GET /v1/tokens/{mint}": {
-    success: {
-      mint: MINT,
-      name: "Example Token",
-      symbol: "EXT",
-      status: "confirmed",
-      signature: SIGNATURE,
-      feeVerified: true,
-      createdAt: 1764028800,
-      confirmedAt: 1764028806,
-    },
-  },
+  "GET /v1/tokens/{mint}": { success: TOKEN },
   "POST /v1/transactions": {
     body: { transaction: "AUm2…signed transaction, base64…AA==" },
     success: { signature: SIGNATURE, mint: MINT, status: "submitted" },
@@ -174,17 +174,7 @@ export const SAMPLES: Record<string, OperationSamples> = {
   },
   "GET /v1/tokens": {
     success: {
-      items: [{
-        buildId: 42,
-        mint: MINT,
-        name: "Example Token",
-        symbol: "EXT",
-        status: "confirmed",
-        signature: SIGNATURE,
-        feeVerified: true,
-        createdAt: 1764028800,
-        confirmedAt: 1764028806,
-      }],
+      items: [{ buildId: 42, ...TOKEN }],
       nextCursor: "42",
     },
   },

@@ -8,6 +8,7 @@ import { type KeyDoc, keyStatus } from "../../projections/keys.ts";
 import type { PurchaseDoc } from "../../projections/purchases.ts";
 import type { Services } from "../services.ts";
 import { usageToday } from "../usage/usage-today.ts";
+import { purchaseFields } from "../domain/access/purchase-view.ts";
 
 export async function walletPurchases(s: Services, wallet: string) {
   const out = [];
@@ -23,17 +24,10 @@ export async function walletPurchases(s: Services, wallet: string) {
       ? (await s.kv.get<KeyDoc>(projectionKey("key", [p.activeKeyId]))).value
       : null;
     out.push({
-      purchaseId: p.purchaseId,
-      status: p.status,
-      currency: p.currency,
-      amount: p.amount,
-      usd: p.usd,
+      ...purchaseFields(p, (ms) => ms),
       expiresAt: p.expiresAt,
       received: p.received,
       shortfall: p.status === "underpaid" ? p.shortfall : null,
-      signature: p.signature,
-      quotedAt: p.quotedAt,
-      paidAt: p.paidAt,
       key: key
         ? {
           keyId: key.keyId,

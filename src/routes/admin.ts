@@ -15,7 +15,8 @@
  */
 import { Hono } from "hono";
 import { z } from "zod";
-import { adminAuth } from "../admin/auth.ts";
+import { adminToken } from "../http/admin-token.ts";
+import { bodyLimit, DEFAULT_BODY_LIMIT } from "../http/body-limit.ts";
 import { isKeyId } from "../keys/api-key.ts";
 import {
   banKey,
@@ -63,8 +64,8 @@ export function adminRoutes(s: Services) {
     await next();
     c.header("Cache-Control", "no-store");
   });
-  app.use("/admin/*", adminAuth(token));
-  // Bodies over 64 KiB are refused app-wide (src/app.ts) before they reach here.
+  // The whole surface is behind the token, unknown /admin paths included: 401, then 404.
+  app.use("/admin/*", bodyLimit(DEFAULT_BODY_LIMIT), adminToken(token));
 
   const query = (c: { req: { query(): Record<string, string> } }): ListOptions => {
     const r = ListQuery.safeParse(c.req.query());

@@ -2,10 +2,12 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../http/env.ts";
 import type { Services } from "../services.ts";
+import { routeNeeds } from "./needs.ts";
 import { usageToday } from "../usage/usage-today.ts";
 
 export function meRoutes(s: Services) {
-  return new Hono<AppEnv>().get("/v1/me", async (c) => {
+  const { apiKey, rateLimit } = routeNeeds(s);
+  return new Hono<AppEnv>().get("/v1/me", apiKey, rateLimit, async (c) => {
     const key = c.get("key");
     const { limits } = s.config;
     return c.json({

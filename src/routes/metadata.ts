@@ -6,16 +6,27 @@ import { hostMetadata } from "../metadata/handle.ts";
 import { parseMetadataRequest } from "../metadata/request.ts";
 import type { Services } from "../services.ts";
 import { currentWellKnownMatcher } from "../admin/well-known-names.ts";
+import { bodyLimit, METADATA_BODY_LIMIT, routeNeeds } from "./needs.ts";
 
 export function metadataRoutes(s: Services) {
-  return new Hono<AppEnv>().post("/v1/metadata", async (c) => {
-    const body = parseMetadataRequest(await readJson(c), await currentWellKnownMatcher(s));
-    const hosted = await hostMetadata(s, {
-      key: c.get("key"),
-      idempotency: c.get("idempotency"),
-      requestId: c.get("requestId"),
-      body,
-    });
-    return c.json(hosted, 201);
-  });
+  const { apiKey, rateLimit, idempotent } = routeNeeds(s);
+  // The one body larger than 64 KiB: the image may come inline (design.md).
+  const limit = bodyLimit(METADATA_BODY_LIMIT);
+  return new Hono<AppEnv>().post(
+    "/v1/metadata",
+    limit,
+    apiKey,
+    rateLimit,
+    idempotent,
+    async (c) => {
+      const body = parseMetadataRequest(await readJson(c), await currentWellKnownMatcher(s));
+      const hosted = await hostMetadata(s, {
+        key: c.get("key"),
+        idempotency: c.get("idempotency"),
+        requestId: c.get("requestId"),
+        body,
+      });
+      return c.json(hosted, 201);
+    },
+  );
 }

@@ -17,6 +17,7 @@ import { ApiError } from "../kernel/errors.ts";
 import { isAddress } from "../kernel/base58.ts";
 import { parseIp } from "../kernel/ipaddr.ts";
 import { rateLimit } from "../http/rate-limit.ts";
+import { bodyLimit, DEFAULT_BODY_LIMIT } from "../http/body-limit.ts";
 import {
   completeSignIn,
   createChallenge,
@@ -50,6 +51,7 @@ export function portalApiRoutes(s: Services) {
   const origin = new URL(s.config.publicBaseUrl).origin;
   const secure = s.config.publicBaseUrl.startsWith("https:");
 
+  app.use("/portal/api/*", bodyLimit(DEFAULT_BODY_LIMIT));
   app.use("/portal/api/*", async function portalHeaders(c, next) {
     await next();
     c.header("Cache-Control", "no-store");

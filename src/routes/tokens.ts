@@ -8,13 +8,17 @@ import { ApiError } from "../kernel/errors.ts";
 import type { Services } from "../services.ts";
 import { buildToken } from "../tokens/build-token.ts";
 import { parseBuildRequest } from "../tokens/request-schema.ts";
+import { tokenSummary } from "../listing/token-view.ts";
 import { currentWellKnownMatcher } from "../admin/well-known-names.ts";
 import { checkHostedDocumentMatch } from "../tokens/hosted-match.ts";
+import { bodyLimit, DEFAULT_BODY_LIMIT, routeNeeds } from "./needs.ts";
 
 export function tokensRoutes(s: Services) {
   const app = new Hono<AppEnv>();
+  const { apiKey, rateLimit, idempotent } = routeNeeds(s);
+  const limit = bodyLimit(DEFAULT_BODY_LIMIT);
 
-  app.post("/v1/tokens", async (c) => {
+  app.post("/v1/tokens", limit, apiKey, rateLimit, idempotent, async (c) => {
     // The configured list, or an operator's edit of it (admin); one KV read, folded once per edit.
     // Hosted documents are at HOSTED_BASE_URL when set; older ones stay at PUBLIC_BASE_URL.
     const { publicBaseUrl, hostedBaseUrl } = s.config;
@@ -31,7 +35,7 @@ export function tokensRoutes(s: Services) {
     return c.json(body, 201);
   });
 
-  app.get("/v1/tokens/:mint", async (c) => {
+  app.get("/v1/tokens/:mint", apiKey, rateLimit, async (c) => {
     const mint = c.req.param("mint");
     if (!isAddress(mint)) {
       throw new ApiError("invalid_request", "Request is invalid", {
@@ -44,17 +48,10 @@ export function tokensRoutes(s: Services) {
       throw new ApiError("not_found", "No token built by this key has that mint", {});
     }
     return c.json({
-      mint: build.mint,
-      name: build.name,
-      symbol: build.symbol,
+      ...tokenSummary(build),
       // Token-2022 only (absent: the classic program), so a classic record reads as it always did.
       ...(build.tokenProgram ? { tokenProgram: build.tokenProgram } : {}),
       ...(build.transferFee ? { transferFee: build.transferFee } : {}),
-      status: build.status,
-      signature: build.signature,
-      feeVerified: build.feeVerified,
-      createdAt: build.createdAt,
-      confirmedAt: build.confirmedAt,
     });
   });
 

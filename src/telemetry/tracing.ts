@@ -38,7 +38,7 @@ export function traceRequests() {
     });
     const state: RequestTrace = { span, buildId: null };
     const ctx = trace.setSpan(context.active(), span).setValue(REQUEST, state);
-    try {
+    await ending(span, async () => {
       await context.with(ctx, next);
       const route = c.req.matchedRoutes.findLast((r) => r.method !== "ALL")?.path;
       if (route) {
@@ -47,14 +47,21 @@ export function traceRequests() {
       }
       span.setAttribute("http.response.status_code", c.res.status);
       if (c.res.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-    } catch (e) {
-      span.recordException(e as Error);
-      span.setStatus({ code: SpanStatusCode.ERROR });
-      throw e;
-    } finally {
-      span.end();
-    }
+    });
   };
+}
+
+/** Runs `fn`, then ends the span; an error thrown on the way is recorded on it and rethrown. */
+async function ending<T>(span: Span, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    span.recordException(e as Error);
+    span.setStatus({ code: SpanStatusCode.ERROR });
+    throw e;
+  } finally {
+    span.end();
+  }
 }
 
 /** Marks the current request (and the active span) as concerning this build. */
@@ -75,17 +82,11 @@ export async function inSpan<T>(
 ): Promise<T> {
   const buildId = requestTrace()?.buildId;
   const attrs = buildId == null ? attributes : { ...attributes, [BUILD_ID]: buildId };
-  return await tracer.startActiveSpan(name, { attributes: attrs }, async (span) => {
-    try {
-      return await fn(span);
-    } catch (e) {
-      span.recordException(e as Error);
-      span.setStatus({ code: SpanStatusCode.ERROR });
-      throw e;
-    } finally {
-      span.end();
-    }
-  });
+  return await tracer.startActiveSpan(
+    name,
+    { attributes: attrs },
+    (span) => ending(span, () => fn(span)),
+  );
 }
 
 /** The build ids events name, for a commit's span. */

@@ -36,6 +36,7 @@ import {
   pack,
 } from "@solana/spl-token-metadata";
 import { mintAccountInstructions } from "./mint-account.ts";
+import type { TokenSpec } from "./token-spec.ts";
 
 export { TOKEN_2022_PROGRAM_ID };
 
@@ -96,23 +97,10 @@ export function token2022Sizes(m: Token2022Metadata, transferFee: boolean): Toke
   };
 }
 
-export interface Token2022Plan {
-  payer: PublicKey;
-  recipient: PublicKey;
-  seed: string;
+export interface Token2022Plan extends TokenSpec {
   mint: PublicKey;
   recipientTokenAccount: PublicKey;
-  name: string;
-  symbol: string;
-  uri: string;
-  decimals: number;
-  supplyRaw: bigint;
-  revokeMint: boolean;
-  revokeFreeze: boolean;
-  immutableMetadata: boolean;
   transferFee: TransferFeeSpec | null;
-  /** Rent-exempt minimum of the mint's final size (see token2022Sizes). */
-  mintRentLamports: bigint;
 }
 
 /**

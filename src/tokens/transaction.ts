@@ -29,6 +29,7 @@ import {
 } from "@solana/spl-token";
 import { createMetadataAccountV3Instruction, metadataPda } from "../solana/token-metadata.ts";
 import { mintAccountInstructions } from "./mint-account.ts";
+import type { TokenSpec } from "./token-spec.ts";
 import {
   token2022Instructions,
   TOKEN_2022_PROGRAM_ID,
@@ -81,26 +82,10 @@ export async function deriveAddresses(
   };
 }
 
-export interface TokenPlan extends TokenAddresses {
-  payer: PublicKey;
-  recipient: PublicKey;
-  seed: string;
+export interface TokenPlan extends TokenAddresses, TokenSpec {
   reference: PublicKey;
   treasury: PublicKey;
-  name: string;
-  symbol: string;
-  uri: string;
-  decimals: number;
-  supplyRaw: bigint;
-  revokeMint: boolean;
-  revokeFreeze: boolean;
-  immutableMetadata: boolean;
   feeLamports: bigint;
-  /**
-   * Rent-exempt minimum of the mint: 82 bytes for the classic program; for Token-2022 its size
-   * after the metadata realloc (token-2022.ts).
-   */
-  mintRentLamports: bigint;
   /** Absent: "spl-token". */
   tokenProgram?: TokenProgramName;
   /** Token-2022 only. */

@@ -105,14 +105,8 @@ export function upwardImports(graph: Map<string, string[]>): string[] {
   return bad.sort();
 }
 
-/**
- * Hono middleware that still lives beside its feature: it belongs to the HTTP layer, and moves to
- * its routes when they declare their own middleware.
- */
-const MIDDLEWARE_IN_FEATURES = new Set(["src/admin/auth.ts"]);
-
 function isFeature(path: string): boolean {
-  if (!path.startsWith("src/") || MIDDLEWARE_IN_FEATURES.has(path)) return false;
+  if (!path.startsWith("src/")) return false;
   const top = path.split("/")[1];
   // The composition root, the HTTP layer and the programs that start things sit above features.
   return !["http", "routes", "app.ts", "main.ts", "bootstrap.ts", "services.ts", "cli"].includes(

@@ -7,7 +7,7 @@ import { Hono } from "hono";
 import { assert, assertEquals } from "../support/assert.ts";
 import { bearer, startHarness } from "../support/harness.ts";
 import { ApiError, MAX_LISTED_FIELDS } from "../../src/http/errors.ts";
-import { idempotency } from "../../src/http/idempotency.ts";
+import { idempotent } from "../../src/http/idempotency.ts";
 import { loadBody, storeBody } from "../../src/http/idempotency-record.ts";
 import type { AppEnv } from "../../src/http/env.ts";
 
@@ -102,7 +102,7 @@ Deno.test("an idempotency record larger than a KV value is stored in chunks and 
       c.set("key", { keyId: "k1" } as never);
       await next();
     });
-    app.use("*", idempotency({ kv, clock: Date.now }));
+    app.use("*", idempotent({ kv, clock: Date.now }));
     app.post("/x", (c) => {
       runs++;
       return c.json(huge, 400);

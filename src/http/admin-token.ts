@@ -4,7 +4,7 @@
  * first, so neither the token's length nor a matching prefix shows in the timing.
  */
 import type { MiddlewareHandler } from "hono";
-import type { AppEnv } from "../http/env.ts";
+import type { AppEnv } from "./env.ts";
 import { ApiError } from "../kernel/errors.ts";
 
 const enc = new TextEncoder();
@@ -20,8 +20,9 @@ export async function tokensEqual(given: string, expected: string): Promise<bool
   return diff === 0;
 }
 
-export function adminAuth(token: string): MiddlewareHandler<AppEnv> {
-  return async function adminAuth(c, next) {
+/** `adminToken()`: attached to the /admin surface in src/routes/admin.ts. */
+export function adminToken(token: string): MiddlewareHandler<AppEnv> {
+  return async function adminToken(c, next) {
     const m = /^Bearer ([^\s]+)$/.exec(c.req.header("authorization") ?? "");
     // Always compare, even without a header, so a missing header costs the same as a wrong one.
     const ok = await tokensEqual(m?.[1] ?? "", token);

@@ -1,0 +1,102 @@
+/**
+ * Every route carries the middleware it needs where it is defined (src/routes/needs.ts). The
+ * table below is the /v1 surface: a new /v1 route fails here until someone decides what it needs.
+ */
+import { assert, assertEquals } from "../support/assert.ts";
+import { bearer, startHarness } from "../support/harness.ts";
+
+const KEYED = ["apiKey", "rateLimit"];
+const BODY_KEYED = ["bodyLimit", ...KEYED];
+const IDEMPOTENT = [...BODY_KEYED, "idempotent"];
+
+/** "METHOD path" -> the named middleware on the route, in the order a request meets them. */
+const V1_NEEDS: Record<string, string[]> = {
+  "GET /v1/pricing": [],
+  "GET /v1/openapi.json": [],
+  "GET /v1/health": [],
+  "GET /v1/me": KEYED,
+  "POST /v1/tokens": IDEMPOTENT,
+  "GET /v1/tokens": KEYED,
+  "GET /v1/tokens/:mint": KEYED,
+  "POST /v1/metadata": IDEMPOTENT,
+  "POST /v1/transactions": IDEMPOTENT,
+  "GET /v1/transactions/:signature": KEYED,
+  "POST /v1/webhooks": BODY_KEYED,
+  "GET /v1/webhooks": KEYED,
+  "GET /v1/webhooks/:id": KEYED,
+  "DELETE /v1/webhooks/:id": KEYED,
+  "GET /v1/webhooks/:id/deliveries": KEYED,
+  "POST /v1/webhooks/:id/deliveries/:deliveryId/replay": BODY_KEYED,
+};
+const NEEDS = new Set(["bodyLimit", "apiKey", "rateLimit", "idempotent"]);
+
+Deno.test("route table: each /v1 route carries exactly the middleware it needs, in order", async () => {
+  const h = await startHarness();
+  try {
+    const seen: Record<string, string[]> = {};
+    for (const r of h.app.routes) {
+      // ALL entries are the app-wide middleware and the wrong-method answers (tested below).
+      if (r.method === "ALL" || !r.path.startsWith("/v1/")) continue;
+      const needs = (seen[`${r.method} ${r.path}`] ??= []);
+      if (NEEDS.has(r.handler.name)) needs.push(r.handler.name);
+    }
+    assertEquals(seen, V1_NEEDS);
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("every route that takes a body refuses one over its limit with 413, before any key check", async () => {
+  const h = await startHarness({ env: { ADMIN_TOKEN: "admin-token-0123456789abcdef0123456789" } });
+  try {
+    const writes = h.app.routes.filter((r) => ["POST", "PUT", "PATCH"].includes(r.method));
+    const paths = new Set(writes.map((r) => `${r.method} ${r.path.replaceAll(/:(\w+)/g, "x")}`));
+    assert(paths.size >= 20, `${paths.size} routes take a body`);
+    for (const route of paths) {
+      const [method, path] = route.split(" ");
+      const limit = path === "/v1/metadata" ? 2 * 1024 * 1024 : 64 * 1024;
+      const send = (size: number) =>
+        h.request(path, {
+          method,
+          headers: { "content-type": "application/json" },
+          body: "x".repeat(size),
+        });
+      const over = await send(limit + 1);
+      assertEquals(over.status, 413, route);
+      assertEquals((await over.json()).error.code, "payload_too_large", route);
+      const at = await send(limit);
+      assert(at.status !== 413, `${route}: ${at.status}`);
+      await at.body?.cancel();
+    }
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("a keyed path asked with a method it does not serve: 401 without a key, 404 with one", async () => {
+  const h = await startHarness();
+  try {
+    const { apiKey } = await h.newApiKey();
+    for (
+      const [method, path] of [["PUT", "/v1/me"], ["DELETE", "/v1/tokens"], [
+        "POST",
+        "/v1/tokens/x",
+      ], ["PATCH", "/v1/webhooks/x"]]
+    ) {
+      const anonymous = await h.request(path, { method });
+      assertEquals(anonymous.status, 401, `${method} ${path}`);
+      assertEquals(anonymous.headers.get("www-authenticate"), 'Bearer realm="api"');
+      await anonymous.body?.cancel();
+      const keyed = await h.request(path, { method, headers: bearer(apiKey) });
+      assertEquals(keyed.status, 404, `${method} ${path}`);
+      assertEquals((await keyed.json()).error.code, "not_found");
+    }
+    // A public path with a wrong method is a plain 404.
+    assertEquals((await h.request("/v1/pricing", { method: "DELETE" })).status, 404);
+    // The wrong method counts toward the hourly limit like any keyed request did.
+    const me = await (await h.request("/v1/me", { headers: bearer(apiKey) })).json();
+    assertEquals(me.usageToday.requests, 5);
+  } finally {
+    await h.close();
+  }
+});
