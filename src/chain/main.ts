@@ -9,9 +9,11 @@ const chain = await startChain({ port, quiet: true });
 console.log(describeTokenMetadataProgram(chain.tokenMetadataProgram));
 console.log(`embedded chain ready at ${chain.url} (ws ${chain.wsUrl})`);
 
-const stop = async () => {
-  await chain.close();
-  Deno.exit(0);
+// `deno task` under a process-group kill delivers the signal twice: the second one must not start
+// a second close of a chain that is already closing (that close throws, and the exit code is 1).
+let stopping: Promise<void> | null = null;
+const stop = () => {
+  stopping ??= chain.close().then(() => Deno.exit(0));
 };
 Deno.addSignalListener("SIGINT", stop);
 Deno.addSignalListener("SIGTERM", stop);
