@@ -85,7 +85,7 @@ export async function quotePurchase(
     treasury: s.treasury.toBase58(),
     lastValidBlockHeight: built.lastValidBlockHeight,
     expiresAt,
-  });
+  }, s.clock);
   return {
     purchaseId,
     currency,
@@ -128,7 +128,7 @@ export async function quoteTopUp(
     solUsd,
     lastValidBlockHeight: built.lastValidBlockHeight,
     expiresAt,
-  });
+  }, s.clock);
   return {
     purchaseId,
     currency: p.currency,
@@ -173,7 +173,7 @@ export async function checkPurchase(
       received: found.received.toString(),
       currentSolUsd: late && p.currency === "SOL" ? await currentSolUsd(s) : null,
       stablecoinDecimals: s.stablecoin?.decimals ?? 0,
-    });
+    }, s.clock);
     p = await ownPurchase(s, purchaseId, wallet);
   }
   return purchaseCheck(p, s.clock());

@@ -1,0 +1,79 @@
+/**
+ * The one way a command changes state: `load` reads what the decision needs through typed reads,
+ * `decide(command, state, now)` returns the events or a `Rejection`, and the events go to their
+ * stream in one atomic commit (`EventStore.transact`), with the request's idempotency record in
+ * that same commit. A conflict re-runs load and decide on fresh state; a rejection writes nothing
+ * and is thrown as the API error it names. HTTP routes, the CLI and the watcher all come here
+ * through their feature's handler.
+ */
+import type { EventStore, Tx } from "../../events/store.ts";
+import type { DomainEvent, StoredEvent } from "../../events/types.ts";
+import type { Clock } from "../kernel/clock.ts";
+import { isRejection, type Rejection, toApiError } from "../domain/rejection.ts";
+import { type IdempotencyScope, recordFor } from "../idempotency/record.ts";
+
+/** A command's three parts and how its answer is made; pure except `load`, which only reads. */
+export interface CommandHandler<C, S, E extends DomainEvent, J extends Rejection, R> {
+  /** The state the decision needs, read through `read`/`readMany` (src/commands/read.ts). */
+  load(tx: Tx, cmd: C): Promise<S>;
+  decide(cmd: C, state: S, now: number): E[] | J;
+  /** The stream the events go to. */
+  stream(cmd: C, state: S): string;
+  /**
+   * The stream version the events must land on: "read" (default) takes the version read in this
+   * attempt, so a concurrent append to the stream re-runs the command; 0 for a new stream.
+   */
+  expectedVersion?: "read" | 0;
+  /** The answer, from what was decided: it is also the body of the idempotency record. */
+  respond(events: E[], state: S, cmd: C): R;
+  /** The error a rejection becomes (default: the API error it names). */
+  rejected?(r: J): Error;
+}
+
+export interface RunContext {
+  store: EventStore;
+  /** The decision's `now`, read once per attempt. */
+  clock: Clock;
+  /**
+   * The request's idempotency record: written with `status` and the answer in the command's own
+   * commit when the command is accepted (and then marked stored); a rejection leaves it to the
+   * middleware.
+   */
+  idempotency?: { scope: IdempotencyScope | null; status: number };
+}
+
+export interface CommandResult<E extends DomainEvent, R> {
+  result: R;
+  /** The events as stored (empty when the decision was that nothing changes). */
+  events: StoredEvent<E>[];
+}
+
+export async function runCommand<C, S, E extends DomainEvent, J extends Rejection, R>(
+  handler: CommandHandler<C, S, E, J, R>,
+  cmd: C,
+  ctx: RunContext,
+): Promise<CommandResult<E, R>> {
+  type Outcome = { ok: true; result: R } | { ok: false; rejection: J };
+  const { result, events } = await ctx.store.transact<Outcome>(async (tx) => {
+    const state = await handler.load(tx, cmd);
+    const decided = handler.decide(cmd, state, ctx.clock());
+    if (isRejection(decided)) return { result: { ok: false, rejection: decided } };
+    const result = handler.respond(decided, state, cmd);
+    const append = [];
+    if (decided.length > 0) {
+      const stream = handler.stream(cmd, state);
+      const expectedVersion = handler.expectedVersion === 0 ? 0 : await tx.streamVersion(stream);
+      append.push({ stream, expectedVersion, events: decided });
+    }
+    const record = ctx.idempotency;
+    return {
+      append,
+      sets: record ? recordFor(record.scope, record.status, result) : [],
+      result: { ok: true, result },
+    };
+  });
+  if (!result.ok) throw handler.rejected?.(result.rejection) ?? toApiError(result.rejection);
+  // The commit above held the record; the middleware must neither overwrite nor release it.
+  if (ctx.idempotency?.scope) ctx.idempotency.scope.stored = true;
+  return { result: result.result, events: events as StoredEvent<E>[] };
+}
