@@ -37,3 +37,12 @@ export async function readMany<const Q extends readonly Query<unknown>[]>(
 /** A projection's key outside a command (a plain KV read), from the projection itself. */
 export const keyOf = <D>(projection: Projection<D>, key: Deno.KvKey): Deno.KvKey =>
   projectionKey(projection.name, key);
+
+/**
+ * Typed reads outside a command, straight from KV (a cheap early check, a view): no head guard,
+ * so what they return may be stale by the time a command commits. At most 10 documents at once.
+ */
+export const kvReads = (kv: Deno.Kv): ReadTx => ({
+  getMany: async <T>(keys: Deno.KvKey[]) =>
+    (await kv.getMany<unknown[]>(keys)).map((e) => e.value as T | null),
+});

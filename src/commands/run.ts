@@ -21,9 +21,10 @@ export interface CommandHandler<C, S, E extends DomainEvent, J extends Rejection
   stream(cmd: C, state: S): string;
   /**
    * The stream version the events must land on: "read" (default) takes the version read in this
-   * attempt, so a concurrent append to the stream re-runs the command; 0 for a new stream.
+   * attempt, so a concurrent append to the stream re-runs the command; 0 for a stream that must
+   * be new; "any" for one new by construction of an id read under the head guard.
    */
-  expectedVersion?: "read" | 0;
+  expectedVersion?: "read" | 0 | "any";
   /** The answer, from what was decided: it is also the body of the idempotency record. */
   respond(events: E[], state: S, cmd: C): R;
   /** The error a rejection becomes (default: the API error it names). */
@@ -35,9 +36,9 @@ export interface RunContext {
   /** The decision's `now`, read once per attempt. */
   clock: Clock;
   /**
-   * The request's idempotency record: written with `status` and the answer in the command's own
-   * commit when the command is accepted (and then marked stored); a rejection leaves it to the
-   * middleware.
+   * The request's idempotency record: written with `status` and the answer in the commit of the
+   * command's events (and then marked stored). A rejection, or a decision that nothing changes (a
+   * racer recorded it first), leaves the record to the middleware.
    */
   idempotency?: { scope: IdempotencyScope | null; status: number };
 }
@@ -59,21 +60,19 @@ export async function runCommand<C, S, E extends DomainEvent, J extends Rejectio
     const decided = handler.decide(cmd, state, ctx.clock());
     if (isRejection(decided)) return { result: { ok: false, rejection: decided } };
     const result = handler.respond(decided, state, cmd);
-    const append = [];
-    if (decided.length > 0) {
-      const stream = handler.stream(cmd, state);
-      const expectedVersion = handler.expectedVersion === 0 ? 0 : await tx.streamVersion(stream);
-      append.push({ stream, expectedVersion, events: decided });
-    }
+    if (decided.length === 0) return { result: { ok: true, result } };
+    const stream = handler.stream(cmd, state);
+    const expected = handler.expectedVersion ?? "read";
+    const expectedVersion = expected === "read" ? await tx.streamVersion(stream) : expected;
     const record = ctx.idempotency;
     return {
-      append,
+      append: [{ stream, expectedVersion, events: decided }],
       sets: record ? recordFor(record.scope, record.status, result) : [],
       result: { ok: true, result },
     };
   });
   if (!result.ok) throw handler.rejected?.(result.rejection) ?? toApiError(result.rejection);
   // The commit above held the record; the middleware must neither overwrite nor release it.
-  if (ctx.idempotency?.scope) ctx.idempotency.scope.stored = true;
+  if (ctx.idempotency?.scope && events.length > 0) ctx.idempotency.scope.stored = true;
   return { result: result.result, events: events as StoredEvent<E>[] };
 }

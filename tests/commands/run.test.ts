@@ -14,7 +14,7 @@ import { fixedClock } from "../../src/kernel/clock.ts";
 import { ApiError } from "../../src/kernel/errors.ts";
 import { reject, type Rejection } from "../../src/domain/rejection.ts";
 import type { IdempotencyScope } from "../../src/idempotency/record.ts";
-import { read, readMany } from "../../src/commands/read.ts";
+import { kvReads, read, readMany } from "../../src/commands/read.ts";
 import { type CommandHandler, runCommand } from "../../src/commands/run.ts";
 import { accessCommands } from "../../src/domain/access/handle.ts";
 import { SAMPLES } from "../projections/support/events.ts";
@@ -29,11 +29,6 @@ async function given(events: DomainEvent[]) {
   }
   return { kv, store, [Symbol.asyncDispose]: () => Promise.resolve(kv.close()) };
 }
-
-/** A typed read outside a command: the same `getMany` shape the store's Tx has. */
-const reader = (kv: Deno.Kv) => ({
-  getMany: async <T>(keys: Deno.KvKey[]) => (await kv.getMany(keys)).map((e) => e.value as T),
-});
 
 const paidWithKey: DomainEvent[] = [
   SAMPLES.AccessPaymentQuoted,
@@ -99,7 +94,7 @@ Deno.test("runCommand: typed reads load the state, decide gets it and the clock'
     ["KeyBanned", "purchase-pur1", 4, `abuse@${T + 5}`],
   ]);
   // The projection folded it in the same commit; the typed read returns a KeyDoc.
-  const key = await read(reader(g.kv), keysProjection, ["key1"]);
+  const key = await read(kvReads(g.kv), keysProjection, ["key1"]);
   assertEquals(key?.banned, `abuse@${T + 5}`);
 });
 
@@ -192,39 +187,29 @@ Deno.test("runCommand: the idempotency record (recordFor) is written in the even
   );
   assertEquals(await h.store.head(), before);
   assertEquals(
-    (await read(reader(h.kv), keysProjection, ["key1"]))?.banned,
+    (await read(kvReads(h.kv), keysProjection, ["key1"]))?.banned,
     null,
   );
   assertEquals(lost.stored, false);
 });
 
-Deno.test("runCommand: a decision of no events appends nothing; the answer is still the record's body", async () => {
+Deno.test("runCommand: a decision of no events commits nothing, the record left to the middleware", async () => {
   await using g = await given([...paidWithKey, {
     type: "KeyBanned",
     v: 1,
     data: { keyId: "key1", reason: "earlier" },
   }]);
   const before = await g.store.head();
-  const plain = await runCommand(banHandler({ loads: 0, nows: [] }), {
-    keyId: "key1",
-    reason: "again",
-  }, {
-    store: g.store,
-    clock: fixedClock(T),
-  });
-  assertEquals([plain.result, plain.events], [{ banned: "already" }, []]);
-  assertEquals(await g.store.head(), before);
-
   const scope = await marker(g.kv, ["idem", "c"]);
-  await runCommand(banHandler({ loads: 0, nows: [] }), { keyId: "key1", reason: "again" }, {
-    store: g.store,
-    clock: fixedClock(T),
-    idempotency: { scope, status: 200 },
-  });
-  assertEquals((await g.kv.get<{ body: unknown }>(["idem", "c"])).value?.body, {
-    banned: "already",
-  });
+  const { result, events } = await runCommand(
+    banHandler({ loads: 0, nows: [] }),
+    { keyId: "key1", reason: "again" },
+    { store: g.store, clock: fixedClock(T), idempotency: { scope, status: 200 } },
+  );
+  assertEquals([result, events], [{ banned: "already" }, []]);
   assertEquals(await g.store.head(), before);
+  assertEquals(scope.stored, false);
+  assertEquals((await g.kv.get(["idem", "c"])).value, { state: "in-flight" });
 });
 
 Deno.test("runCommand: an append by another writer between load and commit re-runs load and decide on the new state", async () => {
