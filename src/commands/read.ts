@@ -40,9 +40,31 @@ export const keyOf = <D>(projection: Projection<D>, key: Deno.KvKey): Deno.KvKey
 
 /**
  * Typed reads outside a command, straight from KV (a cheap early check, a view): no head guard,
- * so what they return may be stale by the time a command commits. At most 10 documents at once.
+ * so what they return may be stale by the time a command commits.
  */
 export const kvReads = (kv: Deno.Kv): ReadTx => ({
-  getMany: async <T>(keys: Deno.KvKey[]) =>
-    (await kv.getMany<unknown[]>(keys)).map((e) => e.value as T | null),
+  async getMany<T>(keys: Deno.KvKey[]) {
+    const out: (T | null)[] = [];
+    // Deno KV reads at most 10 keys per getMany.
+    for (let i = 0; i < keys.length; i += 10) {
+      for (const e of await kv.getMany<unknown[]>(keys.slice(i, i + 10))) out.push(e.value as T);
+    }
+    return out;
+  },
 });
+
+/**
+ * The documents of a projection under a key prefix (an index such as an API key's endpoints), in
+ * key order: from a command's `tx.kv` (the head guard covers what it returns) or a plain KV.
+ */
+export async function readList<D>(
+  kv: Deno.Kv,
+  projection: Projection<D>,
+  prefix: Deno.KvKey,
+  options: Deno.KvListOptions = {},
+): Promise<D[]> {
+  const out: D[] = [];
+  const rows = kv.list<D>({ prefix: projectionKey(projection.name, prefix) }, options);
+  for await (const row of rows) out.push(row.value);
+  return out;
+}

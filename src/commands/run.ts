@@ -6,7 +6,7 @@
  * and is thrown as the API error it names. HTTP routes, the CLI and the watcher all come here
  * through their feature's handler.
  */
-import type { EventStore, Tx } from "../../events/store.ts";
+import type { Enqueue, EventStore, Tx } from "../../events/store.ts";
 import type { DomainEvent, StoredEvent } from "../../events/types.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { isRejection, type Rejection, toApiError } from "../domain/rejection.ts";
@@ -27,6 +27,8 @@ export interface CommandHandler<C, S, E extends DomainEvent, J extends Rejection
   expectedVersion?: "read" | 0 | "any";
   /** The answer, from what was decided: it is also the body of the idempotency record. */
   respond(events: E[], state: S, cmd: C): R;
+  /** Queue messages that go out in the events' commit (a delivery's first attempt, a retry). */
+  enqueue?(events: E[], state: S, cmd: C, now: number): Enqueue[];
   /** The error a rejection becomes (default: the API error it names). */
   rejected?(r: J): Error;
 }
@@ -57,7 +59,8 @@ export async function runCommand<C, S, E extends DomainEvent, J extends Rejectio
   type Outcome = { ok: true; result: R } | { ok: false; rejection: J };
   const { result, events } = await ctx.store.transact<Outcome>(async (tx) => {
     const state = await handler.load(tx, cmd);
-    const decided = handler.decide(cmd, state, ctx.clock());
+    const now = ctx.clock();
+    const decided = handler.decide(cmd, state, now);
     if (isRejection(decided)) return { result: { ok: false, rejection: decided } };
     const result = handler.respond(decided, state, cmd);
     if (decided.length === 0) return { result: { ok: true, result } };
@@ -68,6 +71,7 @@ export async function runCommand<C, S, E extends DomainEvent, J extends Rejectio
     return {
       append: [{ stream, expectedVersion, events: decided }],
       sets: record ? recordFor(record.scope, record.status, result) : [],
+      enqueue: handler.enqueue?.(decided, state, cmd, now) ?? [],
       result: { ok: true, result },
     };
   });
