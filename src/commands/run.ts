@@ -17,8 +17,8 @@ export interface CommandHandler<C, S, E extends DomainEvent, J extends Rejection
   /** The state the decision needs, read through `read`/`readMany` (src/commands/read.ts). */
   load(tx: Tx, cmd: C): Promise<S>;
   decide(cmd: C, state: S, now: number): E[] | J;
-  /** The stream the events go to. */
-  stream(cmd: C, state: S): string;
+  /** The stream the events go to (an id the decision allocated may name it). */
+  stream(cmd: C, state: S, events: E[]): string;
   /**
    * The stream version the events must land on: "read" (default) takes the version read in this
    * attempt, so a concurrent append to the stream re-runs the command; 0 for a stream that must
@@ -64,7 +64,7 @@ export async function runCommand<C, S, E extends DomainEvent, J extends Rejectio
     if (isRejection(decided)) return { result: { ok: false, rejection: decided } };
     const result = handler.respond(decided, state, cmd);
     if (decided.length === 0) return { result: { ok: true, result } };
-    const stream = handler.stream(cmd, state);
+    const stream = handler.stream(cmd, state, decided);
     const expected = handler.expectedVersion ?? "read";
     const expectedVersion = expected === "read" ? await tx.streamVersion(stream) : expected;
     const record = ctx.idempotency;
