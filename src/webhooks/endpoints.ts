@@ -20,12 +20,7 @@ import { classifyAddress, isLoopbackAddress } from "../metadata/image/address-po
 import { parseIp } from "../kernel/ipaddr.ts";
 import { imageUrlProblem } from "../metadata/image/fetch-image.ts";
 import type { Services } from "../services.ts";
-import {
-  MAX_ENDPOINTS_PER_KEY,
-  newDeliveryId,
-  newEndpointId,
-  WEBHOOK_EVENT_TYPES,
-} from "./decide.ts";
+import { newDeliveryId, newEndpointId, WEBHOOK_EVENT_TYPES } from "./decide.ts";
 import { deliveryMessage, type DeliveryScheduler, kvDeliveryScheduler } from "./scheduler.ts";
 import { newWebhookSecret, sealSecret } from "./secret.ts";
 import {
