@@ -6,7 +6,7 @@
  * and is thrown as the API error it names. HTTP routes, the CLI and the watcher all come here
  * through their feature's handler.
  */
-import type { Enqueue, EventStore, Tx } from "../../events/store.ts";
+import type { Enqueue, EventStore, StreamAppend, Tx } from "../../events/store.ts";
 import type { DomainEvent, StoredEvent } from "../../events/types.ts";
 import type { Clock } from "../kernel/clock.ts";
 import { isRejection, type Rejection, toApiError } from "../domain/rejection.ts";
@@ -19,6 +19,22 @@ export interface CommandHandler<C, S, E extends DomainEvent, J extends Rejection
   decide(cmd: C, state: S, now: number): E[] | J;
   /** The stream the events go to (an id the decision allocated may name it). */
   stream(cmd: C, state: S, events: E[]): string;
+  /**
+   * For a decision that also changes another aggregate (a landing that suspends a key): the
+   * stream an event goes to instead of `stream`, or null. Appended after the main stream's
+   * events, at "any" version (the head guard still orders the commit).
+   */
+  elsewhere?(event: E, state: S): string | null;
+  /**
+   * What the main stream's events set off in the same commit (an outcome's webhook deliveries):
+   * may read more through `tx`; its appends and queue messages join the commit.
+   */
+  react?(
+    tx: Tx,
+    events: E[],
+    state: S,
+    now: number,
+  ): Promise<{ append: StreamAppend[]; enqueue: Enqueue[] }>;
   /**
    * The stream version the events must land on: "read" (default) takes the version read in this
    * attempt, so a concurrent append to the stream re-runs the command; 0 for a stream that must
@@ -45,17 +61,17 @@ export interface RunContext {
   idempotency?: { scope: IdempotencyScope | null; status: number };
 }
 
-export interface CommandResult<E extends DomainEvent, R> {
+export interface CommandResult<R> {
   result: R;
-  /** The events as stored (empty when the decision was that nothing changes). */
-  events: StoredEvent<E>[];
+  /** The events as stored, reactions included (empty when the decision changes nothing). */
+  events: StoredEvent[];
 }
 
 export async function runCommand<C, S, E extends DomainEvent, J extends Rejection, R>(
   handler: CommandHandler<C, S, E, J, R>,
   cmd: C,
   ctx: RunContext,
-): Promise<CommandResult<E, R>> {
+): Promise<CommandResult<R>> {
   type Outcome = { ok: true; result: R } | { ok: false; rejection: J };
   const { result, events } = await ctx.store.transact<Outcome>(async (tx) => {
     const state = await handler.load(tx, cmd);
@@ -64,19 +80,34 @@ export async function runCommand<C, S, E extends DomainEvent, J extends Rejectio
     if (isRejection(decided)) return { result: { ok: false, rejection: decided } };
     const result = handler.respond(decided, state, cmd);
     if (decided.length === 0) return { result: { ok: true, result } };
-    const stream = handler.stream(cmd, state, decided);
-    const expected = handler.expectedVersion ?? "read";
-    const expectedVersion = expected === "read" ? await tx.streamVersion(stream) : expected;
+    const main: E[] = [];
+    const others = new Map<string, E[]>();
+    for (const e of decided) {
+      const other = handler.elsewhere?.(e, state) ?? null;
+      if (other === null) main.push(e);
+      else others.set(other, [...(others.get(other) ?? []), e]);
+    }
+    const append: StreamAppend[] = [];
+    if (main.length > 0) {
+      const stream = handler.stream(cmd, state, main);
+      const expected = handler.expectedVersion ?? "read";
+      const expectedVersion = expected === "read" ? await tx.streamVersion(stream) : expected;
+      append.push({ stream, expectedVersion, events: main });
+    }
+    for (const [stream, events] of others) append.push({ stream, expectedVersion: "any", events });
+    const reaction = handler.react && main.length > 0
+      ? await handler.react(tx, main, state, now)
+      : { append: [], enqueue: [] };
     const record = ctx.idempotency;
     return {
-      append: [{ stream, expectedVersion, events: decided }],
+      append: [...append, ...reaction.append],
       sets: record ? recordFor(record.scope, record.status, result) : [],
-      enqueue: handler.enqueue?.(decided, state, cmd, now) ?? [],
+      enqueue: [...(handler.enqueue?.(decided, state, cmd, now) ?? []), ...reaction.enqueue],
       result: { ok: true, result },
     };
   });
   if (!result.ok) throw handler.rejected?.(result.rejection) ?? toApiError(result.rejection);
   // The commit above held the record; the middleware must neither overwrite nor release it.
   if (ctx.idempotency?.scope && events.length > 0) ctx.idempotency.scope.stored = true;
-  return { result: result.result, events: events as StoredEvent<E>[] };
+  return { result: result.result, events };
 }

@@ -4,7 +4,7 @@
  * a final record (confirmed, failed, unverified, expired) never changes again.
  */
 import { decideSuspension } from "../admin/suspension.ts";
-import type { DomainEvent } from "../../events/types.ts";
+import type { CreationEvent } from "./events.ts";
 import { type BuildDoc, FINAL_STATUSES } from "../../projections/builds.ts";
 import type { KeyDoc } from "../../projections/keys.ts";
 import type { Assessment } from "./assess.ts";
@@ -29,7 +29,7 @@ export interface LifecycleState {
   recordedUnverified?: number;
 }
 
-export function decideLifecycle(cmd: LifecycleCommand, s: LifecycleState): DomainEvent[] {
+export function decideLifecycle(cmd: LifecycleCommand, s: LifecycleState): CreationEvent[] {
   const b = s.build;
   if (FINAL_STATUSES.includes(b.status)) return [];
   const base = { buildId: b.buildId, mint: b.mint };
@@ -46,7 +46,7 @@ export function decideLifecycle(cmd: LifecycleCommand, s: LifecycleState): Domai
       return [{ type: "BuildExpired", v: 1, data: { ...base, blockHeight: cmd.blockHeight } }];
     case "RecordLanding": {
       const a = cmd.assessment;
-      const submitted: DomainEvent[] = b.signature === cmd.signature ? [] : [{
+      const submitted: CreationEvent[] = b.signature === cmd.signature ? [] : [{
         type: "TransactionSubmitted",
         v: 1,
         data: { ...base, signature: cmd.signature, via: "watcher" },
@@ -73,7 +73,7 @@ export function decideLifecycle(cmd: LifecycleCommand, s: LifecycleState): Domai
           },
         }];
       }
-      const events: DomainEvent[] = [...submitted, {
+      const events: CreationEvent[] = [...submitted, {
         type: "CreationUnverified",
         v: 1,
         data: {

@@ -26,6 +26,6 @@ export async function handleAccess(
   store: EventStore,
   cmd: AccessCommand,
   clock: Clock = systemClock,
-): Promise<StoredEvent<AccessEvent>[]> {
+): Promise<StoredEvent[]> {
   return (await runCommand(accessCommands, cmd, { store, clock })).events;
 }
