@@ -90,9 +90,14 @@ Deno.test("runCommand: typed reads load the state, decide gets it and the clock'
   );
   assertEquals(result, { banned: "key1" });
   assertEquals(seen.nows, [T + 5]);
-  assertEquals(events.map((e) => [e.type, e.stream, e.streamPosition, e.type === "KeyBanned" && e.data.reason]), [
-    ["KeyBanned", "purchase-pur1", 4, `abuse@${T + 5}`],
-  ]);
+  assertEquals(
+    events.map((
+      e,
+    ) => [e.type, e.stream, e.streamPosition, e.type === "KeyBanned" && e.data.reason]),
+    [
+      ["KeyBanned", "purchase-pur1", 4, `abuse@${T + 5}`],
+    ],
+  );
   // The projection folded it in the same commit; the typed read returns a KeyDoc.
   const key = await read(kvReads(g.kv), keysProjection, ["key1"]);
   assertEquals(key?.banned, `abuse@${T + 5}`);
@@ -267,4 +272,65 @@ Deno.test("runCommand: access through the runner (the pilot feature): a second k
     4,
   ]]);
   assert(events[0].type === "KeyRotated" && events[0].data.secretMac === "m2");
+});
+
+Deno.test("runCommand: events elsewhere, reactions and queue messages all land in the one commit; none when nothing is decided", async () => {
+  await using g = await given(paidWithKey);
+  const reactedOn: string[][] = [];
+  const handler: CommandHandler<
+    { act: boolean },
+    KeyDoc | null,
+    EventOf<"KeyBanned" | "KeySuspended">,
+    Rejection,
+    null
+  > = {
+    load: (tx) => read(tx, keysProjection, ["key1"]),
+    decide: (cmd) =>
+      cmd.act
+        ? [
+          { type: "KeyBanned", v: 1, data: { keyId: "key1", reason: "main" } },
+          { type: "KeySuspended", v: 1, data: { keyId: "key1", reason: "other stream" } },
+        ]
+        : [],
+    stream: () => "main-1",
+    elsewhere: (e, key) => e.type === "KeySuspended" ? `purchase-${key!.purchaseId}` : null,
+    async react(tx, events) {
+      reactedOn.push(events.map((e) => e.type));
+      // Reads under the same head as load: the key as it was before this commit.
+      const key = await read(tx, keysProjection, ["key1"]);
+      return {
+        append: [{
+          stream: "reaction-1",
+          expectedVersion: "any",
+          events: [{ type: "KeyBanLifted", v: 1, data: { keyId: key!.keyId } }],
+        }],
+        enqueue: [{ value: { from: "react" } }],
+      };
+    },
+    enqueue: () => [{ value: { from: "handler" } }],
+    respond: () => null,
+  };
+  const received: unknown[] = [];
+  const twoMessages = new Promise<void>((resolve) => {
+    g.kv.listenQueue((m) => {
+      received.push(m);
+      if (received.length === 2) resolve();
+    });
+  });
+  const ctx = { store: g.store, clock: fixedClock(T) };
+
+  const nothing = await runCommand(handler, { act: false }, ctx);
+  assertEquals([nothing.events, reactedOn], [[], []]);
+
+  const before = await g.store.head();
+  const { events } = await runCommand(handler, { act: true }, ctx);
+  assertEquals(events.map((e) => [e.type, e.stream, e.position - before.position]), [
+    ["KeyBanned", "main-1", 1],
+    ["KeySuspended", "purchase-pur1", 2],
+    ["KeyBanLifted", "reaction-1", 3],
+  ]);
+  assertEquals(reactedOn, [["KeyBanned"]]);
+  assertEquals(new Set(events.map((e) => e.at)).size, 1);
+  await twoMessages;
+  assertEquals(received.map((m) => (m as { from: string }).from).sort(), ["handler", "react"]);
 });
