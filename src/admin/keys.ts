@@ -3,11 +3,13 @@
  * secret's keyed hash: an operator tool has no use for it and a leaked listing must not help
  * anyone test guesses offline.
  */
-import { projectionKey } from "../../events/keys.ts";
 import type { EventStore } from "../../events/store.ts";
+import type { Projection } from "../../events/projection.ts";
 import type { StoredEvent } from "../../events/types.ts";
-import { type KeyDoc, keyStatus } from "../../projections/keys.ts";
-import type { PurchaseDoc } from "../../projections/purchases.ts";
+import { type KeyDoc, keysProjection, keyStatus } from "../../projections/keys.ts";
+import { type PurchaseDoc, purchasesProjection } from "../../projections/purchases.ts";
+import { keyOf, kvReads, read } from "../commands/read.ts";
+import { type Clock, systemClock } from "../kernel/clock.ts";
 import { handleAccess } from "../domain/access/handle.ts";
 import { purchaseFields } from "../domain/access/purchase-view.ts";
 
@@ -75,7 +77,7 @@ export const MAX_PAGE = 500;
 
 async function page<D, V>(
   kv: Deno.Kv,
-  name: string,
+  projection: Projection<D>,
   view: (d: D) => V,
   keep: (v: V) => boolean,
   opts: ListOptions,
@@ -86,7 +88,7 @@ async function page<D, V>(
   let cursor = opts.cursor || undefined;
   while (items.length < limit) {
     const want = limit - items.length;
-    const iter = kv.list<D>({ prefix: projectionKey(name, []) }, { limit: want, cursor });
+    const iter = kv.list<D>({ prefix: keyOf(projection, []) }, { limit: want, cursor });
     let n = 0;
     for await (const e of iter) {
       n++;
@@ -100,9 +102,9 @@ async function page<D, V>(
 }
 
 export function listKeys(kv: Deno.Kv, opts: ListOptions = {}): Promise<Page<KeyView>> {
-  return page<KeyDoc, KeyView>(
+  return page(
     kv,
-    "key",
+    keysProjection,
     keyView,
     (k) => (!opts.status || k.status === opts.status) && (!opts.wallet || k.wallet === opts.wallet),
     opts,
@@ -110,9 +112,9 @@ export function listKeys(kv: Deno.Kv, opts: ListOptions = {}): Promise<Page<KeyV
 }
 
 export function listPurchases(kv: Deno.Kv, opts: ListOptions = {}): Promise<Page<PurchaseView>> {
-  return page<PurchaseDoc, PurchaseView>(
+  return page(
     kv,
-    "purchase",
+    purchasesProjection,
     purchaseView,
     (p) => !opts.wallet || p.wallet === opts.wallet,
     opts,
@@ -120,7 +122,7 @@ export function listPurchases(kv: Deno.Kv, opts: ListOptions = {}): Promise<Page
 }
 
 export async function getKey(kv: Deno.Kv, keyId: string): Promise<KeyView | null> {
-  const doc = (await kv.get<KeyDoc>(projectionKey("key", [keyId]))).value;
+  const doc = await read(kvReads(kv), keysProjection, [keyId]);
   return doc ? keyView(doc) : null;
 }
 
@@ -129,8 +131,9 @@ export async function banKey(
   store: EventStore,
   keyId: string,
   reason: string,
+  clock: Clock = systemClock,
 ): Promise<{ key: KeyView; events: StoredEvent[] }> {
-  const events = await handleAccess(store, { type: "BanKey", keyId, reason });
+  const events = await handleAccess(store, { type: "BanKey", keyId, reason }, clock);
   return { key: (await getKey(store.kv, keyId))!, events };
 }
 
@@ -138,7 +141,8 @@ export async function banKey(
 export async function liftBan(
   store: EventStore,
   keyId: string,
+  clock: Clock = systemClock,
 ): Promise<{ key: KeyView; events: StoredEvent[] }> {
-  const events = await handleAccess(store, { type: "LiftBan", keyId });
+  const events = await handleAccess(store, { type: "LiftBan", keyId }, clock);
   return { key: (await getKey(store.kv, keyId))!, events };
 }

@@ -6,7 +6,7 @@
  * and creating a new one does not reset it. Lifting clears the suspension but not the count, so
  * the next unverified landing suspends again.
  */
-import type { DomainEvent, KeySuspended } from "../../events/types.ts";
+import type { KeySuspended } from "../../events/types.ts";
 import type { KeyDoc } from "../../projections/keys.ts";
 
 export interface SuspensionOptions {
@@ -29,7 +29,7 @@ export function decideSuspension(
   key: KeyDoc,
   threshold: number,
   opts: SuspensionOptions = {},
-): DomainEvent[] {
+): KeySuspended[] {
   const count = (opts.recorded ?? key.unverifiedCount) + (opts.pending ?? 1);
   if (key.suspended !== null || key.banned !== null || count <= threshold) return [];
   const event: KeySuspended = {

@@ -9,7 +9,7 @@
  * blockhash's validity with no success seen.
  */
 import { decideSuspension } from "../admin/suspension.ts";
-import type { DomainEvent } from "../../events/types.ts";
+import type { CreationEvent } from "./events.ts";
 import { type BuildDoc, FINAL_STATUSES } from "../../projections/builds.ts";
 import type { KeyDoc } from "../../projections/keys.ts";
 import type { Assessment } from "./assess.ts";
@@ -39,7 +39,7 @@ export interface LifecycleState {
   recordedUnverified?: number;
 }
 
-export function decideLifecycle(cmd: LifecycleCommand, s: LifecycleState): DomainEvent[] {
+export function decideLifecycle(cmd: LifecycleCommand, s: LifecycleState): CreationEvent[] {
   const b = s.build;
   if (FINAL_STATUSES.includes(b.status)) return [];
   const base = { buildId: b.buildId, mint: b.mint };
@@ -59,7 +59,7 @@ export function decideLifecycle(cmd: LifecycleCommand, s: LifecycleState): Domai
     }
     case "RecordLanding": {
       const a = cmd.assessment;
-      const submitted: DomainEvent[] = b.signature === cmd.signature ? [] : [{
+      const submitted: CreationEvent[] = b.signature === cmd.signature ? [] : [{
         type: "TransactionSubmitted",
         v: 1,
         data: { ...base, signature: cmd.signature, via: "watcher" },
@@ -89,7 +89,7 @@ export function decideLifecycle(cmd: LifecycleCommand, s: LifecycleState): Domai
           },
         }];
       }
-      const events: DomainEvent[] = [...submitted, {
+      const events: CreationEvent[] = [...submitted, {
         type: "CreationUnverified",
         v: 1,
         data: {
@@ -116,9 +116,9 @@ export function decideLifecycle(cmd: LifecycleCommand, s: LifecycleState): Domai
 }
 
 /** The final failure, under the failed transaction's signature (submitted first if not yet). */
-function failure(b: BuildDoc, signature: string, reason: string): DomainEvent[] {
+function failure(b: BuildDoc, signature: string, reason: string): CreationEvent[] {
   const base = { buildId: b.buildId, mint: b.mint };
-  const submitted: DomainEvent[] = b.signature === signature ? [] : [{
+  const submitted: CreationEvent[] = b.signature === signature ? [] : [{
     type: "TransactionSubmitted",
     v: 1,
     data: { ...base, signature, via: "watcher" },

@@ -9,7 +9,7 @@ import { parseTxErrorText } from "../chain/tx-error.ts";
 import { describeTransactionError, failureSummary } from "../solana/transaction-error.ts";
 import { sha256Hex } from "../kernel/hashing.ts";
 import { ApiError } from "../kernel/errors.ts";
-import { type IdempotencyScope, recordFor } from "../idempotency/record.ts";
+import type { IdempotencyScope } from "../idempotency/record.ts";
 import { verifyEd25519 } from "../kernel/ed25519.ts";
 import type { Services } from "../services.ts";
 import { ownBuildBy } from "./build-records.ts";
@@ -64,7 +64,7 @@ export async function relayTransaction(
     throw refuse("expired: the blockhash is no longer valid; build again");
   }
   if (!seen) await send(s, bytes);
-  const { events } = await recordLifecycle(
+  await recordLifecycle(
     s,
     b.buildId,
     { type: "RecordSubmission", signature, via: "relay" },
@@ -73,11 +73,11 @@ export async function relayTransaction(
         value: { kind: "rebroadcast", buildId: b.buildId, signature, transaction, attempt: 0 },
         delay: REBROADCAST_MS,
       }],
-      sets: recordFor(idem, 202, body),
+      // Nothing appended (a racing relay or the watcher recorded it first): the middleware
+      // stores the answer instead.
+      idempotency: { scope: idem, status: 202, body },
     },
   );
-  // Nothing appended (a racing relay or the watcher recorded it first): the middleware stores it.
-  if (idem && events.length > 0) idem.stored = true;
   return body;
 }
 

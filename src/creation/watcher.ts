@@ -18,8 +18,13 @@
  */
 import { type AccountInfo, PublicKey, SystemProgram } from "@solana/web3.js";
 import { toHex } from "../../events/hash.ts";
-import { projectionKey } from "../../events/keys.ts";
-import type { OpenBuildDoc } from "../../projections/builds.ts";
+import {
+  buildByMintProjection,
+  buildByReferenceProjection,
+  type OpenBuildDoc,
+  openBuildsProjection,
+} from "../../projections/builds.ts";
+import { kvReads, readList, readMany } from "../commands/read.ts";
 import type { Services } from "../services.ts";
 import type { QueueDispatcher } from "../queue.ts";
 import { addressHistory } from "../solana/address-history.ts";
@@ -101,12 +106,8 @@ export interface SweepResult {
   settled: number;
 }
 
-async function openBuilds(s: Services): Promise<OpenBuildDoc[]> {
-  const open: OpenBuildDoc[] = [];
-  for await (const e of s.kv.list<OpenBuildDoc>({ prefix: projectionKey("open_build", []) })) {
-    open.push(e.value);
-  }
-  return open;
+function openBuilds(s: Services): Promise<OpenBuildDoc[]> {
+  return readList(s.kv, openBuildsProjection, []);
 }
 
 /**
@@ -178,13 +179,13 @@ async function scanTreasury(s: Services, open: OpenBuildDoc[]): Promise<number> 
 async function settleWith(s: Services, tx: SignedLanding): Promise<void> {
   const keys = [...new Set(tx.accountKeys)];
   const lookups = keys.flatMap((k) => [
-    projectionKey("build_by_reference", [k]),
-    projectionKey("build_by_mint", [k]),
+    [buildByReferenceProjection, [k]] as const,
+    [buildByMintProjection, [k]] as const,
   ]);
   const ids = new Set<number>();
   for (let i = 0; i < lookups.length; i += GET_MANY) {
-    for (const e of await s.kv.getMany(lookups.slice(i, i + GET_MANY))) {
-      if (typeof e.value === "number") ids.add(e.value);
+    for (const id of await readMany(kvReads(s.kv), lookups.slice(i, i + GET_MANY))) {
+      if (typeof id === "number") ids.add(id);
     }
   }
   for (const id of ids) {

@@ -5,7 +5,8 @@
 import type { MetadataHosted, MetadataImageUnfetchable } from "../../events/types.ts";
 import type { HostedImageDoc } from "../../projections/hosted.ts";
 import type { UsageDoc } from "../../projections/usage.ts";
-import type { Rejection } from "../domain/rejection.ts";
+import { type KeyDoc, stillInForce } from "../../projections/keys.ts";
+import { isRejection, reject, type Rejection } from "../domain/rejection.ts";
 import { secondsUntilUtcMidnight } from "../kernel/time.ts";
 
 export interface HostMetadataCommand {
@@ -106,4 +107,41 @@ export function decideUnfetchableImage(
   if ((state.usage?.metadata ?? 0) >= cmd.limits.metadataPerDay) return [];
   const { id, keyId, purchaseId, day } = cmd;
   return [{ type: "MetadataImageUnfetchable", v: 1, data: { id, keyId, purchaseId, day, reason } }];
+}
+
+/** What the runner runs: the command, with the key the call was authenticated with. */
+export interface HostMetadata extends HostMetadataCommand {
+  authenticated: Pick<KeyDoc, "secretMac">;
+}
+
+export interface HostMetadataCallState extends HostMetadataState {
+  /** The caller's key as it is now. */
+  key: KeyDoc | null;
+}
+
+/** A ban, deletion or rotation that landed while the image was fetched wins over the call. */
+export const keyNoLongerInForce = () => reject("unauthorized", "The API key is no longer valid");
+
+export function decideHost(
+  cmd: HostMetadata,
+  state: HostMetadataCallState,
+): MetadataHosted[] | LimitRejection | Rejection {
+  if (!stillInForce(state.key, cmd.authenticated)) return keyNoLongerInForce();
+  const decided = decideHostMetadata(cmd, state);
+  return isRejection(decided) ? decided : [decided];
+}
+
+export interface UnfetchableImage
+  extends Pick<HostMetadataCommand, "id" | "keyId" | "purchaseId" | "now" | "day" | "limits"> {
+  authenticated: Pick<KeyDoc, "secretMac">;
+  reason: string;
+}
+
+/** The unusable image's call counts only while the key is still in force. */
+export function decideUnfetchable(
+  cmd: UnfetchableImage,
+  state: Pick<HostMetadataCallState, "usage" | "key">,
+): MetadataImageUnfetchable[] {
+  if (!stillInForce(state.key, cmd.authenticated)) return [];
+  return decideUnfetchableImage(cmd, state, cmd.reason);
 }

@@ -4,25 +4,27 @@
  * transaction. See docs/metadata.md for why the chunks go first.
  */
 import { sha256Hex, toHex } from "../kernel/hashing.ts";
-import { projectionKey } from "../../events/keys.ts";
-import type { MetadataHosted } from "../../events/types.ts";
-import type { HostedImageDoc } from "../../projections/hosted.ts";
-import { type KeyDoc, stillInForce } from "../../projections/keys.ts";
-import type { UsageDoc } from "../../projections/usage.ts";
+import type { KeyDoc } from "../../projections/keys.ts";
 import { utcDay } from "../kernel/time.ts";
 import type { Config } from "../config.ts";
-import { isRejection } from "../domain/rejection.ts";
+import { type Rejection, toApiError } from "../domain/rejection.ts";
 import { ApiError } from "../kernel/errors.ts";
-import { type IdempotencyScope, recordFor } from "../idempotency/record.ts";
+import type { IdempotencyScope } from "../idempotency/record.ts";
+import { type CommandHandler, runCommand } from "../commands/run.ts";
+import { kvReads } from "../commands/read.ts";
 import type { Services } from "../services.ts";
 import { blobKey, chunkCount, writeImageChunks } from "./blobs.ts";
 import {
   checkLimits,
-  decideHostMetadata,
-  decideUnfetchableImage,
+  decideHost,
+  decideUnfetchable,
+  type HostMetadata,
+  type HostMetadataCallState,
   type HostMetadataCommand,
-  type LimitRejection,
+  type UnfetchableImage,
 } from "./decide.ts";
+import type { MetadataHosted, MetadataImageUnfetchable } from "../../events/types.ts";
+import { imageManifestKey, loadHostMetadata, loadLimits, loadUnfetchable } from "./reads.ts";
 import { buildMetadataJson, imageUri, metadataUri } from "./document.ts";
 import type { MetadataRequest } from "./request.ts";
 import { decodeBase64Image } from "./image/decode-base64.ts";
@@ -58,10 +60,47 @@ export interface HostMetadataInput {
   body: MetadataRequest;
 }
 
-export const usageKey = (purchaseId: string, day: string) =>
-  projectionKey("usage", [purchaseId, day]);
-export const hostedCountKey = (purchaseId: string) => projectionKey("hosted_count", [purchaseId]);
-export const imageManifestKey = (imageId: string) => projectionKey("image", [imageId]);
+// The keys moved to reads.ts, beside the typed reads; re-exported for their readers.
+export { hostedCountKey, imageManifestKey, usageKey } from "./reads.ts";
+
+/** POST /v1/metadata's command: the item hosted, its answer known before the commit. */
+const hostCommand = (
+  response: HostedMetadataResponse,
+): CommandHandler<
+  HostMetadata,
+  HostMetadataCallState,
+  MetadataHosted,
+  LimitOrRejection,
+  HostedMetadataResponse
+> => ({
+  load: loadHostMetadata,
+  decide: decideHost,
+  stream: (cmd) => `metadata-${cmd.id}`,
+  expectedVersion: 0,
+  respond: () => response,
+  rejected: limitError,
+});
+
+/** A call whose image could not be used, counted with its 400 as the answer. */
+const unfetchableCommand = (
+  error: ApiError,
+): CommandHandler<
+  UnfetchableImage,
+  HostMetadataCallState,
+  MetadataImageUnfetchable,
+  never,
+  unknown
+> => ({
+  load: async (tx, cmd) => ({
+    ...(await loadUnfetchable(tx, cmd)),
+    hostedCount: null,
+    image: null,
+  }),
+  decide: decideUnfetchable,
+  stream: (cmd) => `metadata-${cmd.id}`,
+  expectedVersion: 0,
+  respond: () => error.body(),
+});
 
 export async function hostMetadata(
   s: Services,
@@ -77,14 +116,7 @@ export async function hostMetadata(
 
   // Cheap early refusal: an over-limit key must not make us download anything. The decision that
   // counts is the one inside the transaction below.
-  const [usage, hostedCount] = await s.kv.getMany<[UsageDoc, number]>([
-    usageKey(key.purchaseId, day),
-    hostedCountKey(key.purchaseId),
-  ]);
-  const early = checkLimits({ now, limits }, {
-    usage: usage.value,
-    hostedCount: hostedCount.value,
-  });
+  const early = checkLimits({ now, limits }, await loadLimits(kvReads(s.kv), key.purchaseId, day));
   if (early) throw limitError(early);
 
   const id = toHex(crypto.getRandomValues(new Uint8Array(16)));
@@ -110,10 +142,11 @@ export async function hostMetadata(
     id,
   };
   const json = buildMetadataJson(input.body, { uri: response.imageUri, mime: image.mime });
-  const cmd = {
+  const cmd: HostMetadata = {
     id,
     keyId: key.keyId,
     purchaseId: key.purchaseId,
+    authenticated: key,
     now,
     day,
     image: { imageId, ext: image.ext, mime: image.mime, bytes: bytes.length, chunks },
@@ -121,31 +154,11 @@ export async function hostMetadata(
     limits,
   };
 
-  const { result } = await s.store.transact<MetadataHosted | LimitRejection | null>(async (tx) => {
-    const [usage, hostedCount, manifest, keyNow] = await tx.getMany<unknown>([
-      usageKey(key.purchaseId, day),
-      hostedCountKey(key.purchaseId),
-      imageManifestKey(imageId),
-      keyDocKey(key.keyId),
-    ]);
-    // A ban, deletion or rotation that landed while the image was fetched wins over this item.
-    if (!stillInForce(keyNow as KeyDoc | null, key)) return { result: null };
-    const decided = decideHostMetadata(cmd, {
-      usage: usage as UsageDoc | null,
-      hostedCount: hostedCount as number | null,
-      image: manifest as HostedImageDoc | null,
-    });
-    if (isRejection(decided)) return { result: decided };
-    return {
-      append: [{ stream: `metadata-${id}`, expectedVersion: 0, events: [decided] }],
-      sets: recordFor(idempotency, 201, response),
-      result: decided,
-    };
+  await runCommand(hostCommand(response), cmd, {
+    store: s.store,
+    clock: s.clock,
+    idempotency: { scope: idempotency, status: 201 },
   });
-  if (result === null) throw keyNoLongerValid();
-  if (isRejection(result)) throw limitError(result);
-  // The commit above holds the idempotency record; a refusal leaves it to the middleware.
-  if (idempotency) idempotency.stored = true;
   return response;
 }
 
@@ -240,29 +253,20 @@ async function recordUnfetchable(
   error: ApiError,
 ): Promise<void> {
   const { key, idempotency } = input;
-  const cmd = { ...call, keyId: key.keyId, purchaseId: key.purchaseId };
-  const { events } = await s.store.transact(async (tx) => {
-    const [usage, keyNow] = await tx.getMany<unknown>([
-      usageKey(key.purchaseId, call.day),
-      keyDocKey(key.keyId),
-    ]);
-    if (!stillInForce(keyNow as KeyDoc | null, key)) return { result: null };
-    const decided = decideUnfetchableImage(cmd, { usage: usage as UsageDoc | null }, reason);
-    if (decided.length === 0) return { result: null };
-    return {
-      append: [{ stream: `metadata-${call.id}`, expectedVersion: 0, events: decided }],
-      sets: recordFor(idempotency, error.status, error.body()),
-      result: null,
-    };
+  const cmd = { ...call, keyId: key.keyId, purchaseId: key.purchaseId, authenticated: key, reason };
+  // Nothing decided (the key went, or the day's limit was reached): the middleware keeps the 400.
+  await runCommand(unfetchableCommand(error), cmd, {
+    store: s.store,
+    clock: s.clock,
+    idempotency: { scope: idempotency, status: error.status },
   });
-  if (idempotency && events.length > 0) idempotency.stored = true;
 }
 
-const keyDocKey = (keyId: string) => projectionKey("key", [keyId]);
+/** A limit's refusal, with when it resets; any other refusal as the error it names. */
+type LimitOrRejection = Rejection & { retryAfterS?: number };
 
-const keyNoLongerValid = () => new ApiError("unauthorized", "The API key is no longer valid");
-
-function limitError(r: LimitRejection): ApiError {
+function limitError(r: LimitOrRejection): ApiError {
+  if (r.rejected !== "daily_limit") return toApiError(r);
   const headers: Record<string, string> = r.retryAfterS
     ? { "Retry-After": String(r.retryAfterS) }
     : {};

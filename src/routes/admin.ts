@@ -102,13 +102,13 @@ export function adminRoutes(s: Services) {
   app.post("/admin/keys/:keyId/ban", async (c) => {
     const keyId = keyIdOf(c.req.param("keyId"));
     const { reason } = await readBody(c, BanBody);
-    const { key, events } = await banKey(s.store, keyId, reason);
+    const { key, events } = await banKey(s.store, keyId, reason, s.clock);
     audit("key banned", { keyId, reason, changed: events.length > 0 });
     return c.json({ key, changed: events.length > 0 });
   });
   app.post("/admin/keys/:keyId/lift", async (c) => {
     const keyId = keyIdOf(c.req.param("keyId"));
-    const { key, events } = await liftBan(s.store, keyId);
+    const { key, events } = await liftBan(s.store, keyId, s.clock);
     audit("ban lifted", { keyId, changed: events.length > 0 });
     return c.json({ key, changed: events.length > 0 });
   });

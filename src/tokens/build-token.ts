@@ -13,13 +13,13 @@
  */
 import { type Connection, PublicKey, type RecentPrioritizationFees } from "@solana/web3.js";
 import { sha256Hex } from "../kernel/hashing.ts";
-import { projectionKey } from "../../events/keys.ts";
-import { type KeyDoc, stillInForce } from "../../projections/keys.ts";
-import type { UsageDoc } from "../../projections/usage.ts";
+import type { KeyDoc } from "../../projections/keys.ts";
+import { usageProjection } from "../../projections/usage.ts";
 import { secondsUntilUtcMidnight, utcDay } from "../kernel/time.ts";
-import { isRejection, reject, type Rejection } from "../domain/rejection.ts";
+import type { Rejection } from "../domain/rejection.ts";
+import { kvReads, read } from "../commands/read.ts";
 import { ApiError } from "../kernel/errors.ts";
-import { type IdempotencyScope, recordFor } from "../idempotency/record.ts";
+import type { IdempotencyScope } from "../idempotency/record.ts";
 import { usdToLamports } from "../pricing/price-source.ts";
 import { solPriceOr503 } from "../pricing/quote.ts";
 import type { Services } from "../services.ts";
@@ -35,7 +35,10 @@ import {
   spend,
   unitLimitFromSimulation,
 } from "./costs.ts";
-import { type BuildDraft, decideBuild } from "./decide.ts";
+import { type BuildCall, type BuildCallState, type BuildDraft, decideBuildCall } from "./decide.ts";
+import { loadBuild } from "./reads.ts";
+import type { TokenBuilt } from "../../events/types.ts";
+import { type CommandHandler, runCommand } from "../commands/run.ts";
 import { payerProblem, recipientProblem } from "./recipient.ts";
 import type { BuildRequest } from "./request-schema.ts";
 import {
@@ -168,8 +171,7 @@ async function build(
 
   // A key already at its limit is refused before any RPC is spent on it. The authoritative check
   // is the one inside the commit below.
-  const usage = (await s.kv.get<UsageDoc>(projectionKey("usage", [caller.purchaseId, utcDay(now)])))
-    .value;
+  const usage = await read(kvReads(s.kv), usageProjection, [caller.purchaseId, utcDay(now)]);
   if ((usage?.tokens ?? 0) >= limit) throw dailyLimit(limit, usage?.tokens ?? 0, now);
 
   const tokenProgram = req.tokenProgram ?? "spl-token";
@@ -393,48 +395,43 @@ async function build(
     ...(vanityTries !== null ? { vanity: { tries: vanityTries } } : {}),
   });
 
-  const idem = opts.idempotency ?? null;
+  const buildCommand: CommandHandler<
+    BuildCall,
+    BuildCallState,
+    TokenBuilt,
+    Rejection,
+    BuildResponse
+  > = {
+    load: loadBuild,
+    decide: decideBuildCall,
+    // "any", not 0: the stream is new by construction (its id comes from the read above,
+    // which the head guard protects), whereas the store checks an expected version
+    // against a fresh read outside that guard, so a racer that took the same id would
+    // surface as a StreamVersionError (500) instead of the head conflict and re-run.
+    stream: (_cmd, _state, [built]) => `build-${built.data.buildId}`,
+    expectedVersion: "any",
+    respond: ([built]) => respond(built.data.buildId),
+    rejected: (r) =>
+      r.rejected === "daily_limit"
+        ? dailyLimit(limit, Number(r.fields?.usedToday ?? limit), now)
+        : new ApiError(r.rejected, r.message, r.fields ?? {}),
+  };
   const { result } = await timed(
     "store",
     () =>
-      s.store.transact<BuildResponse | Rejection>(async (tx) => {
-        const [key, usageNow] = await tx.getMany<KeyDoc | UsageDoc>([
-          projectionKey("key", [caller.keyId]),
-          projectionKey("usage", [caller.purchaseId, utcDay(now)]),
-        ]);
-        // A ban, deletion or rotation that landed while we were on the RPC wins over this build.
-        if (!stillInForce(key as KeyDoc | null, caller)) {
-          return { result: reject("unauthorized", "The API key is no longer valid") };
-        }
-        const decided = decideBuild(
-          { keyId: caller.keyId, purchaseId: caller.purchaseId, now, tokensPerDay: limit, draft },
-          { usage: usageNow as UsageDoc | null, lastBuildId: await lastBuildId(tx.kv) },
-        );
-        if (isRejection(decided)) return { result: decided };
-        const body = respond(decided.data.buildId);
-        return {
-          append: [{
-            stream: `build-${decided.data.buildId}`,
-            // "any", not 0: the stream is new by construction (its id comes from the read above,
-            // which the head guard protects), whereas the store checks an expected version
-            // against a fresh read outside that guard, so a racer that took the same id would
-            // surface as a StreamVersionError (500) instead of the head conflict and re-run.
-            expectedVersion: "any",
-            events: [decided],
-          }],
-          sets: recordFor(idem, 201, body),
-          result: body,
-        };
+      runCommand(buildCommand, {
+        keyId: caller.keyId,
+        purchaseId: caller.purchaseId,
+        authenticated: caller,
+        now,
+        tokensPerDay: limit,
+        draft,
+      }, {
+        store: s.store,
+        clock: s.clock,
+        idempotency: { scope: opts.idempotency ?? null, status: 201 },
       }),
   );
-  if (isRejection(result)) {
-    if (result.rejected === "daily_limit") {
-      throw dailyLimit(limit, Number(result.fields?.usedToday ?? limit), now);
-    }
-    throw new ApiError(result.rejected, result.message, result.fields ?? {});
-  }
-  // The commit above holds the idempotency record; a refusal leaves it to the middleware.
-  if (idem) idem.stored = true;
   s.logger.log("info", "token built", {
     buildId: result.buildId,
     keyId: caller.keyId,
@@ -444,20 +441,6 @@ async function build(
     microLamports: microLamports.toString(),
   });
   return result;
-}
-
-/**
- * Build ids follow the `build` projection (keyed by id, so KV orders it numerically); it is read
- * inside the commit whose log-head guard makes the next id unique, and replay rebuilds it.
- */
-async function lastBuildId(kv: Deno.Kv): Promise<number | null> {
-  for await (
-    const e of kv.list({ prefix: projectionKey("build", []) }, { reverse: true, limit: 1 })
-  ) {
-    const id = e.key[e.key.length - 1];
-    return typeof id === "number" ? id : null;
-  }
-  return null;
 }
 
 /**

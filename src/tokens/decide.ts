@@ -5,8 +5,9 @@
  */
 import type { TokenBuilt } from "../../events/types.ts";
 import type { UsageDoc } from "../../projections/usage.ts";
+import { type KeyDoc, stillInForce } from "../../projections/keys.ts";
 import { secondsUntilUtcMidnight, utcDay } from "../kernel/time.ts";
-import { reject, type Rejection } from "../domain/rejection.ts";
+import { isRejection, reject, type Rejection } from "../domain/rejection.ts";
 
 /** Everything about the build that was settled before the store is touched. */
 export type BuildDraft = Omit<TokenBuilt["data"], "buildId" | "keyId" | "purchaseId" | "day">;
@@ -54,4 +55,23 @@ export function decideBuild(cmd: BuildCommand, state: BuildState): TokenBuilt | 
       ...cmd.draft,
     },
   };
+}
+
+/** What the runner runs: the build, with the key the request was authenticated with. */
+export interface BuildCall extends BuildCommand {
+  authenticated: Pick<KeyDoc, "secretMac">;
+}
+
+export interface BuildCallState extends BuildState {
+  /** The caller's key as it is now. */
+  key: KeyDoc | null;
+}
+
+/** A ban, deletion or rotation that landed while the build was on the RPC wins over it. */
+export function decideBuildCall(cmd: BuildCall, state: BuildCallState): TokenBuilt[] | Rejection {
+  if (!stillInForce(state.key, cmd.authenticated)) {
+    return reject("unauthorized", "The API key is no longer valid");
+  }
+  const decided = decideBuild(cmd, state);
+  return isRejection(decided) ? decided : [decided];
 }

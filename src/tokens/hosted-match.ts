@@ -7,8 +7,8 @@
  * document is served byte for byte, so any difference is one a reader can see. A caller's own
  * external URI is not fetched: the service cannot know what it will serve tomorrow (docs/tokens.md).
  */
-import { projectionKey } from "../../events/keys.ts";
-import type { HostedMetadataDoc } from "../../projections/hosted.ts";
+import { hostedMetadataProjection } from "../../projections/hosted.ts";
+import { kvReads, read } from "../commands/read.ts";
 import { ApiError } from "../kernel/errors.ts";
 import type { BuildRequest } from "./request-schema.ts";
 
@@ -20,7 +20,7 @@ export async function checkHostedDocumentMatch(
 ): Promise<void> {
   const id = hostedDocumentId(req.metadataUri);
   if (!id) return;
-  const doc = (await kv.get<HostedMetadataDoc>(projectionKey("metadata", [id]))).value;
+  const doc = await read(kvReads(kv), hostedMetadataProjection, [id]);
   if (!doc) {
     if (!onOwnOrigin(hostedBases, req.metadataUri)) return;
     throw new ApiError("invalid_request", "Request is invalid", {

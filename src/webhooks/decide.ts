@@ -7,6 +7,7 @@ import type {
   DomainEvent,
   StoredEvent,
   WebhookDeliveryScheduled,
+  WebhookEvent,
   WebhookEventType,
 } from "../../events/types.ts";
 import { type BuildDoc, buildsProjection } from "../../projections/builds.ts";
@@ -147,7 +148,7 @@ export interface AttemptResult {
 }
 
 export interface AttemptDecision {
-  events: DomainEvent[];
+  events: WebhookEvent[];
   /** Pause before the next attempt, or null when none follows. */
   retryInMs: number | null;
 }
@@ -174,7 +175,7 @@ export function decideAttempt(
   const failingSince = endpoint.failingSince ?? now;
   const disable = now - failingSince >= DISABLE_AFTER_MS;
   const retryInMs = !disable && attempt < MAX_ATTEMPTS ? RETRY_DELAYS_MS[attempt - 1] : null;
-  const events: DomainEvent[] = [{
+  const events: WebhookEvent[] = [{
     type: "WebhookDeliveryAttempted",
     v: 1,
     data: {

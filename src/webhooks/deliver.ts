@@ -4,13 +4,28 @@
  * if no other run recorded that attempt first. A receiver's failure is an outcome, recorded and
  * retried on the schedule; only our own faults (KV) throw, for the queue to redeliver.
  */
-import { projectionKey } from "../../events/keys.ts";
-import type { DomainEvent } from "../../events/types.ts";
-import type { KeyDoc } from "../../projections/keys.ts";
-import type { WebhookDeliveryDoc, WebhookEndpointDoc } from "../../projections/webhooks.ts";
+import { keysProjection } from "../../projections/keys.ts";
+import { kvReads, read } from "../commands/read.ts";
+import { type CommandHandler, runCommand } from "../commands/run.ts";
+import type { WebhookDeliveryAbandoned } from "../../events/types.ts";
+import type { WebhookEvent } from "./events.ts";
 import type { Services } from "../services.ts";
-import { type AttemptResult, decideAttempt } from "./decide.ts";
-import { type DeliveryMessage, deliveryMessage, kvDeliveryScheduler } from "./scheduler.ts";
+import type { AttemptResult } from "./decide.ts";
+import {
+  type AbandonDelivery,
+  decideAbandon,
+  decideRecordAttempt,
+  type DeliveryState,
+  type RecordAttempt,
+  retryInMs,
+} from "./commands.ts";
+import { loadDelivery, readDelivery, readEndpoint } from "./reads.ts";
+import {
+  type DeliveryMessage,
+  deliveryMessage,
+  type DeliveryScheduler,
+  kvDeliveryScheduler,
+} from "./scheduler.ts";
 import { openSecret } from "./secret.ts";
 import { sendSigned } from "./send.ts";
 
@@ -21,29 +36,23 @@ export async function deliverWebhook(
   msg: DeliveryMessage,
   send: Sender = sendSigned,
 ): Promise<void> {
-  const delivery = await readDelivery(s.kv, msg.deliveryId);
+  const reads = kvReads(s.kv);
+  const delivery = await readDelivery(reads, msg.deliveryId);
   if (!delivery || delivery.status !== "pending" || delivery.attempts.length !== msg.attempt - 1) {
     return;
   }
-  const endpoint = (await s.kv.get<WebhookEndpointDoc>(
-    projectionKey("webhook", [delivery.endpointId]),
-  )).value;
-  const key = endpoint &&
-    (await s.kv.get<KeyDoc>(projectionKey("key", [endpoint.keyId]))).value;
+  const endpoint = await readEndpoint(reads, delivery.endpointId);
+  const key = endpoint && await read(reads, keysProjection, [endpoint.keyId]);
   if (!endpoint || endpoint.status !== "enabled" || !key || key.deleted) {
-    await record(s, msg, () => [{
-      type: "WebhookDeliveryAbandoned",
-      v: 1,
-      data: {
-        deliveryId: delivery.deliveryId,
-        endpointId: delivery.endpointId,
-        reason: !endpoint
-          ? "endpoint deleted"
-          : endpoint.status !== "enabled"
-          ? "endpoint disabled"
-          : "API key deleted",
-      },
-    }]);
+    const reason = !endpoint
+      ? "endpoint deleted"
+      : endpoint.status !== "enabled"
+      ? "endpoint disabled"
+      : "API key deleted";
+    await runCommand(abandonCommand, { ...attemptOf(msg), reason }, {
+      store: s.store,
+      clock: s.clock,
+    });
     return;
   }
   const secret = await openSecret(s.config.keyPepper!, endpoint.secretSealed);
@@ -62,44 +71,50 @@ export async function deliverWebhook(
   await recordAttempt(s, msg, result);
 }
 
+const attemptOf = (msg: DeliveryMessage) => ({
+  deliveryId: msg.deliveryId,
+  attempt: msg.attempt,
+});
+
+/** A delivery's events go to its endpoint's stream (decided only once the delivery is read). */
+const deliveryStream = (_cmd: unknown, s: DeliveryState) => `webhook-${s.delivery!.endpointId}`;
+
+/** Each appends only while the delivery still awaits this message's attempt. */
+const abandonCommand: CommandHandler<
+  AbandonDelivery,
+  DeliveryState,
+  WebhookDeliveryAbandoned,
+  never,
+  null
+> = {
+  load: loadDelivery,
+  decide: decideAbandon,
+  stream: deliveryStream,
+  expectedVersion: "any",
+  respond: () => null,
+};
+
+/** The next attempt, when the schedule asks for one, is queued in the record's commit. */
+const recordAttemptCommand = (
+  scheduler: DeliveryScheduler,
+): CommandHandler<RecordAttempt, DeliveryState, WebhookEvent, never, null> => ({
+  load: loadDelivery,
+  decide: decideRecordAttempt,
+  stream: deliveryStream,
+  expectedVersion: "any",
+  respond: () => null,
+  enqueue(events, _s, cmd, now) {
+    const retry = retryInMs(events, now);
+    return retry === null
+      ? []
+      : scheduler.schedule(deliveryMessage(cmd.deliveryId, cmd.attempt + 1), retry);
+  },
+});
+
 async function recordAttempt(s: Services, msg: DeliveryMessage, result: AttemptResult) {
   const scheduler = s.webhookScheduler ?? kvDeliveryScheduler;
-  let retryInMs: number | null = null;
-  await record(s, msg, (delivery, endpoint) => {
-    if (!endpoint) return [];
-    const decided = decideAttempt(delivery, endpoint, result, s.clock());
-    retryInMs = decided.retryInMs;
-    return decided.events;
-  }, () =>
-    retryInMs === null ? [] : scheduler.schedule(
-      deliveryMessage(msg.deliveryId, msg.attempt + 1),
-      retryInMs,
-    ));
-}
-
-/** Appends what `decide` says, only while the delivery still awaits this message's attempt. */
-async function record(
-  s: Services,
-  msg: DeliveryMessage,
-  decide: (d: WebhookDeliveryDoc, e: WebhookEndpointDoc | null) => DomainEvent[],
-  enqueue: () => ReturnType<typeof kvDeliveryScheduler.schedule> = () => [],
-) {
-  await s.store.transact(async (tx) => {
-    const d = await tx.projection<WebhookDeliveryDoc>("webhook_delivery", [msg.deliveryId]);
-    if (!d || d.status !== "pending" || d.attempts.length !== msg.attempt - 1) {
-      return { result: null };
-    }
-    const e = await tx.projection<WebhookEndpointDoc>("webhook", [d.endpointId]);
-    const events = decide(d, e);
-    if (events.length === 0) return { result: null };
-    return {
-      append: [{ stream: `webhook-${d.endpointId}`, expectedVersion: "any", events }],
-      enqueue: enqueue(),
-      result: null,
-    };
+  await runCommand(recordAttemptCommand(scheduler), { ...attemptOf(msg), result }, {
+    store: s.store,
+    clock: s.clock,
   });
-}
-
-async function readDelivery(kv: Deno.Kv, id: string) {
-  return (await kv.get<WebhookDeliveryDoc>(projectionKey("webhook_delivery", [id]))).value;
 }

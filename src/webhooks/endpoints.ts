@@ -3,23 +3,64 @@
  * a delivery log per endpoint, and replay of a delivery. Every change is an event.
  */
 import { z } from "zod";
-import { projectionKey } from "../../events/keys.ts";
+import type { Tx } from "../../events/store.ts";
 import type { WebhookEventType } from "../../events/types.ts";
 import type { KeyDoc } from "../../projections/keys.ts";
-import type { WebhookDeliveryDoc, WebhookEndpointDoc } from "../../projections/webhooks.ts";
+import {
+  webhookDeliveriesByEndpointProjection,
+  type WebhookDeliveryDoc,
+  webhookDeliveryProjection,
+  type WebhookEndpointDoc,
+  webhookEndpointProjection,
+} from "../../projections/webhooks.ts";
+import { keyOf, kvReads, readMany } from "../commands/read.ts";
+import { runCommand } from "../commands/run.ts";
 import { ApiError, invalid } from "../kernel/errors.ts";
 import { classifyAddress, isLoopbackAddress } from "../metadata/image/address-policy.ts";
 import { parseIp } from "../kernel/ipaddr.ts";
 import { imageUrlProblem } from "../metadata/image/fetch-image.ts";
 import type { Services } from "../services.ts";
-import {
-  MAX_ENDPOINTS_PER_KEY,
-  newDeliveryId,
-  newEndpointId,
-  WEBHOOK_EVENT_TYPES,
-} from "./decide.ts";
-import { deliveryMessage, kvDeliveryScheduler } from "./scheduler.ts";
+import { newDeliveryId, newEndpointId, WEBHOOK_EVENT_TYPES } from "./decide.ts";
+import { deliveryMessage, type DeliveryScheduler, kvDeliveryScheduler } from "./scheduler.ts";
 import { newWebhookSecret, sealSecret } from "./secret.ts";
+import {
+  decideDelete,
+  decideRegister,
+  decideReplay,
+  type DeleteEndpoint,
+  type RegisterEndpoint,
+  type ReplayDelivery,
+} from "./commands.ts";
+import { keyEndpointIds, loadReplay, readDelivery, readEndpoint } from "./reads.ts";
+
+const registerCommand = {
+  load: async (tx: Tx, cmd: RegisterEndpoint) => ({
+    endpointIds: await keyEndpointIds(tx.kv, cmd.keyId),
+  }),
+  decide: decideRegister,
+  stream: (cmd: RegisterEndpoint) => `webhook-${cmd.endpointId}`,
+  expectedVersion: 0 as const,
+  respond: () => null,
+};
+
+const deleteCommand = {
+  load: (tx: Tx, cmd: DeleteEndpoint) => readEndpoint(tx, cmd.endpointId),
+  decide: decideDelete,
+  stream: (cmd: DeleteEndpoint) => `webhook-${cmd.endpointId}`,
+  expectedVersion: "any" as const,
+  respond: () => null,
+};
+
+/** The replayed delivery's first attempt goes on the queue in the same commit. */
+const replayCommand = (scheduler: DeliveryScheduler) => ({
+  load: loadReplay,
+  decide: decideReplay,
+  stream: (cmd: ReplayDelivery) => `webhook-${cmd.endpointId}`,
+  expectedVersion: "any" as const,
+  respond: () => null,
+  enqueue: (_e: unknown, _s: unknown, cmd: ReplayDelivery) =>
+    scheduler.schedule(deliveryMessage(cmd.deliveryId, 1), 0),
+});
 
 export const RegisterRequest = z.strictObject({
   url: z.string().max(2000, "at most 2000 characters"),
@@ -87,43 +128,16 @@ export async function registerEndpoint(
   const secretSealed = await sealSecret(s.config.keyPepper!, secret);
   const endpointId = newEndpointId();
   const eventTypes = [...new Set(body.events ?? WEBHOOK_EVENT_TYPES)] as WebhookEventType[];
-  await s.store.transact(async (tx) => {
-    const ids = await keyEndpointIds(tx.kv, key.keyId);
-    if (ids.length >= MAX_ENDPOINTS_PER_KEY) {
-      throw invalid({
-        url: `at most ${MAX_ENDPOINTS_PER_KEY} endpoints per key; delete one first`,
-      });
-    }
-    return {
-      append: [{
-        stream: `webhook-${endpointId}`,
-        expectedVersion: 0,
-        events: [{
-          type: "WebhookEndpointRegistered",
-          v: 1,
-          data: {
-            endpointId,
-            keyId: key.keyId,
-            url: body.url,
-            eventTypes,
-            description: body.description ?? null,
-            secretSealed,
-          },
-        }],
-      }],
-      result: null,
-    };
-  });
+  await runCommand(registerCommand, {
+    endpointId,
+    keyId: key.keyId,
+    url: body.url,
+    eventTypes,
+    description: body.description ?? null,
+    secretSealed,
+  }, { store: s.store, clock: s.clock });
   const doc = await ownEndpoint(s, key, endpointId);
   return { ...endpointView(doc), secret };
-}
-
-async function keyEndpointIds(kv: Deno.Kv, keyId: string): Promise<string[]> {
-  const ids: string[] = [];
-  for await (const e of kv.list<string>({ prefix: projectionKey("webhook_by_key", [keyId]) })) {
-    ids.push(e.value);
-  }
-  return ids;
 }
 
 /** The key's endpoints, oldest first. */
@@ -136,10 +150,11 @@ export async function listEndpoints(s: Services, key: KeyDoc): Promise<EndpointV
 export async function endpointDocs(kv: Deno.Kv, ids: string[]): Promise<WebhookEndpointDoc[]> {
   const out: WebhookEndpointDoc[] = [];
   for (let i = 0; i < ids.length; i += 10) {
-    const got = await kv.getMany<WebhookEndpointDoc[]>(
-      ids.slice(i, i + 10).map((id) => projectionKey("webhook", [id])),
+    const got = await readMany(
+      kvReads(kv),
+      ids.slice(i, i + 10).map((id) => [webhookEndpointProjection, [id]] as const),
     );
-    for (const g of got) if (g.value) out.push(g.value);
+    for (const g of got) if (g) out.push(g);
   }
   return out;
 }
@@ -150,7 +165,7 @@ export async function ownEndpoint(
   key: KeyDoc,
   id: string,
 ): Promise<WebhookEndpointDoc> {
-  const doc = (await s.kv.get<WebhookEndpointDoc>(projectionKey("webhook", [id]))).value;
+  const doc = await readEndpoint(kvReads(s.kv), id);
   if (!doc || doc.keyId !== key.keyId) {
     throw new ApiError("not_found", "No webhook endpoint of this key has that id");
   }
@@ -159,21 +174,9 @@ export async function ownEndpoint(
 
 export async function deleteEndpoint(s: Services, key: KeyDoc, id: string): Promise<void> {
   await ownEndpoint(s, key, id);
-  await s.store.transact(async (tx) => {
-    const doc = await tx.projection<WebhookEndpointDoc>("webhook", [id]);
-    if (!doc) return { result: null };
-    return {
-      append: [{
-        stream: `webhook-${id}`,
-        expectedVersion: "any",
-        events: [{
-          type: "WebhookEndpointDeleted",
-          v: 1,
-          data: { endpointId: id, keyId: key.keyId },
-        }],
-      }],
-      result: null,
-    };
+  await runCommand(deleteCommand, { endpointId: id, keyId: key.keyId }, {
+    store: s.store,
+    clock: s.clock,
   });
 }
 
@@ -231,7 +234,7 @@ export async function listDeliveries(
   }
   if (Object.keys(fields).length) throw invalid(fields);
   await ownEndpoint(s, key, endpointId);
-  const prefix = projectionKey("webhook_delivery_by_endpoint", [endpointId]);
+  const prefix = keyOf(webhookDeliveriesByEndpointProjection, [endpointId]);
   const ids: string[] = [];
   const rows = s.kv.list<string>(
     query.cursor ? { prefix, end: [...prefix, query.cursor] } : { prefix },
@@ -241,10 +244,11 @@ export async function listDeliveries(
   const page = ids.slice(0, limit);
   const docs: WebhookDeliveryDoc[] = [];
   for (let i = 0; i < page.length; i += 10) {
-    const got = await s.kv.getMany<WebhookDeliveryDoc[]>(
-      page.slice(i, i + 10).map((id) => projectionKey("webhook_delivery", [id])),
+    const got = await readMany(
+      kvReads(s.kv),
+      page.slice(i, i + 10).map((id) => [webhookDeliveryProjection, [id]] as const),
     );
-    for (const g of got) if (g.value) docs.push(g.value);
+    for (const g of got) if (g) docs.push(g);
   }
   return {
     items: docs.map(deliveryView),
@@ -262,42 +266,12 @@ export async function replayDelivery(
   endpointId: string,
   deliveryId: string,
 ): Promise<DeliveryView> {
-  const endpoint = await ownEndpoint(s, key, endpointId);
-  const original = (await s.kv.get<WebhookDeliveryDoc>(
-    projectionKey("webhook_delivery", [deliveryId]),
-  )).value;
-  if (!original || original.endpointId !== endpointId) {
-    throw new ApiError("not_found", "No delivery of this endpoint has that id");
-  }
-  if (endpoint.status !== "enabled") {
-    throw invalid({ endpoint: "disabled after failing for 3 days; register it again" });
-  }
   const scheduler = s.webhookScheduler ?? kvDeliveryScheduler;
   const id = newDeliveryId(s.clock());
-  await s.store.transact(() =>
-    Promise.resolve({
-      append: [{
-        stream: `webhook-${endpointId}`,
-        expectedVersion: "any" as const,
-        events: [{
-          type: "WebhookDeliveryScheduled" as const,
-          v: 1 as const,
-          data: {
-            deliveryId: id,
-            endpointId,
-            keyId: key.keyId,
-            messageId: original.messageId,
-            eventType: original.eventType,
-            buildId: original.buildId,
-            payload: original.payload,
-            replayOf: original.deliveryId,
-          },
-        }],
-      }],
-      enqueue: scheduler.schedule(deliveryMessage(id, 1), 0),
-      result: null,
-    })
+  await runCommand(
+    replayCommand(scheduler),
+    { deliveryId: id, originalId: deliveryId, endpointId, keyId: key.keyId },
+    { store: s.store, clock: s.clock },
   );
-  const doc = (await s.kv.get<WebhookDeliveryDoc>(projectionKey("webhook_delivery", [id]))).value!;
-  return deliveryView(doc);
+  return deliveryView((await readDelivery(kvReads(s.kv), id))!);
 }

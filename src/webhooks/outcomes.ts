@@ -4,12 +4,13 @@
  * messages, all in the same atomic commit (an outcome recorded is an outcome delivered, at least
  * once).
  */
-import { projectionKey } from "../../events/keys.ts";
 import type { Enqueue, StreamAppend, Tx } from "../../events/store.ts";
 import type { DomainEvent } from "../../events/types.ts";
 import type { BuildDoc } from "../../projections/builds.ts";
-import type { KeyDoc } from "../../projections/keys.ts";
-import type { WebhookEndpointDoc } from "../../projections/webhooks.ts";
+import { keysProjection } from "../../projections/keys.ts";
+import { type WebhookEndpointDoc, webhookEndpointProjection } from "../../projections/webhooks.ts";
+import { read, readMany } from "../commands/read.ts";
+import { keyEndpointIds } from "./reads.ts";
 import type { Services } from "../services.ts";
 import { scheduleOutcomeDeliveries, webhookTypeOf } from "./decide.ts";
 import { deliveryMessage, kvDeliveryScheduler } from "./scheduler.ts";
@@ -22,18 +23,13 @@ export async function outcomeDeliveries(
 ): Promise<{ append: StreamAppend[]; enqueue: Enqueue[] }> {
   if (!events.some((e) => webhookTypeOf(e) !== null)) return { append: [], enqueue: [] };
   // A deleted key's owner can no longer see or remove its endpoints: they get nothing more.
-  const key = await tx.projection<KeyDoc>("key", [build.keyId]);
+  const key = await read(tx, keysProjection, [build.keyId]);
   if (!key || key.deleted) return { append: [], enqueue: [] };
-  const ids: string[] = [];
-  for await (
-    const e of tx.kv.list<string>({
-      prefix: projectionKey("webhook_by_key", [build.keyId]),
-    })
-  ) ids.push(e.value);
+  const ids = await keyEndpointIds(tx.kv, build.keyId);
   if (ids.length === 0) return { append: [], enqueue: [] };
-  const endpoints = (await tx.getMany<WebhookEndpointDoc>(
-    ids.map((id) => projectionKey("webhook", [id])),
-  )).filter((d): d is WebhookEndpointDoc => d !== null);
+  const endpoints =
+    (await readMany(tx, ids.map((id) => [webhookEndpointProjection, [id]] as const)))
+      .filter((d): d is WebhookEndpointDoc => d !== null);
   const scheduled = scheduleOutcomeDeliveries(build, events, endpoints, s.clock());
   const scheduler = s.webhookScheduler ?? kvDeliveryScheduler;
   // One append per endpoint stream: two appends to one stream in a commit would collide.

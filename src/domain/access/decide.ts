@@ -3,11 +3,11 @@
  * One active key per purchase; rotation and deletion end the old secret at once; a banned or
  * suspended key cannot be rotated or deleted away to escape the ban.
  */
-import type { DomainEvent } from "../../../events/types.ts";
 import type { KeyDoc } from "../../../projections/keys.ts";
 import type { PurchaseDoc } from "../../../projections/purchases.ts";
 import { reject, type Rejection } from "../rejection.ts";
 import { pricePayment } from "./pricing.ts";
+import type { AccessEvent } from "./events.ts";
 
 export type AccessCommand =
   | {
@@ -60,7 +60,7 @@ export interface AccessState {
 
 const notFound = (what: string) => reject("not_found", `${what} not found`);
 
-export function decideAccess(cmd: AccessCommand, s: AccessState): DomainEvent[] | Rejection {
+export function decideAccess(cmd: AccessCommand, s: AccessState): AccessEvent[] | Rejection {
   switch (cmd.type) {
     case "QuotePurchase": {
       if (s.purchase) return reject("invalid_request", "purchase already exists");

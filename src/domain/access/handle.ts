@@ -1,24 +1,31 @@
-/** Runs an access command against the store: read state, decide, append (retried on conflict). */
+/** Runs an access command through the one runner: load key and purchase, decide, append. */
 import type { EventStore } from "../../../events/store.ts";
-import type { DomainEvent, StoredEvent } from "../../../events/types.ts";
-import type { KeyDoc } from "../../../projections/keys.ts";
-import type { PurchaseDoc } from "../../../projections/purchases.ts";
-import { isRejection, type Rejection, toApiError } from "../rejection.ts";
-import { type AccessCommand, decideAccess } from "./decide.ts";
+import type { StoredEvent } from "../../../events/types.ts";
+import { type Clock, systemClock } from "../../kernel/clock.ts";
+import { type CommandHandler, runCommand } from "../../commands/run.ts";
+import type { Rejection } from "../rejection.ts";
+import { type AccessCommand, type AccessState, accessStream, decideAccess } from "./decide.ts";
+import type { AccessEvent } from "./events.ts";
+import { loadAccess } from "./reads.ts";
 
-export async function handleAccess(store: EventStore, cmd: AccessCommand): Promise<StoredEvent[]> {
-  const { result, events } = await store.transact<DomainEvent[] | Rejection>(async (tx) => {
-    const key = "keyId" in cmd ? await tx.projection<KeyDoc>("key", [cmd.keyId]) : null;
-    const purchaseId = "purchaseId" in cmd ? cmd.purchaseId : key?.purchaseId;
-    const purchase = purchaseId ? await tx.projection<PurchaseDoc>("purchase", [purchaseId]) : null;
-    const decided = decideAccess(cmd, { purchase, key });
-    if (isRejection(decided)) return { result: decided };
-    const stream = `purchase-${purchaseId}`;
-    return {
-      append: [{ stream, expectedVersion: await tx.streamVersion(stream), events: decided }],
-      result: decided,
-    };
-  });
-  if (isRejection(result)) throw toApiError(result);
-  return events;
+export const accessCommands: CommandHandler<
+  AccessCommand,
+  AccessState,
+  AccessEvent,
+  Rejection,
+  AccessEvent[]
+> = {
+  load: loadAccess,
+  decide: decideAccess,
+  stream: accessStream,
+  respond: (events) => events,
+};
+
+/** The stored events (none when nothing changed); a rejection throws its API error. */
+export async function handleAccess(
+  store: EventStore,
+  cmd: AccessCommand,
+  clock: Clock = systemClock,
+): Promise<StoredEvent[]> {
+  return (await runCommand(accessCommands, cmd, { store, clock })).events;
 }

@@ -27,7 +27,7 @@ export async function issueKey(
     wallet,
     keyId,
     secretMac: await macSecret(s.pepper, secret),
-  });
+  }, s.clock);
   return { keyId, apiKey: formatKey(s.config.keyPrefix, keyId, secret), shownOnce: true };
 }
 
@@ -38,11 +38,11 @@ export async function rotateKey(s: Services, keyId: string, wallet: string): Pro
     keyId,
     wallet,
     secretMac: await macSecret(s.pepper, secret),
-  });
+  }, s.clock);
   return { keyId, apiKey: formatKey(s.config.keyPrefix, keyId, secret), shownOnce: true };
 }
 
 export async function deleteKey(s: Services, keyId: string, wallet: string) {
-  await handleAccess(s.store, { type: "DeleteKey", keyId, wallet });
+  await handleAccess(s.store, { type: "DeleteKey", keyId, wallet }, s.clock);
   return { keyId, status: "deleted" as const };
 }

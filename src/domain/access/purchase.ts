@@ -6,8 +6,8 @@
  */
 import { PublicKey } from "@solana/web3.js";
 import { toHex } from "../../kernel/hashing.ts";
-import { projectionKey } from "../../../events/keys.ts";
-import type { PurchaseDoc } from "../../../projections/purchases.ts";
+import { type PurchaseDoc, purchasesProjection } from "../../../projections/purchases.ts";
+import { kvReads, read } from "../../commands/read.ts";
 import { ApiError } from "../../kernel/errors.ts";
 import { solPriceOr503 } from "../../pricing/quote.ts";
 import type { Services } from "../../services.ts";
@@ -86,7 +86,7 @@ export async function quotePurchase(
     treasury: s.treasury.toBase58(),
     lastValidBlockHeight: built.lastValidBlockHeight,
     expiresAt,
-  });
+  }, s.clock);
   return {
     purchaseId,
     currency,
@@ -129,7 +129,7 @@ export async function quoteTopUp(
     solUsd,
     lastValidBlockHeight: built.lastValidBlockHeight,
     expiresAt,
-  });
+  }, s.clock);
   return {
     purchaseId,
     currency: p.currency,
@@ -181,7 +181,7 @@ export async function checkPurchase(
       received: found.received.toString(),
       currentSolUsd: late && p.currency === "SOL" ? await currentSolUsd(s) : null,
       stablecoinDecimals: s.stablecoin?.decimals ?? 0,
-    });
+    }, s.clock);
     p = await ownPurchase(s, purchaseId, wallet);
   }
   return purchaseCheck(p, s.clock());
@@ -208,9 +208,7 @@ const currentSolUsd = async (s: Services) =>
 
 /** The wallet's own purchase; another wallet's is "not found", so ids can't be probed. */
 export async function ownPurchase(s: Services, id: string, wallet: string): Promise<PurchaseDoc> {
-  const p = /^[0-9a-f]{16}$/.test(id)
-    ? (await s.kv.get<PurchaseDoc>(projectionKey("purchase", [id]))).value
-    : null;
+  const p = /^[0-9a-f]{16}$/.test(id) ? await read(kvReads(s.kv), purchasesProjection, [id]) : null;
   if (!p || p.wallet !== wallet) throw new ApiError("not_found", "purchase not found");
   return p;
 }
