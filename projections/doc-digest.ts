@@ -33,6 +33,19 @@ export class ProjectionDigest {
     this.count++;
   }
 
+  /** The lanes of the sum, to send the digest to another thread. */
+  get sum(): number[] {
+    return [...this.#sum];
+  }
+
+  /** A digest made elsewhere (`sum` and `count` of it) with the same salt. */
+  static of(salt: string, sum: number[], count: number): ProjectionDigest {
+    const d = new ProjectionDigest(salt);
+    d.#sum.set(sum);
+    d.count = count;
+    return d;
+  }
+
   equals(other: ProjectionDigest): boolean {
     return this.count === other.count && this.#sum.every((v, i) => v === other.#sum[i]);
   }

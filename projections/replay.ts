@@ -638,6 +638,17 @@ export async function replayIntoAndCompare(
     onPass?: (pass: "chain" | "live") => void | Promise<void>;
     onChainProblem?: (p: ChainProblem) => void | Promise<void>;
     onMismatch?: (m: ProjectionMismatch) => void | Promise<void>;
+    /**
+     * Runs the live pass elsewhere (another thread), started before the chain pass and run
+     * alongside it: the digest of the live documents of `names` with `salt`, leaving out those
+     * moved by events after `head` up to the position it returns as `seen` (a `LiveCut` of its
+     * own). Replaces `onLiveDoc`.
+     */
+    liveElsewhere?: (req: { head: LogHead | null; names: string[]; salt: string }) => Promise<{
+      digest: ProjectionDigest;
+      strays: number;
+      seen: number;
+    }>;
   } = {},
 ): Promise<StreamingReplayReport> {
   const head = (await source.get<LogHead>(HEAD)).value;
@@ -662,6 +673,13 @@ export async function replayIntoAndCompare(
     passesMs[pass] = now - passStart;
     passStart = now;
   };
+
+  const salt = randomSalt();
+  const elsewhere = lastTouch && opts.liveElsewhere
+    ? opts.liveElsewhere({ head, names, salt })
+    : null;
+  // Awaited after the chain pass; a failure meanwhile must not count as unhandled.
+  elsewhere?.catch(() => {});
 
   const verifier = new ChainVerifier();
   let reported = 0;
@@ -690,10 +708,16 @@ export async function replayIntoAndCompare(
   await opts.onPass?.("chain");
 
   if (lastTouch) {
-    const salt = randomSalt();
     // The live side first: the documents that move while it is read are known by its end, and
     // the rebuilt side then holds those back instead of adding them.
-    const live = await digestLiveProjections(source, names, salt, cut, opts.onLiveDoc);
+    let live;
+    if (elsewhere) {
+      const done = await elsewhere;
+      // The same moved documents as the other side's cut: the events after the head up to the
+      // position it had polled when it finished.
+      if (done.seen > cut.seen) await cut.poll(done.seen);
+      live = done;
+    } else live = await digestLiveProjections(source, names, salt, cut, opts.onLiveDoc);
     passEnded("live");
     await opts.onPass?.("live");
     const held = new Held(cut.moved);

@@ -206,7 +206,7 @@ const audit = async (kvPath: string, out: string, from?: string) => {
     "-A",
     "--unstable-kv",
     // As `deno task audit` runs it (deno.json).
-    "--v8-flags=--max-old-space-size=160",
+    "--v8-flags=--max-old-space-size=160,--max-semi-space-size=4",
     AUDIT,
     "--kv",
     kvPath,

@@ -23,6 +23,7 @@ import { type ReadStats, SegmentFingerprint } from "../../events/log.ts";
 import { type Checkpoint, makeCheckpoint, replayFrom } from "./checkpoint.ts";
 import { DocChunks, DocChunkWriter } from "./doc-chunks.ts";
 import { AUDIT_BUILD, type AuditBuildDoc, auditProjections } from "./folds.ts";
+import { liveInWorker } from "./live-worker.ts";
 import { type ChainCheck, checkOnChain, type TxReader } from "./chain-check.ts";
 import type { AuditSink, Row } from "./sink.ts";
 
@@ -119,6 +120,11 @@ export interface AuditOptions {
   from?: Checkpoint | null;
   /** Counts the KV entries the log reads take. */
   stats?: ReadStats;
+  /**
+   * The audited KV's file path, when it is one: the full audit's live pass then runs in a worker
+   * on another core, alongside the chain pass (live-worker.ts). Unset: one thread.
+   */
+  kvPath?: string | null;
   /** See `replayIntoAndCompare`: tests change the live KV between passes with it. */
   onPass?: (pass: "chain" | "live") => void | Promise<void>;
 }
@@ -234,7 +240,8 @@ async function full(opts: AuditOptions, stats: ReadStats, exception: Exception):
   stats.onSegment = (last, vs) => {
     if (last <= to) sealed.add(last, vs);
   };
-  const docs = new DocChunkWriter(scratch);
+  const kvPath = opts.kvPath ?? null;
+  const docs = kvPath ? null : new DocChunkWriter(scratch);
   const moved: { key: Deno.KvKey; doc: unknown }[] = [];
   const replay = await replayIntoAndCompare(kv, scratch, allProjections, {
     extra: auditProjections,
@@ -247,7 +254,10 @@ async function full(opts: AuditOptions, stats: ReadStats, exception: Exception):
     maxOpen: opts.maxOpen,
     maxMismatches: 0,
     stats,
-    onLiveDoc: (key, text, id) => docs.add(key, text, id),
+    onLiveDoc: docs ? (key, text, id) => docs.add(key, text, id) : undefined,
+    liveElsewhere: kvPath
+      ? (req) => liveInWorker({ ...req, path: kvPath, pack: true }, scratch)
+      : undefined,
     onMovedDoc: (key, doc) => {
       moved.push({ key, doc });
     },
@@ -260,7 +270,7 @@ async function full(opts: AuditOptions, stats: ReadStats, exception: Exception):
     onMismatch: mismatchException(exception),
   });
   stats.onSegment = undefined;
-  await docs.finish();
+  await docs?.finish();
   let checkpoint: Checkpoint | null = null;
   if (replay.equal && replay.compared === "digest") {
     const chunks = new DocChunks(scratch);

@@ -57,7 +57,7 @@ function bloomWrites(bloom: KeyBloomFilter): Write[] {
 }
 const indexKey = (first: Deno.KvKey): Deno.KvKey => [...INDEX, ...first];
 
-type Write = { key: Deno.KvKey; value: unknown };
+export type Write = { key: Deno.KvKey; value: unknown };
 
 /** A chunk's writes: the chunk and its index entry (value null: both deleted). */
 const chunkWrite = (first: Deno.KvKey, value: Uint8Array | null): Write[] => [
@@ -74,7 +74,11 @@ export class DocChunkWriter {
   readonly #bloom = new KeyBloomFilter();
   documents = 0;
 
-  constructor(readonly state: Deno.Kv) {}
+  /**
+   * `state`, or where to send each batch of writes instead (the live pass in a worker hands them
+   * to the thread that owns the state KV; the promise resolves when it may send more).
+   */
+  constructor(readonly state: Deno.Kv | ((writes: Write[]) => Promise<void>)) {}
 
   async add(key: Deno.KvKey, text: string, id = keyId(key)): Promise<void> {
     const line = `${id}\t${text}`;
@@ -102,7 +106,8 @@ export class DocChunkWriter {
     const out = this.#pending;
     this.#pending = [];
     await this.#writing;
-    this.#writing = commitInBatches(this.state, out);
+    const state = this.state;
+    this.#writing = typeof state === "function" ? state(out) : commitInBatches(state, out);
     // A failure surfaces at the next commit or at finish; not an unhandled rejection meanwhile.
     this.#writing.catch(() => {});
   }

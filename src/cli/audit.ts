@@ -120,6 +120,12 @@ await runCli(async () => {
         scratch,
         sink,
         from,
+        // A file (not a remote KV): the live pass can open it on the other core.
+        kvPath: args.ndjson
+          ? `${imported}/kv.sqlite3`
+          : /^https?:\/\//.test(kvPath)
+          ? null
+          : kvPath,
         readTx: connection ? rpcTxReader(connection) : null,
       });
     } catch (e) {
