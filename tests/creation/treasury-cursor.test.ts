@@ -10,28 +10,8 @@ import { Keypair, type PublicKey, SystemProgram, Transaction } from "@solana/web
 import { sweepOpenBuilds } from "../../src/creation/watcher.ts";
 import { assertEquals } from "../support/assert.ts";
 import { type Harness, startHarness } from "../support/harness.ts";
+import { countingFetch } from "../support/counting-fetch.ts";
 import { build } from "../integrators/support.ts";
-
-function countingFetch() {
-  const calls: Record<string, number> = {};
-  const fetchFn: typeof fetch = async (input, init) => {
-    if (typeof init?.body === "string") {
-      const body = JSON.parse(init.body);
-      for (const r of Array.isArray(body) ? body : [body]) {
-        calls[r.method] = (calls[r.method] ?? 0) + 1;
-      }
-    }
-    return await fetch(input, init);
-  };
-  return {
-    fetchFn,
-    take() {
-      const out = { ...calls };
-      for (const k of Object.keys(calls)) delete calls[k];
-      return out;
-    },
-  };
-}
 
 /** Transfers to `to` that settle no build: the scan reads each once and passes on. */
 async function transfers(h: Harness, from: Keypair, to: PublicKey, n: number) {

@@ -17,29 +17,8 @@ import { buildBy } from "../../src/creation/build-records.ts";
 import { rebroadcast, sweepOpenBuilds } from "../../src/creation/watcher.ts";
 import { assertEquals } from "../support/assert.ts";
 import { bearer, decodeTx, type Harness, startHarness } from "../support/harness.ts";
+import { countingFetch } from "../support/counting-fetch.ts";
 import { appendOpenBuilds } from "../support/synthetic-build.ts";
-
-function countingFetch() {
-  const calls: Record<string, number> = {};
-  const fetchFn: typeof fetch = async (input, init) => {
-    if (typeof init?.body === "string") {
-      const body = JSON.parse(init.body);
-      for (const r of Array.isArray(body) ? body : [body]) {
-        calls[r.method] = (calls[r.method] ?? 0) + 1;
-      }
-    }
-    return await fetch(input, init);
-  };
-  return {
-    fetchFn,
-    /** The calls since the last take, by method. */
-    take() {
-      const out = { ...calls };
-      for (const k of Object.keys(calls)) delete calls[k];
-      return out;
-    },
-  };
-}
 
 async function build(h: Harness, apiKey: string, payer: string, name: string) {
   const res = await h.request("/v1/tokens", {

@@ -9,29 +9,8 @@
 import { type Keypair, PublicKey, SystemProgram, Transaction } from "@solana/web3.js";
 import { assert, assertEquals } from "../support/assert.ts";
 import { type Harness, startHarness } from "../support/harness.ts";
+import { countingFetch } from "../support/counting-fetch.ts";
 import { findPaymentFrom, type PaymentCursor } from "../../src/domain/access/payment.ts";
-
-function countingFetch() {
-  const calls: Record<string, number> = {};
-  const fetchFn: typeof fetch = async (input, init) => {
-    if (typeof init?.body === "string") {
-      const body = JSON.parse(init.body);
-      for (const r of Array.isArray(body) ? body : [body]) {
-        calls[r.method] = (calls[r.method] ?? 0) + 1;
-      }
-    }
-    return await fetch(input, init);
-  };
-  return {
-    fetchFn,
-    /** The calls since the last take, by method. */
-    take() {
-      const out = { ...calls };
-      for (const k of Object.keys(calls)) delete calls[k];
-      return out;
-    },
-  };
-}
 
 /**
  * Transactions the wallet itself signs that carry the reference and pay us nothing (a 1-lamport
