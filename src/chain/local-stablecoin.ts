@@ -22,6 +22,7 @@ import {
   MINT_SIZE,
   TOKEN_PROGRAM_ID,
 } from "@solana/spl-token";
+import { waitConfirmed } from "../solana/wait-confirmed.ts";
 
 export const LOCAL_STABLECOIN_DECIMALS = 6;
 
@@ -48,23 +49,12 @@ async function send(
   const tx = new Transaction({ feePayer: payer.publicKey, blockhash, lastValidBlockHeight });
   tx.add(...ixs).sign(payer, ...signers);
   const sig = await connection.sendRawTransaction(tx.serialize());
-  await confirmed(connection, sig);
-}
-
-/** Waits until `signature` is confirmed, polling (no subscription needed); 30 s at most. */
-export async function confirmed(connection: Connection, signature: string) {
-  for (let i = 0; i < 300; i++) {
-    const { value } = await connection.getSignatureStatuses([signature]);
-    if (value[0]?.err) throw new Error(`transaction failed: ${JSON.stringify(value[0].err)}`);
-    if (value[0]?.confirmationStatus && value[0].confirmationStatus !== "processed") return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`transaction ${signature} not confirmed in 30 s`);
+  await waitConfirmed(connection, sig);
 }
 
 async function fundedAuthority(connection: Connection, authority: Keypair) {
   if ((await connection.getBalance(authority.publicKey, "confirmed")) < LAMPORTS_PER_SOL / 10) {
-    await confirmed(
+    await waitConfirmed(
       connection,
       await connection.requestAirdrop(authority.publicKey, LAMPORTS_PER_SOL),
     );

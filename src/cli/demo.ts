@@ -25,7 +25,8 @@ import {
   programChoice,
 } from "../../examples/create-token.ts";
 import { defaultRpcUrl } from "./kv.ts";
-import { type DevKey, makeDevKey, waitConfirmed } from "./make-dev-key.ts";
+import { type DevKey, makeDevKey } from "./make-dev-key.ts";
+import { waitConfirmed } from "../solana/wait-confirmed.ts";
 
 /** A 32×32 PNG (194 bytes): the token's image. */
 const DEMO_IMAGE_BASE64 =

@@ -10,6 +10,7 @@ import { Connection, Keypair, LAMPORTS_PER_SOL, Transaction } from "@solana/web3
 import bs58 from "bs58";
 import { fundLocalStablecoin, LOCAL_STABLECOIN_DECIMALS } from "../chain/local-stablecoin.ts";
 import { saveKeypair } from "../local/data-dir.ts";
+import { waitConfirmed } from "../solana/wait-confirmed.ts";
 import { signWithKeypair } from "../portal/sign-with-keypair.ts";
 
 export interface DevKeyTarget {
@@ -26,17 +27,6 @@ export interface DevKey {
   apiKey: string;
   wallet: string;
   keypairPath: string;
-}
-
-/** Waits until the chain confirms `signature`: 30 s at most, then a clear error. */
-export async function waitConfirmed(connection: Connection, signature: string): Promise<void> {
-  for (let i = 0; i < 150; i++) {
-    const { value } = await connection.getSignatureStatuses([signature]);
-    if (value[0]?.err) throw new Error(`transaction failed: ${JSON.stringify(value[0].err)}`);
-    if (value[0]?.confirmationStatus && value[0].confirmationStatus !== "processed") return;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`transaction ${signature} not confirmed in 30 s`);
 }
 
 export async function makeDevKey(t: DevKeyTarget): Promise<DevKey> {
