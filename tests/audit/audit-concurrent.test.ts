@@ -9,17 +9,7 @@ import type { EventStore } from "../../events/store.ts";
 import { runAudit } from "../../src/audit/audit.ts";
 import { MemorySink } from "../../src/audit/sink.ts";
 import { built, cleanWorkload, confirmed } from "./fixtures.ts";
-
-async function withKvs(fn: (kv: Deno.Kv, scratch: Deno.Kv) => Promise<void>) {
-  const kv = await Deno.openKv(":memory:");
-  const scratch = await Deno.openKv(":memory:");
-  try {
-    await fn(kv, scratch);
-  } finally {
-    kv.close();
-    scratch.close();
-  }
-}
+import { withKvs } from "../support/kv.ts";
 
 /** Builds for key k1 on the day the workload's later builds use: they change shared documents. */
 function builder(store: EventStore, first: number) {

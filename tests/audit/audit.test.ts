@@ -12,17 +12,7 @@ import {
 import { checkOnChain, type TxView } from "../../src/audit/chain-check.ts";
 import { csvCell, FileSink, MemorySink } from "../../src/audit/sink.ts";
 import { cleanWorkload, TREASURY, workload } from "./fixtures.ts";
-
-async function withKvs(fn: (kv: Deno.Kv, scratch: Deno.Kv) => Promise<void>) {
-  const kv = await Deno.openKv(":memory:");
-  const scratch = await Deno.openKv(":memory:");
-  try {
-    await fn(kv, scratch);
-  } finally {
-    kv.close();
-    scratch.close();
-  }
-}
+import { withKvs } from "../support/kv.ts";
 
 const byKind = (sink: MemorySink) => {
   const out: Record<string, string[]> = {};

@@ -3,30 +3,9 @@ import { assert, assertEquals, assertMatch } from "../support/assert.ts";
 import { allProjections } from "../../projections/index.ts";
 import { EventStore } from "../../events/store.ts";
 import { built, confirmed, DAY2, workload } from "./fixtures.ts";
+import { runTask, withKvAt } from "../support/kv.ts";
 
-const ROOT = new URL("../../", import.meta.url).pathname;
 const TABLES = ["builds", "totals_by_key", "totals_by_day", "purchases", "exceptions"];
-
-async function task(name: string, ...args: string[]) {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["task", "-q", name, ...args],
-    cwd: ROOT,
-    env: { NO_COLOR: "1" },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
-}
-
-async function withKv(path: string, fn: (kv: Deno.Kv) => Promise<unknown>) {
-  const kv = await Deno.openKv(path);
-  try {
-    await fn(kv);
-  } finally {
-    kv.close();
-  }
-}
 
 const sameTables = async (a: string, b: string) => {
   for (const t of TABLES) {
@@ -42,12 +21,12 @@ Deno.test("audit --from a checkpoint, and audit --ndjson of an export, write a f
   const dir = await Deno.makeTempDir({ prefix: "tcb-audit-inc-cli-" });
   try {
     const kvPath = `${dir}/service.sqlite3`;
-    await withKv(kvPath, workload);
-    const first = await task("audit", "--kv", kvPath, "--out", `${dir}/first`);
+    await withKvAt(kvPath, workload);
+    const first = await runTask("audit", "--kv", kvPath, "--out", `${dir}/first`);
     assertEquals(first.code, 1, first.stderr); // the workload has findings on purpose
     assertMatch(JSON.parse(first.stdout).checkpoint, /first\/checkpoint\.json$/);
 
-    await withKv(kvPath, async (kv) => {
+    await withKvAt(kvPath, async (kv) => {
       const store = new EventStore(kv, { projections: allProjections, now: () => DAY2 });
       for (let i = 20; i < 25; i++) {
         await store.append([{
@@ -57,7 +36,7 @@ Deno.test("audit --from a checkpoint, and audit --ndjson of an export, write a f
         }]);
       }
     });
-    const inc = await task(
+    const inc = await runTask(
       "audit",
       "--kv",
       kvPath,
@@ -66,14 +45,14 @@ Deno.test("audit --from a checkpoint, and audit --ndjson of an export, write a f
       "--from",
       `${dir}/first`,
     );
-    const full = await task("audit", "--kv", kvPath, "--out", `${dir}/full`);
+    const full = await runTask("audit", "--kv", kvPath, "--out", `${dir}/full`);
     assertEquals(inc.code, full.code, inc.stderr);
     assertEquals(JSON.parse(inc.stdout).from, JSON.parse(first.stdout).events);
     await sameTables(`${dir}/inc`, `${dir}/full`);
     const summary = JSON.parse(await Deno.readTextFile(`${dir}/inc/summary.json`));
     assertEquals(summary.projections.compared, "incremental");
     // The state moved on to `inc`: `first` cannot be started from again.
-    const stale = await task(
+    const stale = await runTask(
       "audit",
       "--kv",
       kvPath,
@@ -85,7 +64,7 @@ Deno.test("audit --from a checkpoint, and audit --ndjson of an export, write a f
     assertEquals(stale.code, 2);
     assertMatch(stale.stderr, /its state has moved on/);
     // --keep-from copies it: `inc` stays a starting point.
-    const kept = await task(
+    const kept = await runTask(
       "audit",
       "--kv",
       kvPath,
@@ -99,10 +78,10 @@ Deno.test("audit --from a checkpoint, and audit --ndjson of an export, write a f
     await sameTables(`${dir}/kept`, `${dir}/full`);
     await Deno.stat(`${dir}/inc/state.sqlite3`);
 
-    const exp = await task("events:export", "--kv", kvPath, "--out", `${dir}/log.ndjson`);
+    const exp = await runTask("events:export", "--kv", kvPath, "--out", `${dir}/log.ndjson`);
     assertEquals(exp.code, 0, exp.stderr);
     const head = JSON.parse(exp.stderr).head.hash;
-    const nd = await task(
+    const nd = await runTask(
       "audit",
       "--ndjson",
       `${dir}/log.ndjson`,
@@ -114,7 +93,7 @@ Deno.test("audit --from a checkpoint, and audit --ndjson of an export, write a f
     assertEquals(nd.code, full.code, nd.stderr);
     await sameTables(`${dir}/nd`, `${dir}/full`);
 
-    const bad = await task(
+    const bad = await runTask(
       "audit",
       "--ndjson",
       `${dir}/log.ndjson`,
@@ -123,7 +102,7 @@ Deno.test("audit --from a checkpoint, and audit --ndjson of an export, write a f
     );
     assertEquals(bad.code, 1);
     assertMatch(bad.stderr, /--ndjson refused: line \d+: the last event's hash/);
-    const wrongFrom = await task("audit", "--kv", kvPath, "--from", `${dir}/nowhere`);
+    const wrongFrom = await runTask("audit", "--kv", kvPath, "--from", `${dir}/nowhere`);
     assertEquals(wrongFrom.code, 2);
     assert(wrongFrom.stderr.includes("no usable checkpoint"));
   } finally {

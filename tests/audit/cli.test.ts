@@ -1,51 +1,35 @@
 /** The operator tasks as an operator runs them: `deno task …` in a subprocess, on KV files. */
 import { assert, assertEquals, assertMatch } from "../support/assert.ts";
 import { cleanWorkload, workload } from "./fixtures.ts";
-
-const ROOT = new URL("../../", import.meta.url).pathname;
-
-async function task(name: string, ...args: string[]) {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["task", "-q", name, ...args],
-    cwd: ROOT,
-    env: { NO_COLOR: "1" },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
-}
-
-async function kvFile(path: string, fill: (kv: Deno.Kv) => Promise<unknown>) {
-  const kv = await Deno.openKv(path);
-  try {
-    await fill(kv);
-  } finally {
-    kv.close();
-  }
-}
+import { runTask, withKvAt } from "../support/kv.ts";
 
 Deno.test("deno task audit / events:export / events:import on KV files", async () => {
   const dir = await Deno.makeTempDir({ prefix: "tcb-audit-cli-" });
   try {
-    await kvFile(`${dir}/clean.sqlite3`, cleanWorkload);
-    await kvFile(`${dir}/flagged.sqlite3`, workload);
+    await withKvAt(`${dir}/clean.sqlite3`, cleanWorkload);
+    await withKvAt(`${dir}/flagged.sqlite3`, workload);
 
-    const clean = await task("audit", "--kv", `${dir}/clean.sqlite3`, "--out", `${dir}/out-clean`);
+    const clean = await runTask(
+      "audit",
+      "--kv",
+      `${dir}/clean.sqlite3`,
+      "--out",
+      `${dir}/out-clean`,
+    );
     assertEquals(clean.code, 0, clean.stderr);
     assertEquals(JSON.parse(clean.stdout).ok, true);
 
-    const flagged = await task("audit", "--kv", `${dir}/flagged.sqlite3`, "--out", `${dir}/out`);
+    const flagged = await runTask("audit", "--kv", `${dir}/flagged.sqlite3`, "--out", `${dir}/out`);
     assertEquals(flagged.code, 1, flagged.stderr);
     assertEquals(JSON.parse(flagged.stdout).exceptions.total, 3);
     const exceptions = await Deno.readTextFile(`${dir}/out/exceptions.csv`);
     assertEquals(exceptions.trim().split("\r\n").length, 1 + 3);
 
-    const missing = await task("audit", "--kv", `${dir}/nope.sqlite3`);
+    const missing = await runTask("audit", "--kv", `${dir}/nope.sqlite3`);
     assertEquals(missing.code, 2);
     assertMatch(missing.stderr, /no KV at .*nope\.sqlite3/);
 
-    const exp = await task(
+    const exp = await runTask(
       "events:export",
       "--kv",
       `${dir}/flagged.sqlite3`,
@@ -56,7 +40,7 @@ Deno.test("deno task audit / events:export / events:import on KV files", async (
     const ndjson = await Deno.readTextFile(`${dir}/log.ndjson`);
     assertEquals(ndjson.trim().split("\n").length, 22);
 
-    const imp = await task(
+    const imp = await runTask(
       "events:import",
       "--kv",
       `${dir}/copy.sqlite3`,
@@ -72,7 +56,7 @@ Deno.test("deno task audit / events:export / events:import on KV files", async (
     const cut = ndjson.trim().split("\n").slice(0, 20).join("\n") + "\n";
     await Deno.writeTextFile(`${dir}/cut.ndjson`, cut);
     const importCut = (kv: string, ...extra: string[]) =>
-      task("events:import", "--in", `${dir}/cut.ndjson`, "--kv", `${dir}/${kv}`, ...extra);
+      runTask("events:import", "--in", `${dir}/cut.ndjson`, "--kv", `${dir}/${kv}`, ...extra);
     const unchecked = await importCut("cut1.sqlite3");
     assertEquals(unchecked.code, 0, unchecked.stderr);
     const checked = await importCut("cut2.sqlite3", "--expect-head", exportedHead);
@@ -81,7 +65,7 @@ Deno.test("deno task audit / events:export / events:import on KV files", async (
       checked.stderr,
       /import refused: line 20: the last event's hash is [0-9a-f]{64}, not the expected head/,
     );
-    const whole = await task(
+    const whole = await runTask(
       "events:import",
       "--in",
       `${dir}/log.ndjson`,
@@ -91,7 +75,7 @@ Deno.test("deno task audit / events:export / events:import on KV files", async (
       exportedHead,
     );
     assertEquals(whole.code, 0, whole.stderr);
-    const again = await task("audit", "--kv", `${dir}/copy.sqlite3`, "--out", `${dir}/out-copy`);
+    const again = await runTask("audit", "--kv", `${dir}/copy.sqlite3`, "--out", `${dir}/out-copy`);
     assertEquals(again.code, 1);
     // Same history, same reconciliation.
     for (const t of ["builds", "totals_by_key", "totals_by_day", "purchases", "exceptions"]) {
@@ -106,7 +90,7 @@ Deno.test("deno task audit / events:export / events:import on KV files", async (
     lines[8] = lines[8].replace(/"signature":"Sig\d+"/, '"signature":"Forged"');
     assert(lines.join("\n") !== ndjson.trim());
     await Deno.writeTextFile(`${dir}/tampered.ndjson`, lines.join("\n") + "\n");
-    const refused = await task(
+    const refused = await runTask(
       "events:import",
       "--kv",
       `${dir}/new/deeper/t.sqlite3`,

@@ -10,17 +10,7 @@ import { allProjections } from "../../projections/index.ts";
 import { replayAndCompare, replayIntoAndCompare } from "../../projections/replay.ts";
 import { workload } from "../audit/fixtures.ts";
 import { assert, assertEquals } from "../support/assert.ts";
-
-async function withKvs<T>(fn: (kv: Deno.Kv, scratch: Deno.Kv) => Promise<T>): Promise<T> {
-  const kv = await Deno.openKv(":memory:");
-  const scratch = await Deno.openKv(":memory:");
-  try {
-    return await fn(kv, scratch);
-  } finally {
-    kv.close();
-    scratch.close();
-  }
-}
+import { withKvs } from "../support/kv.ts";
 
 async function entries(kv: Deno.Kv, prefix: Deno.KvKey = PROJECTIONS) {
   const out: [Deno.KvKey, unknown][] = [];

@@ -1,0 +1,36 @@
+/** KV stores for tests: each closed when the test body is done, however it ends. */
+
+/** A KV file (or ":memory:") opened for `fn` and closed after. */
+export async function withKvAt<T>(path: string, fn: (kv: Deno.Kv) => Promise<T>): Promise<T> {
+  const kv = await Deno.openKv(path);
+  try {
+    return await fn(kv);
+  } finally {
+    kv.close();
+  }
+}
+
+/** Two in-memory stores: the log's and an audit's scratch. */
+export async function withKvs<T>(fn: (kv: Deno.Kv, scratch: Deno.Kv) => Promise<T>): Promise<T> {
+  const kv = await Deno.openKv(":memory:");
+  const scratch = await Deno.openKv(":memory:");
+  try {
+    return await fn(kv, scratch);
+  } finally {
+    kv.close();
+    scratch.close();
+  }
+}
+
+/** `deno task -q <name> <args>` in the repository, its exit code and output. */
+export async function runTask(name: string, ...args: string[]) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["task", "-q", name, ...args],
+    cwd: new URL("../../", import.meta.url).pathname,
+    env: { NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
