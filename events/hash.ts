@@ -1,6 +1,6 @@
 /** The SHA-256 chain over the global log: an edited, inserted or deleted event breaks it. */
 import type { StoredEvent } from "./types.ts";
-import { sha256Hex, toHex } from "../src/kernel/hashing.ts";
+import { sha256Hex } from "../src/kernel/hashing.ts";
 
 export const GENESIS_HASH = "0".repeat(64);
 
@@ -13,9 +13,6 @@ export function canonicalJson(value: unknown): string {
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
 }
-
-// Moved to src/kernel/hashing.ts; re-export kept until the open branches land.
-export { sha256Hex, toHex };
 
 /** The hash of an event covers everything but the hash itself, chained to its predecessor. */
 export function eventHash(event: Omit<StoredEvent, "hash">): Promise<string> {

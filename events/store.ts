@@ -9,7 +9,8 @@
  */
 import { commitOrConflict } from "./commit.ts";
 import { Turns } from "./turns.ts";
-import { GENESIS_HASH, sha256Hex } from "./hash.ts";
+import { GENESIS_HASH } from "./hash.ts";
+import { sha256Hex } from "../src/kernel/hashing.ts";
 import { bodyText, encodeLine, eventLine, lineBytes, packSegments } from "./codec.ts";
 import {
   HEAD,

@@ -5,7 +5,7 @@
  * id stays a stable position however many builds land meanwhile. Status lives on the build
  * record (the lifecycle events do not name the key), read with the row.
  */
-import type { DeclaredProjection } from "./projection.ts";
+import type { DeclaredProjection } from "../events/projection.ts";
 
 export const buildsByKeyProjection: DeclaredProjection<number> = {
   name: "build_by_key",

@@ -4,7 +4,7 @@
  */
 import type { EventType, StoredEvent } from "../events/types.ts";
 import { BUILD_EVENT_TYPES, isBuildEvent } from "../events/event-types.ts";
-import type { DeclaredProjection } from "./projection.ts";
+import type { DeclaredProjection } from "../events/projection.ts";
 
 export type BuildStatus = "built" | "submitted" | "confirmed" | "failed" | "unverified" | "expired";
 export const FINAL_STATUSES: BuildStatus[] = ["confirmed", "failed", "unverified", "expired"];

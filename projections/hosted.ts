@@ -1,5 +1,5 @@
 /** Hosted metadata documents and the content-addressed images they point at. */
-import type { DeclaredProjection } from "./projection.ts";
+import type { DeclaredProjection } from "../events/projection.ts";
 
 export interface HostedMetadataDoc {
   id: string;

@@ -4,7 +4,7 @@
  * (upcast.ts) and only the event types it declares.
  */
 import type { EventType, StoredEvent } from "../events/types.ts";
-import type { DeclaredProjection } from "./projection.ts";
+import type { DeclaredProjection } from "../events/projection.ts";
 import { upcast } from "./upcast.ts";
 import { keysProjection } from "./keys.ts";
 import {

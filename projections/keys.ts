@@ -1,6 +1,6 @@
 /** API keys as authentication sees them: the keyed hash of the secret and whether it may be used. */
 import type { StoredEvent } from "../events/types.ts";
-import type { DeclaredProjection } from "./projection.ts";
+import type { DeclaredProjection } from "../events/projection.ts";
 
 export interface KeyDoc {
   keyId: string;

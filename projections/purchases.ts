@@ -3,11 +3,7 @@
  * the fee, and which key is active on it.
  */
 import type { StoredEvent } from "../events/types.ts";
-import type { DeclaredProjection } from "./projection.ts";
-import { V1_QUOTE_TTL_MS } from "./upcast.ts";
-
-/** Moved to upcast.ts, where v1 quotes become v2; re-exported for its readers. */
-export { V1_QUOTE_TTL_MS };
+import type { DeclaredProjection } from "../events/projection.ts";
 
 /** The quote a payment landed within is counted at: `amount` at the SOL price `solUsd`. */
 export interface OpenQuote {

@@ -2,7 +2,7 @@
  * Daily usage per purchase. Limits belong to the purchase, not to one secret, so rotating or
  * deleting and re-creating a key cannot reset them.
  */
-import type { DeclaredProjection } from "./projection.ts";
+import type { DeclaredProjection } from "../events/projection.ts";
 
 export interface UsageDoc {
   tokens: number;
@@ -39,6 +39,3 @@ export const hostedCountProjection: DeclaredProjection<number> = {
   keysOf: (e) => (e.type === "MetadataHosted" ? [[e.data.purchaseId]] : []),
   evolve: (doc, e) => (e.type === "MetadataHosted" ? (doc ?? 0) + 1 : doc),
 };
-
-// Moved to src/kernel/time.ts; re-export kept until the open branches land.
-export { utcDay } from "../src/kernel/time.ts";

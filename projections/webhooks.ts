@@ -4,7 +4,7 @@
  * with its attempts, and each endpoint's deliveries newest first.
  */
 import type { StoredEvent, WebhookEventType } from "../events/types.ts";
-import type { DeclaredProjection } from "./projection.ts";
+import type { DeclaredProjection } from "../events/projection.ts";
 
 export interface WebhookEndpointDoc {
   endpointId: string;

@@ -18,9 +18,6 @@ import { pricingRoutes } from "./routes/pricing.ts";
 import type { Services } from "./services.ts";
 import { traceRequests } from "./telemetry/tracing.ts";
 
-// Moved to src/http/body-limit.ts; re-export kept until the open branches land.
-export { DEFAULT_BODY_LIMIT, KIB, METADATA_BODY_LIMIT } from "./http/body-limit.ts";
-
 /** Extra route groups other modules mount (token build, metadata, relay, portal, admin). */
 export type RouteGroup = (s: Services) => Hono<AppEnv>;
 

@@ -8,7 +8,7 @@
 import { Keypair, LAMPORTS_PER_SOL } from "@solana/web3.js";
 import { type Booted, bootstrap } from "../../src/bootstrap.ts";
 import { type Config, loadConfig } from "../../src/config.ts";
-import { memoryLogger } from "../../src/http/logger.ts";
+import { memoryLogger } from "../../src/kernel/logger.ts";
 import { type AppClient, appClient, type NewApiKey } from "../../tests/support/app-client.ts";
 import { type ChainProcess, startChainProcess } from "./chain-process.ts";
 

@@ -20,7 +20,7 @@ import { eventKey, HEAD, type LogHead, streamEventKey, streamKey } from "../../e
 import type { DomainEvent, StoredEvent } from "../../events/types.ts";
 import { allProjections } from "../../projections/index.ts";
 import { commitInBatches, ProjectionBuffer } from "../../projections/replay.ts";
-import { utcDay } from "../../projections/usage.ts";
+import { utcDay } from "../../src/kernel/time.ts";
 
 /** Bump when the shape of the generated log changes, so a cached file is not reused. */
 export const SYNTHETIC_LOG_VERSION = 2;

@@ -2,7 +2,8 @@
  * `deno task chain`: runs the embedded chain on its own (CHAIN_PORT, default 8899) until
  * interrupted, printing one line with its URL once it accepts requests.
  */
-import { describeTokenMetadataProgram, startChain } from "./mod.ts";
+import { describeTokenMetadataProgram } from "./metadata-program-info.ts";
+import { startChain } from "./mod.ts";
 
 const port = Number(Deno.env.get("CHAIN_PORT") ?? "8899");
 const chain = await startChain({ port, quiet: true });

@@ -11,12 +11,6 @@ import { Rpc } from "./rpc.ts";
 import { type ChainFaults, ChainServer } from "./server.ts";
 import { ChainRateLimiter, type ChainRpcLimitsMode } from "./rate-limits.ts";
 
-export type { ChainFaults } from "./server.ts";
-export {
-  describeTokenMetadataProgram,
-  type TokenMetadataProgramInfo,
-} from "./metadata-program-info.ts";
-
 export interface ChainOptions {
   /** Default "127.0.0.1". */
   hostname?: string;

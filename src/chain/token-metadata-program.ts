@@ -8,7 +8,11 @@
  * reports the writes to apply, so a failure needs no cleanup.
  */
 import { PublicKey } from "@solana/web3.js";
-import { type CollectionDetails, UseMethod } from "@metaplex-foundation/mpl-token-metadata";
+import {
+  type CollectionDetails,
+  TokenStandard,
+  UseMethod,
+} from "@metaplex-foundation/mpl-token-metadata";
 import type { Creator } from "@metaplex-foundation/mpl-token-metadata";
 import {
   CREATE_METADATA_ACCOUNT_V3_DISCRIMINATOR,
@@ -23,7 +27,6 @@ import {
   metadataCreateLamports,
   metadataPdaWithBump,
   TOKEN_METADATA_PROGRAM_ID,
-  TokenStandard,
 } from "../solana/token-metadata.ts";
 import { AccountSnap, RENT_EXEMPT_EPOCH, SYSTEM_PROGRAM } from "./accounts.ts";
 import { concatBytes, readU32, u32le, u64le } from "./codec.ts";

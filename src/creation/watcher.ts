@@ -17,7 +17,7 @@
  * recommends.
  */
 import { type AccountInfo, PublicKey, SystemProgram } from "@solana/web3.js";
-import { toHex } from "../../events/hash.ts";
+import { toHex } from "../kernel/hashing.ts";
 import {
   buildByMintProjection,
   buildByReferenceProjection,

@@ -7,9 +7,6 @@ import type { z } from "zod";
 import { ApiError } from "../kernel/errors.ts";
 import { zodFields } from "../kernel/zod-fields.ts";
 
-// Moved to src/kernel/zod-fields.ts; re-export kept until the open branches land.
-export { zodFields };
-
 export function parseWith<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
   const r = schema.safeParse(value);
   if (!r.success) throw new ApiError("invalid_request", "Request is invalid", zodFields(r.error));

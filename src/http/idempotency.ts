@@ -27,9 +27,6 @@ import {
   writeChunks,
 } from "../idempotency/record.ts";
 
-// Moved to src/idempotency/record.ts; re-export kept until the open branches land.
-export { type IdempotencyScope, recordFor };
-
 const DAY_MS = 24 * 3_600_000;
 export const LEASE_MS = 4_000;
 const RENEW_MS = 1_000;

@@ -20,8 +20,6 @@ export const requestCounterKey = (
   keyId: string,
   window: number,
 ): Deno.KvKey => ["rl", keyId, window];
-// Moved to src/usage/daily-requests.ts; re-export kept until the open branches land.
-export { dailyRequestKey };
 
 export interface RateLimitOptions {
   kv: Deno.Kv;

@@ -60,9 +60,6 @@ export interface HostMetadataInput {
   body: MetadataRequest;
 }
 
-// The keys moved to reads.ts, beside the typed reads; re-exported for their readers.
-export { hostedCountKey, imageManifestKey, usageKey } from "./reads.ts";
-
 /** POST /v1/metadata's command: the item hosted, its answer known before the commit. */
 const hostCommand = (
   response: HostedMetadataResponse,

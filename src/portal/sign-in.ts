@@ -54,14 +54,6 @@ export async function createChallenge(kv: Deno.Kv, clock: Clock, origin: string,
   return { nonce, message, expiresAt: value.expiresAt };
 }
 
-/**
- * An Ed25519 signature by `wallet`. A public key of small order (the identity, the all-zero
- * address and six more) or a non-canonical one is refused first: WebCrypto verifies signatures
- * for those that nobody made, so they prove no wallet.
- */
-// Moved to src/kernel/ed25519.ts; re-export kept until the open branches land.
-export { verifyEd25519 };
-
 /** Consumes the nonce (once, atomically) and opens a session when the signature checks out. */
 export async function completeSignIn(
   kv: Deno.Kv,

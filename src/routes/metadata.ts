@@ -6,7 +6,8 @@ import { hostMetadata } from "../metadata/handle.ts";
 import { parseMetadataRequest } from "../metadata/request.ts";
 import type { Services } from "../services.ts";
 import { currentWellKnownMatcher } from "../admin/well-known-names.ts";
-import { bodyLimit, METADATA_BODY_LIMIT, routeNeeds } from "./needs.ts";
+import { bodyLimit, METADATA_BODY_LIMIT } from "../http/body-limit.ts";
+import { routeNeeds } from "./needs.ts";
 
 export function metadataRoutes(s: Services) {
   const { apiKey, rateLimit, idempotent } = routeNeeds(s);

@@ -11,7 +11,8 @@ import { readBody } from "../http/body.ts";
 import type { AppEnv } from "../http/env.ts";
 import { ApiError } from "../kernel/errors.ts";
 import type { Services } from "../services.ts";
-import { bodyLimit, DEFAULT_BODY_LIMIT, routeNeeds } from "./needs.ts";
+import { bodyLimit, DEFAULT_BODY_LIMIT } from "../http/body-limit.ts";
+import { routeNeeds } from "./needs.ts";
 
 export function transactionRoutes(s: Services) {
   const app = new Hono<AppEnv>();

@@ -3,7 +3,8 @@ import { Hono } from "hono";
 import { readBody } from "../http/body.ts";
 import type { AppEnv } from "../http/env.ts";
 import type { Services } from "../services.ts";
-import { bodyLimit, DEFAULT_BODY_LIMIT, routeNeeds } from "./needs.ts";
+import { bodyLimit, DEFAULT_BODY_LIMIT } from "../http/body-limit.ts";
+import { routeNeeds } from "./needs.ts";
 import {
   deleteEndpoint,
   endpointView,

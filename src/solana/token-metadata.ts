@@ -9,7 +9,6 @@ import {
   type Creator,
   getCreateMetadataAccountV3InstructionDataSerializer,
   getMetadataAccountDataSerializer,
-  Key,
   type MetadataAccountDataArgs,
   TokenStandard,
 } from "@metaplex-foundation/mpl-token-metadata";
@@ -258,5 +257,3 @@ export function encodeMetadataAccount(m: MetadataAccountInput): Uint8Array {
   if (m.feePaid) out[METADATA_FEE_FLAG_OFFSET] = 1;
   return out;
 }
-
-export { Key as MetadataKey, TokenStandard };

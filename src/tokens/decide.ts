@@ -28,9 +28,6 @@ export interface BuildState {
   lastBuildId: number | null;
 }
 
-// Moved to src/kernel/time.ts; re-export kept until the open branches land.
-export { secondsUntilUtcMidnight };
-
 export function decideBuild(cmd: BuildCommand, state: BuildState): TokenBuilt | Rejection {
   const used = state.usage?.tokens ?? 0;
   if (used >= cmd.tokensPerDay) {

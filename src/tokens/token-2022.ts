@@ -38,8 +38,6 @@ import {
 import { mintAccountInstructions } from "./mint-account.ts";
 import type { TokenSpec } from "./token-spec.ts";
 
-export { TOKEN_2022_PROGRAM_ID };
-
 /** A transfer fee as the mint's TransferFeeConfig holds it. */
 export interface TransferFeeSpec {
   basisPoints: number;

@@ -25,16 +25,13 @@ import {
   createSetAuthorityInstruction,
   getAssociatedTokenAddressSync,
   MINT_SIZE,
+  TOKEN_2022_PROGRAM_ID,
   TOKEN_PROGRAM_ID,
 } from "@solana/spl-token";
 import { createMetadataAccountV3Instruction, metadataPda } from "../solana/token-metadata.ts";
 import { mintAccountInstructions } from "./mint-account.ts";
 import type { TokenSpec } from "./token-spec.ts";
-import {
-  token2022Instructions,
-  TOKEN_2022_PROGRAM_ID,
-  type TransferFeeSpec,
-} from "./token-2022.ts";
+import { token2022Instructions, type TransferFeeSpec } from "./token-2022.ts";
 
 /** Which token program owns the mint: the classic one (Metaplex metadata) or Token-2022. */
 export type TokenProgramName = "spl-token" | "token-2022";

@@ -12,7 +12,7 @@ import type {
 import type { WebhookDeliveryDoc, WebhookEndpointDoc } from "../../projections/webhooks.ts";
 import { reject, type Rejection } from "../domain/rejection.ts";
 import { type AttemptResult, decideAttempt, MAX_ENDPOINTS_PER_KEY } from "./decide.ts";
-import type { WebhookEvent } from "./events.ts";
+import type { WebhookEvent } from "../../events/types.ts";
 
 export interface RegisterEndpoint {
   endpointId: string;

@@ -8,7 +8,7 @@ import { keysProjection } from "../../projections/keys.ts";
 import { kvReads, read } from "../commands/read.ts";
 import { type CommandHandler, runCommand } from "../commands/run.ts";
 import type { WebhookDeliveryAbandoned } from "../../events/types.ts";
-import type { WebhookEvent } from "./events.ts";
+import type { WebhookEvent } from "../../events/types.ts";
 import type { Services } from "../services.ts";
 import type { AttemptResult } from "./decide.ts";
 import {

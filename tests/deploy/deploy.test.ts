@@ -6,7 +6,7 @@
  */
 import { assert, assertEquals, assertMatch } from "../support/assert.ts";
 import { startChain } from "../../src/chain/mod.ts";
-import { toHex } from "../../events/hash.ts";
+import { toHex } from "../../src/kernel/hashing.ts";
 import { Keypair } from "@solana/web3.js";
 
 const ROOT = new URL("../../", import.meta.url).pathname;

@@ -6,9 +6,9 @@
 import { Hono } from "hono";
 import { assert, assertEquals } from "../support/assert.ts";
 import { bearer, startHarness } from "../support/harness.ts";
-import { ApiError, MAX_LISTED_FIELDS } from "../../src/http/errors.ts";
+import { ApiError, MAX_LISTED_FIELDS } from "../../src/kernel/errors.ts";
 import { idempotent } from "../../src/http/idempotency.ts";
-import { loadBody, storeBody } from "../../src/http/idempotency-record.ts";
+import { loadBody, storeBody } from "../../src/idempotency/record.ts";
 import type { AppEnv } from "../../src/http/env.ts";
 
 const manyUnknown = (n: number, base: Record<string, unknown> = {}) => {

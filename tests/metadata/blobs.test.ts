@@ -1,5 +1,5 @@
 import { assert, assertEquals, assertRejects } from "../support/assert.ts";
-import { sha256Hex } from "../../events/hash.ts";
+import { sha256Hex } from "../../src/kernel/hashing.ts";
 import {
   blobKey,
   CHUNK_BYTES,

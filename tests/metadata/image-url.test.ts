@@ -5,7 +5,7 @@
  */
 import { assert, assertEquals, assertMatch } from "../support/assert.ts";
 import { bearer, type Harness, startHarness } from "../support/harness.ts";
-import { sha256Hex } from "../../events/hash.ts";
+import { sha256Hex } from "../../src/kernel/hashing.ts";
 import type { Config } from "../../src/config.ts";
 import type { MetadataTestKnobs } from "../../src/metadata/handle.ts";
 import type { StartTimer } from "../../src/metadata/image/fetch-image.ts";

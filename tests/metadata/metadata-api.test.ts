@@ -4,7 +4,7 @@
  */
 import { assert, assertEquals, assertMatch } from "../support/assert.ts";
 import { bearer, type Harness, startHarness } from "../support/harness.ts";
-import { sha256Hex } from "../../events/hash.ts";
+import { sha256Hex } from "../../src/kernel/hashing.ts";
 import type { MetadataHosted } from "../../events/types.ts";
 import { allProjections } from "../../projections/index.ts";
 import { replayAndCompare } from "../../projections/replay.ts";

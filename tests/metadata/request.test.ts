@@ -1,5 +1,5 @@
 import { assert, assertEquals } from "../support/assert.ts";
-import { ApiError } from "../../src/http/errors.ts";
+import { ApiError } from "../../src/kernel/errors.ts";
 import { type MetadataRequest, parseMetadataRequest } from "../../src/metadata/request.ts";
 
 const BASE = { name: "Token", symbol: "TKN", imageBase64: "AAAA" };

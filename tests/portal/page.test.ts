@@ -6,7 +6,7 @@
 import bs58 from "bs58";
 import { createApp } from "../../src/app.ts";
 import { loadConfig } from "../../src/config.ts";
-import { memoryLogger } from "../../src/http/logger.ts";
+import { memoryLogger } from "../../src/kernel/logger.ts";
 import { routeGroups } from "../../src/routes/index.ts";
 import { PORTAL_ASSETS, PORTAL_CSP, portalPageRoutes } from "../../src/routes/portal-page.ts";
 import type { Services } from "../../src/services.ts";

@@ -11,7 +11,7 @@ import {
   paymentInstructions,
   type PaymentRequest,
 } from "../../src/domain/access/payment.ts";
-import { stablecoinUnits } from "../../src/domain/access/purchase.ts";
+import { stablecoinUnits } from "../../src/domain/access/pricing.ts";
 
 const key = () => Keypair.generate().publicKey;
 const sol: PaymentRequest = {

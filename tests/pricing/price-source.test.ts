@@ -18,7 +18,7 @@ import {
   PYTH_SOL_USD_PRICE_FEED_ACCOUNT,
 } from "../../src/solana/pyth-receiver.ts";
 import { encodePythPriceAccount, PYTH_ORACLE_PROGRAM_ID } from "../../src/solana/pyth.ts";
-import { ApiError } from "../../src/http/errors.ts";
+import { ApiError } from "../../src/kernel/errors.ts";
 
 const NOW_S = 1_800_000_000;
 const clock = () => NOW_S * 1000;

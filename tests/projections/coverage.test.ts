@@ -6,7 +6,7 @@ import { assert, assertEquals } from "../support/assert.ts";
 import { EVENT_TYPES } from "../../events/event-types.ts";
 import type { EventType } from "../../events/types.ts";
 import { allProjections, declaredProjections, IGNORED_EVENTS } from "../../projections/index.ts";
-import type { DeclaredProjection } from "../../projections/projection.ts";
+import type { DeclaredProjection } from "../../events/projection.ts";
 import { SAMPLES, stored } from "./support/events.ts";
 
 /** Event types that no projection handles and that are not on the ignored list. */

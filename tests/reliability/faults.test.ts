@@ -6,7 +6,7 @@
  * back.
  */
 import { projectionKey } from "../../events/keys.ts";
-import { sha256Hex } from "../../events/hash.ts";
+import { sha256Hex } from "../../src/kernel/hashing.ts";
 import type { BuildDoc, OpenBuildDoc } from "../../projections/builds.ts";
 import type { HostedImageDoc } from "../../projections/hosted.ts";
 import { allProjections } from "../../projections/index.ts";

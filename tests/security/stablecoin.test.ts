@@ -16,7 +16,7 @@ import { bearer, startHarness } from "../support/harness.ts";
 import { bootstrap } from "../../src/bootstrap.ts";
 import { startChain } from "../../src/chain/mod.ts";
 import { ConfigError, loadConfig } from "../../src/config.ts";
-import { memoryLogger } from "../../src/http/logger.ts";
+import { memoryLogger } from "../../src/kernel/logger.ts";
 import { FixedPriceSource } from "../../src/pricing/price-source.ts";
 import {
   createTestMint,

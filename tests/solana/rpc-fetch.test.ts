@@ -10,7 +10,7 @@ import { boundedRpcFetch, type RpcFetchOptions } from "../../src/solana/rpc-fetc
 import { RpcBudget } from "../../src/solana/rpc-budget.ts";
 import { refusalIn } from "../../src/solana/rpc-refusals.ts";
 import { ThrottleLog } from "../../src/solana/rpc-throttle-log.ts";
-import { memoryLogger } from "../../src/http/logger.ts";
+import { memoryLogger } from "../../src/kernel/logger.ts";
 
 function counted(chain: EmbeddedChain, opts: Omit<RpcFetchOptions, "base">) {
   const methods: string[] = [];

@@ -9,7 +9,7 @@ import { start } from "../chain/helpers.ts";
 import { boundedRpcFetch, MAX_RETRY_AFTER_MS } from "../../src/solana/rpc-fetch.ts";
 import { RpcBudget, RpcBusyError } from "../../src/solana/rpc-budget.ts";
 import { ThrottleLog } from "../../src/solana/rpc-throttle-log.ts";
-import { memoryLogger } from "../../src/http/logger.ts";
+import { memoryLogger } from "../../src/kernel/logger.ts";
 
 Deno.test("rpc fetch: a 429 asking for a day pauses the budget for 60 s at most, and the log names what was asked", async () => {
   const chain = await start({ slotMs: "manual", rpcLimits: "public" });

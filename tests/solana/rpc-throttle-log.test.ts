@@ -1,6 +1,6 @@
 /** A 429 / -32005 storm is one warning a minute with counts, on an injected clock. */
 import { assertEquals } from "../support/assert.ts";
-import { memoryLogger } from "../../src/http/logger.ts";
+import { memoryLogger } from "../../src/kernel/logger.ts";
 import { ThrottleLog } from "../../src/solana/rpc-throttle-log.ts";
 
 Deno.test("throttle log: given 500 throttled answers within a minute, then one line; the next minute's line counts what was held back", () => {

@@ -5,9 +5,9 @@
 import { Keypair, LAMPORTS_PER_SOL, VersionedTransaction } from "@solana/web3.js";
 import { type Booted, bootstrap } from "../../src/bootstrap.ts";
 import { type ChainOptions, type EmbeddedChain, startChain } from "../../src/chain/mod.ts";
-import type { Clock } from "../../src/clock.ts";
+import type { Clock } from "../../src/kernel/clock.ts";
 import { type Config, loadConfig } from "../../src/config.ts";
-import { memoryLogger } from "../../src/http/logger.ts";
+import { memoryLogger } from "../../src/kernel/logger.ts";
 import type { PriceSource } from "../../src/pricing/price-source.ts";
 import { FixedPriceSource } from "../../src/pricing/price-source.ts";
 import { type AppClient, appClient, type NewApiKey } from "./app-client.ts";

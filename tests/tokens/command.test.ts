@@ -6,7 +6,7 @@ import { Connection, Keypair, PublicKey, SystemProgram, Transaction } from "@sol
 import { TOKEN_PROGRAM_ID } from "@solana/spl-token";
 import { assert, assertEquals, assertMatch } from "../support/assert.ts";
 import { type Harness, startHarness } from "../support/harness.ts";
-import { ApiError } from "../../src/http/errors.ts";
+import { ApiError } from "../../src/kernel/errors.ts";
 import { PythPriceSource } from "../../src/pricing/price-source.ts";
 import type { Services } from "../../src/services.ts";
 import { type BuildTimings, buildToken } from "../../src/tokens/build-token.ts";

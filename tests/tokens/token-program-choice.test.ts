@@ -13,7 +13,7 @@ import {
 } from "../../src/tokens/transaction.ts";
 import { mintAccountInstructions } from "../../src/tokens/mint-account.ts";
 import { parseBuildRequest } from "../../src/tokens/request-schema.ts";
-import { ApiError } from "../../src/http/errors.ts";
+import { ApiError } from "../../src/kernel/errors.ts";
 
 const key = (n: number) => new PublicKey(new Uint8Array(32).fill(n));
 const hex = (b: ArrayBuffer) =>

@@ -16,7 +16,7 @@ import {
 } from "@solana/spl-token";
 import fc from "fast-check";
 import { assert, assertEquals, assertMatch } from "../support/assert.ts";
-import { ApiError } from "../../src/http/errors.ts";
+import { ApiError } from "../../src/kernel/errors.ts";
 import { DEFAULT_WELL_KNOWN_NAMES } from "../../src/config.ts";
 import {
   MAX_NAME_BYTES,
@@ -44,7 +44,8 @@ import {
   unitLimitFromSimulation,
 } from "../../src/tokens/costs.ts";
 import { decodeRentSysvar, minimumBalance, rentTable } from "../../src/tokens/rent.ts";
-import { decideBuild, secondsUntilUtcMidnight } from "../../src/tokens/decide.ts";
+import { decideBuild } from "../../src/tokens/decide.ts";
+import { secondsUntilUtcMidnight } from "../../src/kernel/time.ts";
 import { payerProblem, recipientProblem } from "../../src/tokens/recipient.ts";
 import { TOKEN_METADATA_PROGRAM_ID } from "../../src/solana/token-metadata.ts";
 import { isRejection } from "../../src/domain/rejection.ts";

@@ -22,7 +22,7 @@ import {
 } from "../../src/tokens/vanity.ts";
 import { allEvents } from "../reliability/support.ts";
 import { VanityGate, vanityGateFor } from "../../src/tokens/vanity-gate.ts";
-import { ApiError } from "../../src/http/errors.ts";
+import { ApiError } from "../../src/kernel/errors.ts";
 
 const STEM = "00112233445566778899aabb";
 const digest = (h: Int32Array) => {

@@ -21,8 +21,6 @@ import {
   type PaymentRequest,
 } from "./payment.ts";
 
-export type { Currency };
-
 export interface PurchaseQuote {
   purchaseId: string;
   currency: Currency;
@@ -226,5 +224,3 @@ function paymentRequest(
     stablecoin: s.stablecoin,
   };
 }
-
-export { stablecoinUnits } from "./pricing.ts";

@@ -7,10 +7,7 @@
  * IPv6 is allow-listed (only global unicast 2000::/3 minus special ranges), so
  * an address block we did not think of is refused rather than allowed.
  */
-import { type ParsedIp, parseIp, parseIpv4, parseIpv6 } from "../../kernel/ipaddr.ts";
-
-// Moved to src/kernel/ipaddr.ts; re-export kept until the open branches land.
-export { type ParsedIp, parseIp };
+import { parseIp, parseIpv4, parseIpv6 } from "../../kernel/ipaddr.ts";
 
 export type AddressVerdict =
   | { public: true; address: string }

@@ -3,8 +3,8 @@ import {
   classifyAddress,
   isLoopbackAddress,
   isPublicAddress,
-  parseIp,
 } from "../../../src/metadata/image/address-policy.ts";
+import { parseIp } from "../../../src/kernel/ipaddr.ts";
 
 /** Every refused class, as [address, a fragment of the expected reason]. */
 const REFUSED: [string, string][] = [

@@ -3,7 +3,7 @@
  * in memory (no KV, no clock), then read the documents it left.
  */
 import type { DomainEvent, EventOf, EventType, StoredEvent } from "../../../events/types.ts";
-import type { Projection } from "../../../projections/projection.ts";
+import type { Projection } from "../../../events/projection.ts";
 
 const T0 = 1_700_000_000_000;
 
