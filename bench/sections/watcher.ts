@@ -115,6 +115,7 @@ export async function watcher(opts: WatcherOptions): Promise<SectionResult> {
       key: k,
       treasury: h.services.treasury.toBase58(),
       lastValidBlockHeight: expiredAt - 1,
+      at: h.services.clock(),
     });
     const expiry = await meter.measure(() => sweepOpenBuilds(h.services));
     if ((await buildById(h.kv, 900_000))?.status !== "expired") {
@@ -166,6 +167,7 @@ export async function watcher(opts: WatcherOptions): Promise<SectionResult> {
         key: k,
         treasury: h.services.treasury.toBase58(),
         lastValidBlockHeight: height + 1_000_000,
+        at: h.services.clock(),
       });
       nextId += n;
     };

@@ -65,6 +65,7 @@ Deno.test("sweep cost: none with no open build; one listing per sweep and one ba
       key: k,
       treasury: h.services.treasury.toBase58(),
       lastValidBlockHeight: height + 100_000,
+      at: h.services.clock(),
     });
     rpc.take();
     // The first listing goes back to the oldest open build, less a margin for clocks: it reads

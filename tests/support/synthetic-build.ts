@@ -1,16 +1,19 @@
 /**
  * A TokenBuilt event for a build nobody will send: random addresses, a last valid block height
  * of the caller's choosing. The watcher cannot tell it from a real build not sent yet, so tests
- * and the benchmark can hold hundreds of builds open without hundreds of API calls.
+ * and the benchmark can hold hundreds of builds open without hundreds of API calls. Its day is
+ * read from `at` (the caller's clock, in ms), never from the wall clock.
  */
 import { Keypair } from "@solana/web3.js";
 import type { DomainEvent } from "../../events/types.ts";
+import { utcDay } from "../../src/kernel/time.ts";
 
 export function syntheticBuild(
   buildId: number,
   k: { keyId: string; purchaseId: string },
   treasury: string,
   lastValidBlockHeight: number,
+  at: number,
 ): DomainEvent {
   const addr = () => Keypair.generate().publicKey.toBase58();
   const payer = addr();
@@ -21,7 +24,7 @@ export function syntheticBuild(
       buildId,
       keyId: k.keyId,
       purchaseId: k.purchaseId,
-      day: new Date().toISOString().slice(0, 10),
+      day: utcDay(at),
       mint: addr(),
       seed: "bench",
       reference: addr(),
@@ -59,6 +62,8 @@ export async function appendOpenBuilds(
     key: { keyId: string; purchaseId: string };
     treasury: string;
     lastValidBlockHeight: number;
+    /** The clock reading (ms) the builds are stamped with: their `day`. */
+    at: number;
   },
 ): Promise<void> {
   for (let i = 0; i < n; i += 50) {
@@ -68,7 +73,7 @@ export async function appendOpenBuilds(
       batch.push({
         stream: `build-${id}`,
         expectedVersion: 0,
-        events: [syntheticBuild(id, o.key, o.treasury, o.lastValidBlockHeight)],
+        events: [syntheticBuild(id, o.key, o.treasury, o.lastValidBlockHeight, o.at)],
       });
     }
     await store.append(batch);
