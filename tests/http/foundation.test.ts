@@ -1,6 +1,6 @@
 import { assert, assertEquals, assertMatch } from "../support/assert.ts";
 import { bearer, startHarness } from "../support/harness.ts";
-import { midHourClock } from "../reliability/support.ts";
+import { midHourHarness } from "../support/mid-hour-clock.ts";
 import { parseKey } from "../../src/keys/api-key.ts";
 
 Deno.test("GET /v1/pricing needs no key and answers every field of the seed", async () => {
@@ -133,7 +133,7 @@ Deno.test("missing, malformed, mistyped and wrong keys are all 401 unauthorized"
 
 Deno.test("GET /v1/me answers the key, its wallet, today's usage and the limits", async () => {
   // Mid-hour, so the two requests cannot fall on two days.
-  const h = await startHarness({ clock: midHourClock() });
+  const h = await startHarness(midHourHarness());
   try {
     const { apiKey, keyId, wallet } = await h.newApiKey();
     await h.request("/v1/me", { headers: bearer(apiKey) });

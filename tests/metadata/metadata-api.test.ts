@@ -4,6 +4,7 @@
  */
 import { assert, assertEquals, assertMatch } from "../support/assert.ts";
 import { bearer, type Harness, startHarness } from "../support/harness.ts";
+import { midHourHarness } from "../support/mid-hour-clock.ts";
 import { sha256Hex } from "../../src/kernel/hashing.ts";
 import type { MetadataHosted } from "../../events/types.ts";
 import { allProjections } from "../../projections/index.ts";
@@ -60,7 +61,8 @@ async function storedEvent(h: Harness, id: string): Promise<MetadataHosted> {
 }
 
 Deno.test("POST /v1/metadata and the hosted files", async (t) => {
-  const h = await startHarness();
+  // Mid-hour: the steps compare today's usage before and after, on one day.
+  const h = await startHarness(midHourHarness());
   try {
     const { apiKey } = await h.newApiKey();
     const meta = { name: "Test Token", symbol: "TST" };

@@ -16,7 +16,8 @@ import { hourWindow, requestCounterKey } from "../../src/http/rate-limit.ts";
 import { makePng, toBase64 } from "../metadata/image/fixtures.ts";
 import { assert, assertEquals } from "../support/assert.ts";
 import { bearer, startHarness } from "../support/harness.ts";
-import { allEvents, assertErrorShape, midHourClock } from "./support.ts";
+import { allEvents, assertErrorShape } from "./support.ts";
+import { midHourClock } from "../support/mid-hour-clock.ts";
 
 const CLIENTS = 200;
 const KEYS = 10;

@@ -10,6 +10,7 @@ import { imageUrlProblem } from "../../src/metadata/image/fetch-image.ts";
 import { assert, assertEquals } from "../support/assert.ts";
 import { bearer, decodeTx, type Harness, startHarness } from "../support/harness.ts";
 import { assertErrorShape } from "./support.ts";
+import { midHourHarness } from "../support/mid-hour-clock.ts";
 import { makePng, toBase64 } from "../metadata/image/fixtures.ts";
 
 const utf8 = new TextDecoder();
@@ -210,7 +211,11 @@ const SSRF = [
 ] as const;
 
 Deno.test("security: every SSRF form of design.md is refused through POST /v1/metadata, without a connection; only https URLs count", async () => {
-  const h = await startHarness({ env: { REQUESTS_PER_HOUR: "100000", METADATA_PER_DAY: "1000" } });
+  // Mid-hour: the usage it reads back is the day's it counted.
+  const h = await startHarness({
+    ...midHourHarness(),
+    env: { REQUESTS_PER_HOUR: "100000", METADATA_PER_DAY: "1000" },
+  });
   // Nothing here may open a socket: a refused URL is refused before any connect.
   const connect = Deno.connect;
   const connectTls = Deno.connectTls;

@@ -26,14 +26,6 @@ export async function allEvents(kv: Deno.Kv): Promise<StoredEvent[]> {
   return out;
 }
 
-/** A clock frozen-ish in the middle of the current UTC hour, so hourly windows can't roll over. */
-export function midHourClock(): () => number {
-  const start = Date.now();
-  const hour = 3_600_000;
-  const t0 = Math.floor(start / hour) * hour + 20 * 60_000;
-  return () => t0 + (Date.now() - start);
-}
-
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
