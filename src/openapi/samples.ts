@@ -6,6 +6,7 @@
  */
 import type { Config } from "../config.ts";
 import { usdToLamports } from "../pricing/price-source.ts";
+import { keyLimits, pricingLimits } from "../pricing/published-limits.ts";
 
 type Json = Record<string, unknown>;
 
@@ -280,23 +281,11 @@ function samplesFor({ limits, fees }: Pick<Config, "limits" | "fees">) {
         lamports: String(feeLamports),
         solUsd: SAMPLE_SOL_USD,
       },
-      limits: {
-        requestsPerHour: limits.requestsPerHour,
-        tokensPerDay: limits.tokensPerDay,
-        metadataPerDay: limits.metadataPerDay,
-        imageBytes: limits.imageBytes,
-        imageMaxWidth: limits.imageMaxWidth,
-        imageMaxHeight: limits.imageMaxHeight,
-        hostedItemsPerKey: limits.hostedItemsPerKey,
-      },
+      limits: pricingLimits(limits),
     }),
     "GET /v1/me": replace("GET /v1/me", {
       ...at("GET /v1/me"),
-      limits: {
-        tokensPerDay: limits.tokensPerDay,
-        metadataPerDay: limits.metadataPerDay,
-        requestsPerHour: limits.requestsPerHour,
-      },
+      limits: keyLimits(limits),
     }),
     "POST /v1/tokens": replace("POST /v1/tokens", {
       ...built,

@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../http/env.ts";
 import { sharedPrice } from "../pricing/display-price.ts";
+import { pricingLimits } from "../pricing/published-limits.ts";
 import { usdToLamports } from "../pricing/price-source.ts";
 import { solPriceOr503 } from "../pricing/quote.ts";
 import type { Services } from "../services.ts";
@@ -44,15 +45,7 @@ export function pricingRoutes(s: Services) {
           }
           : {}),
       },
-      limits: {
-        requestsPerHour: limits.requestsPerHour,
-        tokensPerDay: limits.tokensPerDay,
-        metadataPerDay: limits.metadataPerDay,
-        imageBytes: limits.imageBytes,
-        imageMaxWidth: limits.imageMaxWidth,
-        imageMaxHeight: limits.imageMaxHeight,
-        hostedItemsPerKey: limits.hostedItemsPerKey,
-      },
+      limits: pricingLimits(limits),
     });
   });
 }
