@@ -64,14 +64,12 @@ export async function quotePurchase(
   const solUsd = currency === "SOL" ? await currentSolUsd(s) : null;
   const amount = feeUnits(usd, currency, { solUsd, decimals: s.stablecoin?.decimals ?? 0 });
   const purchaseId = toHex(crypto.getRandomValues(new Uint8Array(8)));
-  const request = paymentRequest(s, {
+  const { request, built, expiresAt } = await quotedPayment(s, {
     wallet,
     currency,
     amount: amount.toString(),
     reference: newReference().toBase58(),
   });
-  const built = await buildPaymentTransaction(s.connection, request);
-  const expiresAt = s.clock() + s.config.quoteTtlS * 1000;
   await handleAccess(s.store, {
     type: "QuotePurchase",
     purchaseId,
@@ -115,9 +113,7 @@ export async function quoteTopUp(
   }
   const solUsd = p.currency === "SOL" ? await currentSolUsd(s) : null;
   const amount = atPrice({ amount: BigInt(p.owed), solUsd: p.owedSolUsd }, solUsd);
-  const request = paymentRequest(s, { ...p, amount: amount.toString() });
-  const built = await buildPaymentTransaction(s.connection, request);
-  const expiresAt = s.clock() + s.config.quoteTtlS * 1000;
+  const { built, expiresAt } = await quotedPayment(s, { ...p, amount: amount.toString() });
   await handleAccess(s.store, {
     type: "QuoteTopUp",
     purchaseId,
@@ -209,6 +205,16 @@ export async function ownPurchase(s: Services, id: string, wallet: string): Prom
   const p = /^[0-9a-f]{16}$/.test(id) ? await read(kvReads(s.kv), purchasesProjection, [id]) : null;
   if (!p || p.wallet !== wallet) throw new ApiError("not_found", "purchase not found");
   return p;
+}
+
+/** A quote's payment transaction, and when the quote lapses (the TTL runs from now). */
+async function quotedPayment(
+  s: Services,
+  p: Pick<PurchaseDoc, "wallet" | "currency" | "amount" | "reference">,
+) {
+  const request = paymentRequest(s, p);
+  const built = await buildPaymentTransaction(s.connection, request);
+  return { request, built, expiresAt: s.clock() + s.config.quoteTtlS * 1000 };
 }
 
 function paymentRequest(
