@@ -18,13 +18,9 @@
  */
 import { PublicKey, type TransactionInstruction } from "@solana/web3.js";
 import {
-  AuthorityType,
-  createAssociatedTokenAccountIdempotentInstruction,
   createInitializeMetadataPointerInstruction,
   createInitializeMint2Instruction,
   createInitializeTransferFeeConfigInstruction,
-  createMintToInstruction,
-  createSetAuthorityInstruction,
   ExtensionType,
   getAccountLen,
   getMintLen,
@@ -35,7 +31,7 @@ import {
   createUpdateAuthorityInstruction,
   pack,
 } from "@solana/spl-token-metadata";
-import { mintAccountInstructions } from "./mint-account.ts";
+import { mintAccountFor, revokeMintInstructions, supplyInstructions } from "./mint-steps.ts";
 import type { TokenSpec } from "./token-spec.ts";
 
 /** A transfer fee as the mint's TransferFeeConfig holds it. */
@@ -118,14 +114,7 @@ export function token2022Instructions(p: Token2022Plan): TransactionInstruction[
   const ixs: TransactionInstruction[] = [
     // Funded with the final size's rent, allocated at the fixed extensions' size (mint-account.ts:
     // lamports someone sends to the address first cannot make it fail).
-    ...mintAccountInstructions({
-      payer: p.payer,
-      mint: p.mint,
-      seed: p.seed,
-      lamports: p.mintRentLamports,
-      space: sizes.allocated,
-      tokenProgram: program,
-    }),
+    ...mintAccountFor(p, sizes.allocated, program),
     // Who may repoint the metadata: whoever may change it (nobody for immutable metadata).
     createInitializeMetadataPointerInstruction(p.mint, updateAuthority, p.mint, program),
   ];
@@ -168,21 +157,7 @@ export function token2022Instructions(p: Token2022Plan): TransactionInstruction[
       newAuthority: null,
     }));
   }
-  ixs.push(
-    createAssociatedTokenAccountIdempotentInstruction(
-      p.payer,
-      p.recipientTokenAccount,
-      p.recipient,
-      p.mint,
-      program,
-    ),
-    createMintToInstruction(p.mint, p.recipientTokenAccount, p.payer, p.supplyRaw, [], program),
-  );
-  if (p.revokeMint) {
-    ixs.push(
-      createSetAuthorityInstruction(p.mint, p.payer, AuthorityType.MintTokens, null, [], program),
-    );
-  }
+  ixs.push(...supplyInstructions(p, program), ...revokeMintInstructions(p, program));
   return ixs;
 }
 

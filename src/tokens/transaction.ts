@@ -18,18 +18,14 @@ import {
   VersionedTransaction,
 } from "@solana/web3.js";
 import {
-  AuthorityType,
-  createAssociatedTokenAccountIdempotentInstruction,
   createInitializeMint2Instruction,
-  createMintToInstruction,
-  createSetAuthorityInstruction,
   getAssociatedTokenAddressSync,
   MINT_SIZE,
   TOKEN_2022_PROGRAM_ID,
   TOKEN_PROGRAM_ID,
 } from "@solana/spl-token";
 import { createMetadataAccountV3Instruction, metadataPda } from "../solana/token-metadata.ts";
-import { mintAccountInstructions } from "./mint-account.ts";
+import { mintAccountFor, revokeMintInstructions, supplyInstructions } from "./mint-steps.ts";
 import type { TokenSpec } from "./token-spec.ts";
 import { token2022Instructions, type TransferFeeSpec } from "./token-2022.ts";
 
@@ -116,22 +112,9 @@ export function tokenInstructions(p: TokenPlan, budget: ComputeBudget): Transact
 /** The classic program's mint with a Metaplex metadata account. */
 function splTokenInstructions(p: TokenPlan): TransactionInstruction[] {
   const ixs: TransactionInstruction[] = [
-    ...mintAccountInstructions({
-      payer: p.payer,
-      mint: p.mint,
-      seed: p.seed,
-      lamports: p.mintRentLamports,
-      space: MINT_SIZE,
-      tokenProgram: TOKEN_PROGRAM_ID,
-    }),
+    ...mintAccountFor(p, MINT_SIZE, TOKEN_PROGRAM_ID),
     createInitializeMint2Instruction(p.mint, p.decimals, p.payer, p.revokeFreeze ? null : p.payer),
-    createAssociatedTokenAccountIdempotentInstruction(
-      p.payer,
-      p.recipientTokenAccount,
-      p.recipient,
-      p.mint,
-    ),
-    createMintToInstruction(p.mint, p.recipientTokenAccount, p.payer, p.supplyRaw),
+    ...supplyInstructions(p, TOKEN_PROGRAM_ID),
     createMetadataAccountV3Instruction({
       metadata: p.metadataAccount,
       mint: p.mint,
@@ -145,9 +128,7 @@ function splTokenInstructions(p: TokenPlan): TransactionInstruction[] {
     }),
   ];
   // After the metadata: the program requires the mint authority's signature to create it.
-  if (p.revokeMint) {
-    ixs.push(createSetAuthorityInstruction(p.mint, p.payer, AuthorityType.MintTokens, null));
-  }
+  ixs.push(...revokeMintInstructions(p, TOKEN_PROGRAM_ID));
   return ixs;
 }
 
