@@ -18,6 +18,7 @@ import { getAccount, getMint, TOKEN_PROGRAM_ID } from "@solana/spl-token";
 import bs58 from "bs58";
 import { assert, assertEquals, assertMatch } from "../support/assert.ts";
 import { bearer, decodeTx, type Harness, startHarness } from "../support/harness.ts";
+import { midHourHarness } from "../support/mid-hour-clock.ts";
 import { decodeMetadataAccount } from "../../src/solana/token-metadata.ts";
 import { sha256Hex } from "../../src/kernel/hashing.ts";
 import { PythPriceSource } from "../../src/pricing/price-source.ts";
@@ -164,7 +165,7 @@ step(
     assertEquals([record.mint, record.name, record.symbol], [body.mint, "Moon Cat", "MCAT"]);
     assertEquals([record.status, record.signature, record.feeVerified], ["built", null, false]);
     assert(
-      Math.abs(record.createdAt - Date.now() / 1000) < 60,
+      Math.abs(record.createdAt - h.services.clock() / 1000) < 60,
       `createdAt ${record.createdAt} is in seconds`,
     );
 
@@ -175,7 +176,8 @@ step(
       .json();
     assertEquals([done.status, done.signature, done.feeVerified], ["confirmed", sig, true]);
     assert(
-      Number.isInteger(done.confirmedAt) && Math.abs(done.confirmedAt - Date.now() / 1000) < 60,
+      Number.isInteger(done.confirmedAt) &&
+        Math.abs(done.confirmedAt - h.services.clock() / 1000) < 60,
     );
   },
 );
@@ -440,7 +442,7 @@ step(
       metadataUri: URI,
       supply: "1",
     };
-    await h.kv.set(WELL_KNOWN_NAMES_KEY, { names: ["Acme Corp"], updatedAt: Date.now() });
+    await h.kv.set(WELL_KNOWN_NAMES_KEY, { names: ["Acme Corp"], updatedAt: h.services.clock() });
     try {
       const refused = await build(h, apiKey, { ...body, name: "ACМE CORP" }); // Cyrillic М
       assertEquals([refused.res.status, Object.keys(refused.body.error.fields)], [400, ["name"]]);
@@ -562,7 +564,7 @@ step("price_unavailable when the Pyth price is stale; nothing is counted", async
     h.services.connection,
     h.chain.pythSolUsdAccount,
     h.services.config.price.maxAgeS,
-    () => Date.now() + 121_000,
+    () => h.services.clock() + 121_000,
   );
   try {
     const { res, body } = await build(h, apiKey, {
@@ -666,7 +668,8 @@ step(
 );
 
 Deno.test("POST /v1/tokens and GET /v1/tokens/{mint}", async (t) => {
-  const h = await startHarness();
+  // Mid-hour: the steps compare today's usage before and after, on one day.
+  const h = await startHarness(midHourHarness());
   try {
     for (const [name, fn] of steps) await t.step(name, () => fn(h));
   } finally {
