@@ -2,7 +2,9 @@
  * The import graph of src/, events/ and projections/, read from the source text: no cycles (type
  * imports included: a type loop still ties two files together), the kernel imports nothing of
  * ours outside it, the log (events/) imports neither projections/ nor the app (only the kernel,
- * which sits below everything), and features do not reach up into the HTTP layer.
+ * which sits below everything), and features do not reach up into the HTTP layer. No module is a
+ * pass-through shim (only re-exports, or a "re-export kept" line), nor passes on a name from
+ * another module: importers name the module that holds the code.
  */
 import { assertEquals } from "../support/assert.ts";
 
