@@ -6,7 +6,13 @@
  */
 import { assertEquals } from "../support/assert.ts";
 import type { StoredEvent } from "../../events/types.ts";
-import { type AdminCommand, adminStream, decideAdmin } from "../../src/admin/decide.ts";
+import {
+  type AdminCommand,
+  adminStream,
+  decideAdmin,
+  decideNames,
+  type NamesCommand,
+} from "../../src/admin/decide.ts";
 import { ADMIN_EVENT_TYPES } from "../../src/admin/events.ts";
 import { type KeyDoc, keysProjection } from "../../projections/keys.ts";
 import { AT0, event, fold } from "../projections/support/events.ts";
@@ -82,4 +88,46 @@ Deno.test("events go to the key's purchase stream, and only admin's event types 
       assertEquals((ADMIN_EVENT_TYPES as readonly string[]).includes(e.type), true);
     }
   }
+});
+
+// The well-known-names list: given the stored list (or none) and the configured one, when an
+// operator's command, then the list that is stored next (null: the configured one again).
+const configured = ["SOL", "USDC"];
+const names = (stored: string[] | null) => ({
+  when: (cmd: NamesCommand) =>
+    decideNames(cmd, {
+      stored: stored && { names: stored, updatedAt: AT0 - 1 },
+      configured,
+    }, AT0),
+});
+
+Deno.test("SetNames: given any list, when set, then the normalized list stamped with now", () => {
+  assertEquals(names(["Acme"]).when({ type: "SetNames", names: [" BONK", "bonk", "Moon Cat"] }), {
+    stored: { names: ["BONK", "Moon Cat"], updatedAt: AT0 },
+  });
+});
+
+Deno.test("EditNames: given no stored list, then the edit applies to the configured one; removal by skeleton", () => {
+  assertEquals(names(null).when({ type: "EditNames", add: ["BONK"], remove: ["usdc"] }), {
+    stored: { names: ["SOL", "BONK"], updatedAt: AT0 },
+  });
+  assertEquals(names(["Acme", "USDC"]).when({ type: "EditNames", remove: ["acme"] }), {
+    stored: { names: ["USDC"], updatedAt: AT0 },
+  });
+});
+
+Deno.test("SetNames, EditNames: a bad entry is a typed rejection naming every bad field", () => {
+  const r = names(null).when({ type: "SetNames", names: ["", 3] });
+  assertEquals(r, {
+    rejected: "invalid_request",
+    message: "Request is invalid",
+    fields: { "names.0": "must be 1 to 64 characters", "names.1": "must be a string" },
+  });
+  const e = names(null).when({ type: "EditNames", add: ["..."] });
+  assertEquals("rejected" in e && e.fields, { "names.0": "has no letters or digits to compare" });
+});
+
+Deno.test("ResetNames: given a stored list, then none (the configured list is in force)", () => {
+  assertEquals(names(["Acme"]).when({ type: "ResetNames" }), { stored: null });
+  assertEquals(names(null).when({ type: "ResetNames" }), { stored: null });
 });
