@@ -105,7 +105,8 @@ export interface Tx {
   readonly head: LogHead;
   get<T>(key: Deno.KvKey): Promise<T | null>;
   getMany<T>(keys: Deno.KvKey[]): Promise<(T | null)[]>;
-  projection<T>(name: string, sub: Deno.KvKey): Promise<T | null>;
+  /** The document `projection` folds under `sub`, typed by the projection itself. */
+  projection<D>(projection: Projection<D>, sub: Deno.KvKey): Promise<D | null>;
   streamVersion(stream: string): Promise<number>;
 }
 
@@ -204,8 +205,8 @@ export class EventStore {
       head,
       get: async <T>(key: Deno.KvKey) => (await kv.get<T>(key)).value,
       getMany,
-      projection: async <T>(name: string, sub: Deno.KvKey) =>
-        (await kv.get<T>(projectionKey(name, sub))).value,
+      projection: async <D>(projection: Projection<D>, sub: Deno.KvKey) =>
+        (await kv.get<D>(projectionKey(projection.name, sub))).value,
       streamVersion: async (stream: string) => (await kv.get<number>(streamKey(stream))).value ?? 0,
     };
   }

@@ -7,17 +7,9 @@ import { EventStore } from "../../events/store.ts";
 import { allProjections } from "../../projections/index.ts";
 import type { Config } from "../config.ts";
 import { ApiError } from "../kernel/errors.ts";
-import {
-  banKey,
-  getKey,
-  type KeyView,
-  liftBan,
-  listKeys,
-  type ListOptions,
-  listPurchases,
-  type Page,
-  type PurchaseView,
-} from "./keys.ts";
+import { type KeyView, type ListOptions, type Page, type PurchaseView } from "./keys.ts";
+import { handleAdmin } from "./handle.ts";
+import { getKey, listKeys, listPurchases } from "./reads.ts";
 import {
   type CurrentNames,
   editWellKnownNames,
@@ -49,13 +41,13 @@ export function kvOps(kv: Deno.Kv, config: Pick<Config, "wellKnownNames">): Admi
   return {
     keys: (o) => listKeys(kv, o),
     key: (id) => getKey(kv, id),
-    ban: async (id, reason) => {
-      const r = await banKey(store, id, reason);
-      return { key: r.key, changed: r.events.length > 0 };
+    ban: async (keyId, reason) => {
+      const { key, changed } = await handleAdmin(store, { type: "BanKey", keyId, reason });
+      return { key, changed };
     },
-    lift: async (id) => {
-      const r = await liftBan(store, id);
-      return { key: r.key, changed: r.events.length > 0 };
+    lift: async (keyId) => {
+      const { key, changed } = await handleAdmin(store, { type: "LiftBan", keyId });
+      return { key, changed };
     },
     purchases: (o) => listPurchases(kv, o),
     names: () => readWellKnownNames(ctx),

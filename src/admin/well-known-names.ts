@@ -1,27 +1,15 @@
 /**
  * The well-known-names list the token build refuses to impersonate. Configuration
  * (WELL_KNOWN_NAMES, else the built-in list) is the default; an operator's edit is stored in KV
- * and overrides it until reset, so the list can change without a redeploy.
+ * and overrides it until reset, so the list can change without a redeploy. The changes are
+ * decided in decide.ts (`decideNames`); this file reads the list and writes the decisions.
  */
 import type { Config } from "../config.ts";
-import { textProblem } from "../domain/text-rules.ts";
-import { skeleton, type WellKnownMatcher, wellKnownMatcher } from "../tokens/well-known-names.ts";
+import { isRejection } from "../domain/rejection.ts";
+import { type WellKnownMatcher, wellKnownMatcher } from "../tokens/well-known-names.ts";
+import { checkNames, decideNames, type NamesCommand, type StoredNames } from "./decide.ts";
 
 export const WELL_KNOWN_NAMES_KEY: Deno.KvKey = ["admin", "well_known_names"];
-
-/**
- * Caps that keep the stored list under KV's 64 KiB value limit. KV serializes a string in at most
- * two bytes a UTF-16 unit, so the total length is what bounds the size: 1000 names of 64 CJK
- * characters alone would be 128 KB.
- */
-export const MAX_NAMES = 1000;
-export const MAX_NAME_LENGTH = 64;
-export const MAX_TOTAL_LENGTH = 30_000;
-
-export interface StoredNames {
-  names: string[];
-  updatedAt: number;
-}
 
 export interface NamesSource {
   kv: Deno.Kv;
@@ -74,70 +62,50 @@ export class NamesError extends Error {
 
 /** Trims, drops exact and look-alike duplicates (same skeleton), and checks the caps. */
 export function normalizeNames(names: unknown[]): string[] {
-  const problems: Record<string, string> = {};
-  const out: string[] = [];
-  const seen = new Set<string>();
-  names.forEach((raw, i) => {
-    if (typeof raw !== "string") return void (problems[`names.${i}`] = "must be a string");
-    const n = raw.trim();
-    if (n.length === 0 || n.length > MAX_NAME_LENGTH) {
-      return void (problems[`names.${i}`] = `must be 1 to ${MAX_NAME_LENGTH} characters`);
-    }
-    // The operator's names obey the same text rules as the names they guard against.
-    const problem = textProblem(n, "name");
-    if (problem) return void (problems[`names.${i}`] = problem);
-    const k = skeleton(n);
-    if (!k) return void (problems[`names.${i}`] = "has no letters or digits to compare");
-    if (seen.has(k)) return;
-    seen.add(k);
-    out.push(n);
-  });
-  if (out.length > MAX_NAMES) problems.names = `at most ${MAX_NAMES} names`;
-  const total = out.reduce((sum, n) => sum + n.length, 0);
-  if (total > MAX_TOTAL_LENGTH) {
-    problems.names = `at most ${MAX_TOTAL_LENGTH} characters in all (now ${total})`;
-  }
-  if (Object.keys(problems).length) throw new NamesError(problems);
-  return out;
-}
-
-/** Replaces the list. */
-export async function setWellKnownNames(
-  s: NamesSource & { clock?: () => number },
-  names: unknown[],
-): Promise<CurrentNames> {
-  const stored: StoredNames = { names: normalizeNames(names), updatedAt: (s.clock ?? Date.now)() };
-  await s.kv.set(WELL_KNOWN_NAMES_KEY, stored);
-  return { ...stored, source: "kv" };
+  const checked = checkNames(names);
+  if (isRejection(checked)) throw new NamesError(checked.fields);
+  return checked;
 }
 
 /**
- * Adds and removes names against the list in force (the configured one on the first edit).
- * Removal matches by skeleton, so "usdc" removes "USDC". Guarded by the versionstamp, so two
- * operators editing at once both land.
+ * Runs a names command: reads the stored list, decides, and writes the decision guarded by the
+ * versionstamp it read, so two operators editing at once both land (the loser decides again on
+ * the winner's list). A rejected list throws `NamesError` and changes nothing.
  */
-export async function editWellKnownNames(
+export async function runNamesCommand(
   s: NamesSource & { clock?: () => number },
-  edit: { add?: unknown[]; remove?: unknown[] },
+  cmd: NamesCommand,
 ): Promise<CurrentNames> {
-  const remove = normalizeNames(edit.remove ?? []).map(skeleton);
-  const add = normalizeNames(edit.add ?? []);
   for (let attempt = 0; attempt < 20; attempt++) {
     const entry = await s.kv.get<StoredNames>(WELL_KNOWN_NAMES_KEY);
-    const base = entry.value?.names ?? s.config.wellKnownNames;
-    const kept = base.filter((n) => !remove.includes(skeleton(n)));
-    const stored: StoredNames = {
-      names: normalizeNames([...kept, ...add]),
-      updatedAt: (s.clock ?? Date.now)(),
-    };
-    const res = await s.kv.atomic().check(entry).set(WELL_KNOWN_NAMES_KEY, stored).commit();
-    if (res.ok) return { ...stored, source: "kv" };
+    const state = { stored: entry.value, configured: s.config.wellKnownNames };
+    const decided = decideNames(cmd, state, (s.clock ?? Date.now)());
+    if (isRejection(decided)) throw new NamesError(decided.fields);
+    const { stored } = decided;
+    const write = s.kv.atomic().check(entry);
+    const res =
+      await (stored ? write.set(WELL_KNOWN_NAMES_KEY, stored) : write.delete(WELL_KNOWN_NAMES_KEY))
+        .commit();
+    if (!res.ok) continue;
+    return stored
+      ? { ...stored, source: "kv" }
+      : { names: s.config.wellKnownNames, source: "config", updatedAt: null };
   }
   throw new Error("the well-known-names list is being edited concurrently; retry");
 }
 
+/** Replaces the list. */
+export const setWellKnownNames = (
+  s: NamesSource & { clock?: () => number },
+  names: unknown[],
+): Promise<CurrentNames> => runNamesCommand(s, { type: "SetNames", names });
+
+/** Adds and removes names against the list in force (the configured one on the first edit). */
+export const editWellKnownNames = (
+  s: NamesSource & { clock?: () => number },
+  edit: { add?: unknown[]; remove?: unknown[] },
+): Promise<CurrentNames> => runNamesCommand(s, { type: "EditNames", ...edit });
+
 /** Drops the operator's list: the configured one is in force again. */
-export async function resetWellKnownNames(s: NamesSource): Promise<CurrentNames> {
-  await s.kv.delete(WELL_KNOWN_NAMES_KEY);
-  return readWellKnownNames(s);
-}
+export const resetWellKnownNames = (s: NamesSource): Promise<CurrentNames> =>
+  runNamesCommand(s, { type: "ResetNames" });

@@ -56,15 +56,18 @@ export const kvReads = (kv: Deno.Kv): ReadTx => ({
 /**
  * The documents of a projection under a key prefix (an index such as an API key's endpoints), in
  * key order: from a command's `tx.kv` (the head guard covers what it returns) or a plain KV.
+ * `before`: only those whose next key part sorts before it (a page's cursor, with `reverse`).
  */
 export async function readList<D>(
   kv: Deno.Kv,
   projection: Projection<D>,
   prefix: Deno.KvKey,
-  options: Deno.KvListOptions = {},
+  { before, ...options }: Deno.KvListOptions & { before?: Deno.KvKeyPart } = {},
 ): Promise<D[]> {
   const out: D[] = [];
-  const rows = kv.list<D>({ prefix: projectionKey(projection.name, prefix) }, options);
+  const at = projectionKey(projection.name, prefix);
+  const selector = before === undefined ? { prefix: at } : { prefix: at, end: [...at, before] };
+  const rows = kv.list<D>(selector, options);
   for await (const row of rows) out.push(row.value);
   return out;
 }

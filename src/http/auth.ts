@@ -4,8 +4,8 @@
  * deleted, banned or suspended keys all get the same 401.
  */
 import type { MiddlewareHandler } from "hono";
-import { projectionKey } from "../../events/keys.ts";
-import { type KeyDoc, keyUsable } from "../../projections/keys.ts";
+import { type KeyDoc, keysProjection, keyUsable } from "../../projections/keys.ts";
+import { kvReads, read } from "../commands/read.ts";
 import { parseKey, verifySecret } from "../keys/api-key.ts";
 import type { AppEnv } from "./env.ts";
 import { ApiError } from "../kernel/errors.ts";
@@ -26,7 +26,7 @@ export async function authenticate(
   if (!m) return null;
   const parsed = parseKey(opts.prefix, m[1]);
   if (!parsed) return null;
-  const doc = (await opts.kv.get<KeyDoc>(projectionKey("key", [parsed.keyId]))).value;
+  const doc = await read(kvReads(opts.kv), keysProjection, [parsed.keyId]);
   if (!keyUsable(doc)) return null;
   return (await verifySecret(opts.pepper, parsed.secret, doc.secretMac)) ? doc : null;
 }

@@ -8,8 +8,9 @@
  * `nextCursor` still says there is more to look at.
  */
 import { z } from "zod";
-import { projectionKey } from "../../events/keys.ts";
-import type { BuildDoc, BuildStatus } from "../../projections/builds.ts";
+import { buildsByKeyProjection } from "../../projections/build-list.ts";
+import { type BuildDoc, buildsProjection, type BuildStatus } from "../../projections/builds.ts";
+import { kvReads, readList, readMany } from "../commands/read.ts";
 import { invalid } from "../kernel/errors.ts";
 import { type TokenSummary, tokenSummary } from "./token-view.ts";
 
@@ -85,26 +86,24 @@ export interface BuildPage {
 }
 
 export async function listBuilds(kv: Deno.Kv, keyId: string, req: ListRequest): Promise<BuildPage> {
-  const prefix = projectionKey("build_by_key", [keyId]);
   // One row more than can be looked at, to know whether anything is left after this page.
   const window = (req.status ? MAX_SCANNED : req.limit) + 1;
-  const ids: number[] = [];
-  const rows = kv.list<number>(
-    req.before === null ? { prefix } : { prefix, end: [...prefix, req.before] },
-    { reverse: true, limit: window, batchSize: Math.min(window, 500) },
-  );
-  for await (const row of rows) ids.push(row.value);
+  const ids = await readList(kv, buildsByKeyProjection, [keyId], {
+    before: req.before ?? undefined,
+    reverse: true,
+    limit: window,
+    batchSize: Math.min(window, 500),
+  });
   const lookable = Math.min(ids.length, window - 1);
 
   const items: BuildListItem[] = [];
   let examined = 0;
   for (let i = 0; i < lookable && items.length < req.limit; i += 10) {
     const chunk = ids.slice(i, Math.min(i + 10, lookable));
-    const docs = await kv.getMany<BuildDoc[]>(chunk.map((id) => projectionKey("build", [id])));
-    for (const d of docs) {
+    const docs = await readMany(kvReads(kv), chunk.map((id) => [buildsProjection, [id]] as const));
+    for (const b of docs) {
       if (items.length >= req.limit) break;
       examined++;
-      const b = d.value;
       if (b && (!req.status || b.status === req.status)) items.push(itemOf(b));
     }
   }

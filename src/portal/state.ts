@@ -3,26 +3,21 @@
  * quote that expired with nothing paid is no longer offered (a payment landing on it later is
  * still counted when checked, at the price of its day).
  */
-import { projectionKey } from "../../events/keys.ts";
-import { type KeyDoc, keyStatus } from "../../projections/keys.ts";
-import type { PurchaseDoc } from "../../projections/purchases.ts";
+import { keysProjection, keyStatus } from "../../projections/keys.ts";
+import { purchasesProjection, walletPurchasesProjection } from "../../projections/purchases.ts";
+import { kvReads, read, readList } from "../commands/read.ts";
 import type { Services } from "../services.ts";
 import { usageToday } from "../usage/usage-today.ts";
 import { purchaseFields } from "../domain/access/purchase-view.ts";
 
 export async function walletPurchases(s: Services, wallet: string) {
   const out = [];
-  for await (
-    const e of s.kv.list<{ purchaseId: string }>({
-      prefix: projectionKey("wallet_purchase", [wallet]),
-    })
-  ) {
-    const p = (await s.kv.get<PurchaseDoc>(projectionKey("purchase", [e.value.purchaseId]))).value;
+  const reads = kvReads(s.kv);
+  for (const { purchaseId } of await readList(s.kv, walletPurchasesProjection, [wallet])) {
+    const p = await read(reads, purchasesProjection, [purchaseId]);
     if (!p) continue;
     if (p.status === "quoted" && p.expiresAt < s.clock()) continue;
-    const key = p.activeKeyId
-      ? (await s.kv.get<KeyDoc>(projectionKey("key", [p.activeKeyId]))).value
-      : null;
+    const key = p.activeKeyId ? await read(reads, keysProjection, [p.activeKeyId]) : null;
     out.push({
       ...purchaseFields(p, (ms) => ms),
       expiresAt: p.expiresAt,

@@ -2,8 +2,8 @@
  * The portal's view of a key's webhook endpoints: the same commands as /v1/webhooks, reached with
  * the wallet's session instead of the API key. Only the wallet that bought the key sees it.
  */
-import { projectionKey } from "../../events/keys.ts";
-import { type KeyDoc, keyUsable } from "../../projections/keys.ts";
+import { type KeyDoc, keysProjection, keyUsable } from "../../projections/keys.ts";
+import { kvReads, read } from "../commands/read.ts";
 import { ApiError } from "../kernel/errors.ts";
 import type { Services } from "../services.ts";
 import {
@@ -15,7 +15,7 @@ import {
 import type { z } from "zod";
 
 async function walletKey(s: Services, keyId: string, wallet: string): Promise<KeyDoc> {
-  const key = (await s.kv.get<KeyDoc>(projectionKey("key", [keyId]))).value;
+  const key = await read(kvReads(s.kv), keysProjection, [keyId]);
   // Another wallet's key reads as unknown; a key that can't be used has no webhooks to manage.
   if (!key || key.wallet !== wallet || !keyUsable(key)) {
     throw new ApiError("not_found", "key not found");

@@ -18,14 +18,9 @@ import { z } from "zod";
 import { adminToken } from "../http/admin-token.ts";
 import { bodyLimit, DEFAULT_BODY_LIMIT } from "../http/body-limit.ts";
 import { isKeyId } from "../keys/api-key.ts";
-import {
-  banKey,
-  getKey,
-  liftBan,
-  listKeys,
-  type ListOptions,
-  listPurchases,
-} from "../admin/keys.ts";
+import type { ListOptions } from "../admin/keys.ts";
+import { handleAdmin } from "../admin/handle.ts";
+import { getKey, listKeys, listPurchases } from "../admin/reads.ts";
 import {
   editWellKnownNames,
   NamesError,
@@ -102,15 +97,15 @@ export function adminRoutes(s: Services) {
   app.post("/admin/keys/:keyId/ban", async (c) => {
     const keyId = keyIdOf(c.req.param("keyId"));
     const { reason } = await readBody(c, BanBody);
-    const { key, events } = await banKey(s.store, keyId, reason, s.clock);
-    audit("key banned", { keyId, reason, changed: events.length > 0 });
-    return c.json({ key, changed: events.length > 0 });
+    const { key, changed } = await handleAdmin(s.store, { type: "BanKey", keyId, reason }, s.clock);
+    audit("key banned", { keyId, reason, changed });
+    return c.json({ key, changed });
   });
   app.post("/admin/keys/:keyId/lift", async (c) => {
     const keyId = keyIdOf(c.req.param("keyId"));
-    const { key, events } = await liftBan(s.store, keyId, s.clock);
-    audit("ban lifted", { keyId, changed: events.length > 0 });
-    return c.json({ key, changed: events.length > 0 });
+    const { key, changed } = await handleAdmin(s.store, { type: "LiftBan", keyId }, s.clock);
+    audit("ban lifted", { keyId, changed });
+    return c.json({ key, changed });
   });
   app.get("/admin/purchases", async (c) => {
     const { status: _ignored, ...opts } = query(c);

@@ -13,8 +13,12 @@
  */
 import { Hono } from "hono";
 import type { Context, MiddlewareHandler } from "hono";
-import { projectionKey } from "../../events/keys.ts";
-import type { HostedImageDoc, HostedMetadataDoc } from "../../projections/hosted.ts";
+import {
+  type HostedImageDoc,
+  hostedImageProjection,
+  hostedMetadataProjection,
+} from "../../projections/hosted.ts";
+import { kvReads, read } from "../commands/read.ts";
 import type { AppEnv } from "../http/env.ts";
 import { ApiError } from "../kernel/errors.ts";
 import { readImage } from "../metadata/blobs.ts";
@@ -102,7 +106,7 @@ export function hostedRoutes(s: Services) {
     const id = m[1];
     let entry = metadata.get(id);
     if (!entry) {
-      const doc = (await s.kv.get<HostedMetadataDoc>(projectionKey("metadata", [id]))).value;
+      const doc = await read(kvReads(s.kv), hostedMetadataProjection, [id]);
       if (!doc) return notFound(c);
       entry = { etag: `"${id}"`, body: new TextEncoder().encode(doc.json) };
       metadata.set(id, entry);
@@ -117,7 +121,7 @@ export function hostedRoutes(s: Services) {
     const [, imageId, ext] = m;
     let manifest = images.get(imageId);
     if (!manifest) {
-      const doc = (await s.kv.get<HostedImageDoc>(projectionKey("image", [imageId]))).value;
+      const doc = await read(kvReads(s.kv), hostedImageProjection, [imageId]);
       if (!doc) return notFound(c);
       manifest = doc;
       images.set(imageId, doc);

@@ -13,7 +13,7 @@ import {
   type WebhookEndpointDoc,
   webhookEndpointProjection,
 } from "../../projections/webhooks.ts";
-import { keyOf, kvReads, readMany } from "../commands/read.ts";
+import { kvReads, readList, readMany } from "../commands/read.ts";
 import { runCommand } from "../commands/run.ts";
 import { ApiError, invalid } from "../kernel/errors.ts";
 import { classifyAddress, isLoopbackAddress } from "../metadata/image/address-policy.ts";
@@ -234,13 +234,11 @@ export async function listDeliveries(
   }
   if (Object.keys(fields).length) throw invalid(fields);
   await ownEndpoint(s, key, endpointId);
-  const prefix = keyOf(webhookDeliveriesByEndpointProjection, [endpointId]);
-  const ids: string[] = [];
-  const rows = s.kv.list<string>(
-    query.cursor ? { prefix, end: [...prefix, query.cursor] } : { prefix },
-    { reverse: true, limit: limit + 1 },
-  );
-  for await (const r of rows) ids.push(r.value);
+  const ids = await readList(s.kv, webhookDeliveriesByEndpointProjection, [endpointId], {
+    before: query.cursor || undefined,
+    reverse: true,
+    limit: limit + 1,
+  });
   const page = ids.slice(0, limit);
   const docs: WebhookDeliveryDoc[] = [];
   for (let i = 0; i < page.length; i += 10) {

@@ -120,18 +120,3 @@ Deno.test("RotateKey and DeleteKey: the owner's usable key only; a banned or sus
   assertEquals(types(given([...live, event("KeyDeleted")]).when(rotate)), "not_found");
   assertEquals(types(given(live).when({ ...del, wallet: "SomeoneElse" })), "not_found");
 });
-
-Deno.test("BanKey, LiftBan, SuspendKey: idempotent, and not_found for an unknown key", () => {
-  const live = [quoted, paid, issued];
-  const ban: AccessCommand = { type: "BanKey", keyId: "key1", reason: "abuse" };
-  const lift: AccessCommand = { type: "LiftBan", keyId: "key1" };
-  const suspend: AccessCommand = { type: "SuspendKey", keyId: "key1", reason: "unverified" };
-  assertEquals(types(given(live).when(ban)), ["KeyBanned"]);
-  assertEquals(given([...live, event("KeyBanned")]).when(ban), []);
-  assertEquals(given(live).when(lift), []);
-  assertEquals(types(given([...live, event("KeySuspended")]).when(lift)), ["KeyBanLifted"]);
-  assertEquals(types(given(live).when(suspend)), ["KeySuspended"]);
-  // A banned key is not also suspended: the ban already stops it.
-  assertEquals(given([...live, event("KeyBanned")]).when(suspend), []);
-  for (const cmd of [ban, lift, suspend]) assertEquals(types(given([]).when(cmd)), "not_found");
-});

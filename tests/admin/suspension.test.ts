@@ -2,7 +2,7 @@ import { assert, assertEquals } from "../support/assert.ts";
 import { bearer, startHarness } from "../support/harness.ts";
 import type { DomainEvent } from "../../events/types.ts";
 import { projectionKey } from "../../events/keys.ts";
-import type { KeyDoc } from "../../projections/keys.ts";
+import { type KeyDoc, keysProjection } from "../../projections/keys.ts";
 import { decideSuspension, keyStream } from "../../src/admin/suspension.ts";
 
 const key = (over: Partial<KeyDoc> = {}): KeyDoc => ({
@@ -74,7 +74,7 @@ Deno.test("through the store: fee-less landings past the threshold suspend the k
     // in one commit.
     const land = (buildId: number) =>
       h.services.store.transact(async (tx) => {
-        const k = (await tx.projection<KeyDoc>("key", [keyId]))!;
+        const k = (await tx.projection(keysProjection, [keyId]))!;
         return {
           append: [
             {

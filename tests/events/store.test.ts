@@ -4,7 +4,7 @@ import { deleteEvent, putTail, rewriteEvent, storedEvent } from "./support/tampe
 import type { DomainEvent, StoredEvent } from "../../events/types.ts";
 import { allProjections } from "../../projections/index.ts";
 import { replayAndCompare, verifyChain } from "../../projections/replay.ts";
-import type { UsageDoc } from "../../projections/usage.ts";
+import { type UsageDoc, usageProjection } from "../../projections/usage.ts";
 
 const built = (buildId: number, purchaseId = "p1", day = "2026-11-22"): DomainEvent => ({
   type: "TokenBuilt",
@@ -211,7 +211,7 @@ Deno.test("a decision read inside transact holds under concurrency (exact limit)
     const results = await Promise.all(
       Array.from({ length: 40 }, (_, i) =>
         store.transact(async (tx) => {
-          const usage = await tx.projection<UsageDoc>("usage", ["p1", "2026-11-22"]);
+          const usage = await tx.projection(usageProjection, ["p1", "2026-11-22"]);
           if ((usage?.tokens ?? 0) >= limit) return { result: false };
           return {
             append: [{ stream: `build-${i + 1}`, expectedVersion: 0, events: [built(i + 1)] }],

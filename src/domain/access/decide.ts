@@ -48,10 +48,7 @@ export type AccessCommand =
   }
   | { type: "IssueKey"; purchaseId: string; wallet: string; keyId: string; secretMac: string }
   | { type: "RotateKey"; keyId: string; wallet: string; secretMac: string }
-  | { type: "DeleteKey"; keyId: string; wallet: string }
-  | { type: "BanKey"; keyId: string; reason: string }
-  | { type: "LiftBan"; keyId: string }
-  | { type: "SuspendKey"; keyId: string; reason: string };
+  | { type: "DeleteKey"; keyId: string; wallet: string };
 
 export interface AccessState {
   purchase: PurchaseDoc | null;
@@ -174,18 +171,6 @@ export function decideAccess(cmd: AccessCommand, s: AccessState): AccessEvent[] 
         }]
         : [{ type: "KeyDeleted", v: 1, data: { keyId: k.keyId, purchaseId: k.purchaseId } }];
     }
-    case "BanKey":
-      if (!s.key) return notFound("key");
-      if (s.key.banned) return [];
-      return [{ type: "KeyBanned", v: 1, data: { keyId: cmd.keyId, reason: cmd.reason } }];
-    case "LiftBan":
-      if (!s.key) return notFound("key");
-      if (!s.key.banned && !s.key.suspended) return [];
-      return [{ type: "KeyBanLifted", v: 1, data: { keyId: cmd.keyId } }];
-    case "SuspendKey":
-      if (!s.key) return notFound("key");
-      if (s.key.suspended || s.key.banned) return [];
-      return [{ type: "KeySuspended", v: 1, data: { keyId: cmd.keyId, reason: cmd.reason } }];
   }
 }
 

@@ -1,4 +1,7 @@
-/** The events access commands emit (their shapes and versions live in events/types.ts). */
+/**
+ * The events access commands emit (their shapes and versions live in events/types.ts). Bans, lifts
+ * and suspensions of a key are the operator's: src/admin/events.ts.
+ */
 import type { EventOf } from "../../../events/types.ts";
 
 export const ACCESS_EVENT_TYPES = [
@@ -9,9 +12,6 @@ export const ACCESS_EVENT_TYPES = [
   "KeyIssued",
   "KeyRotated",
   "KeyDeleted",
-  "KeyBanned",
-  "KeyBanLifted",
-  "KeySuspended",
 ] as const;
 
 export type AccessEvent = EventOf<(typeof ACCESS_EVENT_TYPES)[number]>;
