@@ -4,12 +4,8 @@
  * Tests parse real responses with these, so the document cannot drift from the service unseen.
  */
 import { z } from "zod";
+import { base58, digits } from "../kernel/described.ts";
 import { ERROR_CODES } from "../kernel/errors.ts";
-
-const base58 = (what: string) =>
-  z.string().regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/).describe(`${what} (base58)`);
-const digits = (what: string) =>
-  z.string().regex(/^[0-9]+$/).describe(`${what}, a string of decimal digits`);
 
 export const ErrorBody = z.object({
   error: z.object({
@@ -155,23 +151,5 @@ export const Verification = z.object({
   }),
 });
 
-export const BuildRecord = z.object({
-  mint: base58("mint address"),
-  name: z.string(),
-  symbol: z.string(),
-  status: z.enum(["built", "submitted", "confirmed", "failed", "unverified", "expired"]),
-  signature: z.string().nullable().describe("null until a transaction is seen"),
-  feeVerified: z.boolean(),
-  createdAt: z.number().int().describe("Unix seconds"),
-  confirmedAt: z.number().int().nullable().describe("Unix seconds; null until it lands"),
-  tokenProgram: z.literal("token-2022").optional().describe(
-    "present for a Token-2022 mint; absent: the classic SPL Token program",
-  ),
-  transferFee: z.object({
-    basisPoints: z.number().int(),
-    maximum: digits("largest fee of one transfer in base units"),
-    authority: base58("transfer-fee and withdraw authority (the payer)").nullable().describe(
-      "null: the fee is permanent",
-    ),
-  }).optional().describe("the Token-2022 transfer fee, when the mint has one"),
-});
+/** The build record: the schema GET /v1/tokens/{mint} shapes its body through. */
+export { BuildRecord } from "../listing/token-view.ts";
