@@ -546,8 +546,6 @@ export interface components {
             createdAt: number;
             /** @description Unix seconds; null until it lands */
             confirmedAt: number | null;
-            /** @description micro-lamports per compute unit the transaction sets (the priority fee is this times the unit limit); absent for builds from before it was recorded, a string of decimal digits */
-            computeUnitPrice?: string;
             /**
              * @description present for a Token-2022 mint; absent: the classic SPL Token program
              * @constant
@@ -605,8 +603,6 @@ export interface components {
                 createdAt: number;
                 /** @description Unix seconds; null until it lands */
                 confirmedAt: number | null;
-                /** @description micro-lamports per compute unit the transaction sets (the priority fee is this times the unit limit); absent for builds from before it was recorded, a string of decimal digits */
-                computeUnitPrice?: string;
                 /**
                  * @description present for a Token-2022 mint; absent: the classic SPL Token program
                  * @constant

@@ -187,8 +187,6 @@ export interface TokenBuilt {
     lastValidBlockHeight: number;
     /** SHA-256 (hex) of the exact message bytes the payer is asked to sign. */
     messageHash: string;
-    /** Micro-lamports per compute unit the transaction sets (events from before carry none). */
-    computeUnitPrice?: string;
     /** Absent: the classic SPL Token program (events from before carry none). */
     tokenProgram?: "token-2022";
     /** Token-2022 TransferFeeConfig; authority null: the fee is permanent. */

@@ -37,8 +37,6 @@ export interface BuildDoc {
   /** From the landed transaction; null until one is read (or for records from before). */
   decimalsSeen?: number | null;
   recipientSeen?: string | null;
-  /** Micro-lamports per compute unit the transaction sets; absent in records from before. */
-  computeUnitPrice?: string;
   /** Absent: the classic SPL Token program. */
   tokenProgram?: "token-2022";
   /** Token-2022 transfer fee as built (authority null: permanent). */
@@ -90,7 +88,6 @@ export const buildsProjection: DeclaredProjection<BuildDoc> = {
         blockhash: d.blockhash,
         lastValidBlockHeight: d.lastValidBlockHeight,
         messageHash: d.messageHash,
-        ...(d.computeUnitPrice !== undefined ? { computeUnitPrice: d.computeUnitPrice } : {}),
         ...(d.tokenProgram ? { tokenProgram: d.tokenProgram } : {}),
         ...(d.transferFee ? { transferFee: d.transferFee } : {}),
         status: "built",

@@ -27,10 +27,6 @@ export const BuildRecord = z.object({
   feeVerified: z.boolean(),
   createdAt: z.number().int().describe("Unix seconds"),
   confirmedAt: z.number().int().nullable().describe("Unix seconds; null until it lands"),
-  computeUnitPrice: digits(
-    "micro-lamports per compute unit the transaction sets (the priority fee is this times the " +
-      "unit limit); absent for builds from before it was recorded",
-  ).optional(),
   tokenProgram: z.literal("token-2022").optional().describe(
     "present for a Token-2022 mint; absent: the classic SPL Token program",
   ),

@@ -361,7 +361,6 @@ async function build(
     blockhash: latest.blockhash,
     lastValidBlockHeight: latest.lastValidBlockHeight,
     messageHash,
-    computeUnitPrice: microLamports.toString(),
     // Only when not the default, so a classic build's event is what it always was.
     ...(tokenProgram === "token-2022" ? { tokenProgram } : {}),
     ...(transferFee

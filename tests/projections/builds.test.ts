@@ -128,11 +128,3 @@ Deno.test("build: given a built record, when a version of it failed, then still 
     true,
   );
 });
-
-Deno.test("build: given nothing, when TokenBuilt with its compute-unit price, then the record keeps it; without one (events from before), none", () => {
-  assertEquals(
-    doc([], event("TokenBuilt", { computeUnitPrice: "50000" }))?.computeUnitPrice,
-    "50000",
-  );
-  assertEquals("computeUnitPrice" in doc([], built)!, false);
-});
