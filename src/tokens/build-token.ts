@@ -49,7 +49,8 @@ import {
   rentTable,
   rentTableOf,
 } from "./rent.ts";
-import { token2022Rent, token2022Sizes } from "./token-2022.ts";
+import { token2022Metadata, token2022Rent, token2022Sizes } from "./token-2022.ts";
+import { tokenFields } from "./token-spec.ts";
 import { grindVanitySeed, matchProbability, VanityTimeout } from "./vanity.ts";
 import { vanityGateFor } from "./vanity-gate.ts";
 import {
@@ -220,14 +221,7 @@ async function build(
     seed,
     reference,
     treasury: s.treasury,
-    name: req.name,
-    symbol: req.symbol,
-    uri: req.metadataUri,
-    decimals: req.decimals,
-    supplyRaw: req.supplyRaw,
-    revokeMint: req.revokeMint,
-    revokeFreeze: req.revokeFreeze,
-    immutableMetadata: req.immutableMetadata,
+    ...tokenFields(req, (raw) => raw),
     feeLamports,
     mintRentLamports: rent.mint,
     ...(tokenProgram === "token-2022" ? { tokenProgram, transferFee } : {}),
@@ -346,14 +340,7 @@ async function build(
     recipient: req.recipient.toBase58(),
     recipientTokenAccount: addresses.recipientTokenAccount.toBase58(),
     metadataAccount: addresses.metadataAccount.toBase58(),
-    name: req.name,
-    symbol: req.symbol,
-    uri: req.metadataUri,
-    decimals: req.decimals,
-    supplyRaw: req.supplyRaw.toString(),
-    revokeMint: req.revokeMint,
-    revokeFreeze: req.revokeFreeze,
-    immutableMetadata: req.immutableMetadata,
+    ...tokenFields(req, (raw) => raw.toString()),
     feeLamports: feeLamports.toString(),
     feeUsd,
     solUsd: price.usd,
@@ -496,13 +483,10 @@ async function token2022RentFor(
   mint: PublicKey,
   transferFee: boolean,
 ): Promise<RentTable> {
-  const sizes = token2022Sizes({
-    mint,
-    name: req.name,
-    symbol: req.symbol,
-    uri: req.metadataUri,
-    updateAuthority: req.immutableMetadata ? null : req.payer,
-  }, transferFee);
+  const sizes = token2022Sizes(
+    token2022Metadata(mint, req.payer, tokenFields(req, (raw) => raw)),
+    transferFee,
+  );
   if (rent.forSize) return token2022Rent(rent, sizes, rent.forSize);
   const [mintRent, accountRent] = await Promise.all(
     [sizes.final, sizes.tokenAccount].map((n) => s.connection.getMinimumBalanceForRentExemption(n)),
