@@ -27,7 +27,6 @@ import { describeTransactionError, failureSummary } from "../solana/transaction-
 import {
   breakdownStrings,
   costBreakdown,
-  type CostsView,
   costsView,
   priorityFeeLamports,
   priorityPrice,
@@ -37,6 +36,7 @@ import {
 } from "./costs.ts";
 import { type BuildCall, type BuildCallState, type BuildDraft, decideBuildCall } from "./decide.ts";
 import { loadBuild } from "./reads.ts";
+import type { BuildResponse } from "./build-response.ts";
 import type { TokenBuilt } from "../../events/types.ts";
 import { type CommandHandler, runCommand } from "../commands/run.ts";
 import { payerProblem, recipientProblem } from "./recipient.ts";
@@ -70,27 +70,6 @@ import {
  * contract promises. The exact end is `lastValidBlockHeight`.
  */
 export const EXPIRES_IN_SECONDS = 60;
-
-export interface BuildResponse {
-  buildId: number;
-  mint: string;
-  metadataAccount: string;
-  recipientTokenAccount: string;
-  transaction: string;
-  transactionEncoding: "base64";
-  format: "legacy-unsigned";
-  requiredSigner: string;
-  recentBlockhash: string;
-  lastValidBlockHeight: number;
-  expiresInSeconds: number;
-  fee: { usd: number; lamports: string; treasury: string };
-  /** Every lamport the payer spends if the transaction lands; see costs.ts. */
-  costs: CostsView;
-  /** Present for Token-2022 only; absent means the classic SPL Token program. */
-  tokenProgram?: "token-2022";
-  /** Present when a vanity address was asked for: how many seeds were tried. */
-  vanity?: { tries: number };
-}
 
 /** Where a build's wall time went; the benchmark separates our own work from waiting on RPC. */
 export interface BuildTimings {
