@@ -588,6 +588,8 @@ export interface components {
         BuildList: {
             /** @description newest first */
             items: {
+                /** @description the build's id */
+                buildId: number;
                 /** @description mint address (base58) */
                 mint: string;
                 name: string;
@@ -614,8 +616,6 @@ export interface components {
                     /** @description null: the fee is permanent */
                     authority: string | null;
                 };
-                /** @description the build's id */
-                buildId: number;
             }[];
             /** @description pass as cursor for the next page; null when there is nothing more */
             nextCursor: string | null;

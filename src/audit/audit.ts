@@ -13,6 +13,7 @@ import { HEAD, type LogHead, PROJECTIONS } from "../../events/keys.ts";
 import { allProjections, registered } from "../../projections/index.ts";
 import { type KeyDoc, keysProjection, keyStatus } from "../../projections/keys.ts";
 import { type PurchaseDoc, purchasesProjection } from "../../projections/purchases.ts";
+import { purchaseFields } from "../domain/access/purchase-view.ts";
 import {
   type ChainProblem,
   type ProjectionMismatch,
@@ -521,16 +522,12 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
       paid++;
       paidByCurrency[p.currency] = (paidByCurrency[p.currency] ?? 0n) + BigInt(p.amount);
     }
+    // The fields every reader of a purchase shows, with the wallet in the column it always had.
+    const { purchaseId, ...shown } = purchaseFields(p, iso);
     await sink.write("purchases", {
-      purchaseId: p.purchaseId,
+      purchaseId,
       wallet: p.wallet,
-      status: p.status,
-      currency: p.currency,
-      amount: p.amount,
-      usd: p.usd,
-      signature: p.signature,
-      quotedAt: iso(p.quotedAt),
-      paidAt: iso(p.paidAt),
+      ...shown,
       activeKeyId: p.activeKeyId,
       keyIds: p.keyIds.join(" "),
     });

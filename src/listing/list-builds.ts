@@ -12,16 +12,7 @@ import { buildsByKeyProjection } from "../../projections/build-list.ts";
 import { type BuildDoc, buildsProjection, type BuildStatus } from "../../projections/builds.ts";
 import { kvReads, readList, readMany } from "../commands/read.ts";
 import { invalid } from "../kernel/errors.ts";
-import { type TokenSummary, tokenSummary } from "./token-view.ts";
-
-export const BUILD_STATUSES = [
-  "built",
-  "submitted",
-  "confirmed",
-  "failed",
-  "unverified",
-  "expired",
-] as const satisfies readonly BuildStatus[];
+import { BUILD_STATUSES, type BuildListItem, buildListItem } from "./token-view.ts";
 
 export const MAX_SCANNED = 500;
 const CURSOR_PREFIX = "b1.";
@@ -76,10 +67,6 @@ export function parseListQuery(query: Record<string, string>): ListRequest {
   return { status: parsed.data.status, limit: parsed.data.limit, before };
 }
 
-export interface BuildListItem extends TokenSummary {
-  buildId: number;
-}
-
 export interface BuildPage {
   items: BuildListItem[];
   nextCursor: string | null;
@@ -104,13 +91,9 @@ export async function listBuilds(kv: Deno.Kv, keyId: string, req: ListRequest): 
     for (const b of docs) {
       if (items.length >= req.limit) break;
       examined++;
-      if (b && (!req.status || b.status === req.status)) items.push(itemOf(b));
+      if (b && (!req.status || b.status === req.status)) items.push(buildListItem(b));
     }
   }
   const more = examined < ids.length;
   return { items, nextCursor: more && examined > 0 ? encodeCursor(ids[examined - 1]) : null };
-}
-
-function itemOf(b: BuildDoc): BuildListItem {
-  return { buildId: b.buildId, ...tokenSummary(b) };
 }

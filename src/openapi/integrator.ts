@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { PROBE_TIMEOUT_MS, RPC_CHECK_TTL_MS } from "../health/readiness.ts";
 import { ListQuery, MAX_SCANNED } from "../listing/list-builds.ts";
-import { BuildRecord } from "./schemas.ts";
+import { BuildListItem } from "../listing/token-view.ts";
 import { RegisterRequest } from "../webhooks/endpoints.ts";
 import {
   ATTEMPT_TIMEOUT_MS,
@@ -43,7 +43,7 @@ export const Health = z.object({
 });
 
 export const BuildList = z.object({
-  items: z.array(BuildRecord.extend({ buildId: z.number().int().describe("the build's id") }))
+  items: z.array(BuildListItem)
     .describe("newest first"),
   nextCursor: z.string().nullable().describe(
     "pass as cursor for the next page; null when there is nothing more",

@@ -1,15 +1,13 @@
 /**
- * Zod schemas for what the OpenAPI document describes but no handler exports: the responses (the
- * handlers build them as plain objects); the relay request is re-exported from src/creation.
- * Tests parse real responses with these, so the document cannot drift from the service unseen.
+ * Zod schemas for the responses the OpenAPI document describes. Where a handler's answer is typed
+ * by or shaped through its schema, the schema lives beside the handler and is re-exported here
+ * (the build record from src/listing, POST /v1/tokens's answer from src/tokens, the relay request
+ * from src/creation); the rest the handlers build as plain objects. Tests parse real responses
+ * with these, so the document cannot drift from the service unseen.
  */
 import { z } from "zod";
+import { base58, digits } from "../kernel/described.ts";
 import { ERROR_CODES } from "../kernel/errors.ts";
-
-const base58 = (what: string) =>
-  z.string().regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/).describe(`${what} (base58)`);
-const digits = (what: string) =>
-  z.string().regex(/^[0-9]+$/).describe(`${what}, a string of decimal digits`);
 
 export const ErrorBody = z.object({
   error: z.object({
@@ -79,56 +77,8 @@ export const MetadataCreated = z.object({
   id: z.string().regex(/^[0-9a-f]+$/).describe("id of the hosted metadata item (hex)"),
 });
 
-export const TokenBuilt = z.object({
-  buildId: z.number().int(),
-  mint: base58("address of the new mint"),
-  metadataAccount: base58(
-    "address of the metadata account (Token-2022: the mint itself, which holds the metadata)",
-  ),
-  recipientTokenAccount: base58("address of the recipient's token account"),
-  transaction: z.string().describe("base64 unsigned legacy transaction"),
-  transactionEncoding: z.literal("base64"),
-  format: z.literal("legacy-unsigned"),
-  requiredSigner: base58("the payer, the only required signer"),
-  recentBlockhash: z.string(),
-  lastValidBlockHeight: z.number().int(),
-  expiresInSeconds: z.number().int().describe("validity window in seconds (about 60)"),
-  fee: z.object({
-    usd: z.number(),
-    lamports: digits("fee in lamports"),
-    treasury: base58("address receiving the fee"),
-  }),
-  costs: z.object({
-    networkFeeLamports: digits("base fee of the one signature"),
-    priorityFeeLamports: digits("priority fee: the compute-unit limit times the unit price set"),
-    mintRentLamports: digits("rent-exempt minimum of the mint account"),
-    tokenAccountRentLamports: digits(
-      "rent the payer adds to the recipient's token account (0 when its address already holds it)",
-    ),
-    metadataRentLamports: digits("rent-exempt minimum of the metadata account (607 bytes)"),
-    metadataProtocolFeeLamports: digits(
-      "the Token Metadata program's creation fee, kept in the metadata account",
-    ),
-    serviceFeeLamports: digits("our fee (fee.lamports)"),
-    totalLamports: digits(
-      "the sum: exactly what leaves the payer's balance if the transaction lands",
-    ),
-  }).describe(
-    "Every lamport the payer spends if the transaction lands, from the cluster's rent and fee " +
-      "rules. The payer needs totalLamports exactly, or at least totalLamports plus the " +
-      "rent-exempt minimum of a wallet (it may not be left between 0 and that); insufficient_funds " +
-      "carries the same costs, needed, available and shortfall. Token-2022: mintRentLamports " +
-      "is the rent of the mint at its final size (extensions and in-mint metadata included), " +
-      "tokenAccountRentLamports that of a token account with the extensions the mint requires " +
-      "(170 bytes, 182 with a transfer fee), and both metadata parts are 0.",
-  ),
-  tokenProgram: z.literal("token-2022").optional().describe(
-    "present for a Token-2022 mint; absent: the classic SPL Token program",
-  ),
-  vanity: z.object({
-    tries: z.number().int().describe("seeds tried until the mint address matched"),
-  }).optional().describe("present when a vanity address was asked for"),
-});
+/** The schema POST /v1/tokens's answer is typed by. */
+export { TokenBuilt } from "../tokens/build-response.ts";
 
 /** The relay's own request schema, the one POST /v1/transactions validates with. */
 export { RelayRequest } from "../creation/relay-request.ts";
@@ -155,23 +105,5 @@ export const Verification = z.object({
   }),
 });
 
-export const BuildRecord = z.object({
-  mint: base58("mint address"),
-  name: z.string(),
-  symbol: z.string(),
-  status: z.enum(["built", "submitted", "confirmed", "failed", "unverified", "expired"]),
-  signature: z.string().nullable().describe("null until a transaction is seen"),
-  feeVerified: z.boolean(),
-  createdAt: z.number().int().describe("Unix seconds"),
-  confirmedAt: z.number().int().nullable().describe("Unix seconds; null until it lands"),
-  tokenProgram: z.literal("token-2022").optional().describe(
-    "present for a Token-2022 mint; absent: the classic SPL Token program",
-  ),
-  transferFee: z.object({
-    basisPoints: z.number().int(),
-    maximum: digits("largest fee of one transfer in base units"),
-    authority: base58("transfer-fee and withdraw authority (the payer)").nullable().describe(
-      "null: the fee is permanent",
-    ),
-  }).optional().describe("the Token-2022 transfer fee, when the mint has one"),
-});
+/** The build record: the schema GET /v1/tokens/{mint} shapes its body through. */
+export { BuildRecord } from "../listing/token-view.ts";

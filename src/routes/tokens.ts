@@ -8,7 +8,7 @@ import { ApiError } from "../kernel/errors.ts";
 import type { Services } from "../services.ts";
 import { buildToken } from "../tokens/build-token.ts";
 import { parseBuildRequest } from "../tokens/request-schema.ts";
-import { tokenSummary } from "../listing/token-view.ts";
+import { buildRecord } from "../listing/token-view.ts";
 import { currentWellKnownMatcher } from "../admin/well-known-names.ts";
 import { checkHostedDocumentMatch } from "../tokens/hosted-match.ts";
 import { bodyLimit, DEFAULT_BODY_LIMIT, routeNeeds } from "./needs.ts";
@@ -47,12 +47,7 @@ export function tokensRoutes(s: Services) {
     if (!build) {
       throw new ApiError("not_found", "No token built by this key has that mint", {});
     }
-    return c.json({
-      ...tokenSummary(build),
-      // Token-2022 only (absent: the classic program), so a classic record reads as it always did.
-      ...(build.tokenProgram ? { tokenProgram: build.tokenProgram } : {}),
-      ...(build.transferFee ? { transferFee: build.transferFee } : {}),
-    });
+    return c.json(buildRecord(build));
   });
 
   return app;

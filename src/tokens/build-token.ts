@@ -27,7 +27,6 @@ import { describeTransactionError, failureSummary } from "../solana/transaction-
 import {
   breakdownStrings,
   costBreakdown,
-  type CostsView,
   costsView,
   priorityFeeLamports,
   priorityPrice,
@@ -37,6 +36,7 @@ import {
 } from "./costs.ts";
 import { type BuildCall, type BuildCallState, type BuildDraft, decideBuildCall } from "./decide.ts";
 import { loadBuild } from "./reads.ts";
+import type { BuildResponse } from "./build-response.ts";
 import type { TokenBuilt } from "../../events/types.ts";
 import { type CommandHandler, runCommand } from "../commands/run.ts";
 import { payerProblem, recipientProblem } from "./recipient.ts";
@@ -49,7 +49,8 @@ import {
   rentTable,
   rentTableOf,
 } from "./rent.ts";
-import { token2022Rent, token2022Sizes } from "./token-2022.ts";
+import { token2022Metadata, token2022Rent, token2022Sizes } from "./token-2022.ts";
+import { tokenFields } from "./token-spec.ts";
 import { grindVanitySeed, matchProbability, VanityTimeout } from "./vanity.ts";
 import { vanityGateFor } from "./vanity-gate.ts";
 import {
@@ -69,27 +70,6 @@ import {
  * contract promises. The exact end is `lastValidBlockHeight`.
  */
 export const EXPIRES_IN_SECONDS = 60;
-
-export interface BuildResponse {
-  buildId: number;
-  mint: string;
-  metadataAccount: string;
-  recipientTokenAccount: string;
-  transaction: string;
-  transactionEncoding: "base64";
-  format: "legacy-unsigned";
-  requiredSigner: string;
-  recentBlockhash: string;
-  lastValidBlockHeight: number;
-  expiresInSeconds: number;
-  fee: { usd: number; lamports: string; treasury: string };
-  /** Every lamport the payer spends if the transaction lands; see costs.ts. */
-  costs: CostsView;
-  /** Present for Token-2022 only; absent means the classic SPL Token program. */
-  tokenProgram?: "token-2022";
-  /** Present when a vanity address was asked for: how many seeds were tried. */
-  vanity?: { tries: number };
-}
 
 /** Where a build's wall time went; the benchmark separates our own work from waiting on RPC. */
 export interface BuildTimings {
@@ -220,14 +200,7 @@ async function build(
     seed,
     reference,
     treasury: s.treasury,
-    name: req.name,
-    symbol: req.symbol,
-    uri: req.metadataUri,
-    decimals: req.decimals,
-    supplyRaw: req.supplyRaw,
-    revokeMint: req.revokeMint,
-    revokeFreeze: req.revokeFreeze,
-    immutableMetadata: req.immutableMetadata,
+    ...tokenFields(req, (raw) => raw),
     feeLamports,
     mintRentLamports: rent.mint,
     ...(tokenProgram === "token-2022" ? { tokenProgram, transferFee } : {}),
@@ -346,14 +319,7 @@ async function build(
     recipient: req.recipient.toBase58(),
     recipientTokenAccount: addresses.recipientTokenAccount.toBase58(),
     metadataAccount: addresses.metadataAccount.toBase58(),
-    name: req.name,
-    symbol: req.symbol,
-    uri: req.metadataUri,
-    decimals: req.decimals,
-    supplyRaw: req.supplyRaw.toString(),
-    revokeMint: req.revokeMint,
-    revokeFreeze: req.revokeFreeze,
-    immutableMetadata: req.immutableMetadata,
+    ...tokenFields(req, (raw) => raw.toString()),
     feeLamports: feeLamports.toString(),
     feeUsd,
     solUsd: price.usd,
@@ -496,13 +462,10 @@ async function token2022RentFor(
   mint: PublicKey,
   transferFee: boolean,
 ): Promise<RentTable> {
-  const sizes = token2022Sizes({
-    mint,
-    name: req.name,
-    symbol: req.symbol,
-    uri: req.metadataUri,
-    updateAuthority: req.immutableMetadata ? null : req.payer,
-  }, transferFee);
+  const sizes = token2022Sizes(
+    token2022Metadata(mint, req.payer, tokenFields(req, (raw) => raw)),
+    transferFee,
+  );
   if (rent.forSize) return token2022Rent(rent, sizes, rent.forSize);
   const [mintRent, accountRent] = await Promise.all(
     [sizes.final, sizes.tokenAccount].map((n) => s.connection.getMinimumBalanceForRentExemption(n)),

@@ -32,7 +32,7 @@ import {
   pack,
 } from "@solana/spl-token-metadata";
 import { mintAccountFor, revokeMintInstructions, supplyInstructions } from "./mint-steps.ts";
-import type { TokenSpec } from "./token-spec.ts";
+import type { TokenFields, TokenSpec } from "./token-spec.ts";
 
 /** A transfer fee as the mint's TransferFeeConfig holds it. */
 export interface TransferFeeSpec {
@@ -50,6 +50,25 @@ export interface Token2022Metadata {
   uri: string;
   /** null: nobody can ever change the metadata. */
   updateAuthority: PublicKey | null;
+}
+
+/**
+ * The metadata a Token-2022 mint holds for a token: its name, symbol and uri, updatable by the
+ * payer unless the metadata is immutable. The rent a build asks for and the instructions it
+ * compiles both size the mint from this one value.
+ */
+export function token2022Metadata(
+  mint: PublicKey,
+  payer: PublicKey,
+  t: Pick<TokenFields<unknown>, "name" | "symbol" | "uri" | "immutableMetadata">,
+): Token2022Metadata {
+  return {
+    mint,
+    name: t.name,
+    symbol: t.symbol,
+    uri: t.uri,
+    updateAuthority: t.immutableMetadata ? null : payer,
+  };
 }
 
 export interface Token2022Sizes {
@@ -106,11 +125,9 @@ export interface Token2022Plan extends TokenSpec {
  */
 export function token2022Instructions(p: Token2022Plan): TransactionInstruction[] {
   const program = TOKEN_2022_PROGRAM_ID;
-  const updateAuthority = p.immutableMetadata ? null : p.payer;
-  const sizes = token2022Sizes(
-    { mint: p.mint, name: p.name, symbol: p.symbol, uri: p.uri, updateAuthority },
-    p.transferFee !== null,
-  );
+  const metadata = token2022Metadata(p.mint, p.payer, p);
+  const updateAuthority = metadata.updateAuthority;
+  const sizes = token2022Sizes(metadata, p.transferFee !== null);
   const ixs: TransactionInstruction[] = [
     // Funded with the final size's rent, allocated at the fixed extensions' size (mint-account.ts:
     // lamports someone sends to the address first cannot make it fail).

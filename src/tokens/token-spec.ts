@@ -1,18 +1,43 @@
 import type { PublicKey } from "@solana/web3.js";
+import type { BuildRequest } from "./request-schema.ts";
 
-/** What a token's plan says under either token program: who pays and receives, and the token. */
-export interface TokenSpec {
-  payer: PublicKey;
-  recipient: PublicKey;
-  seed: string;
+/**
+ * The token a build makes, as its request names it: the one list the plan the transaction is
+ * compiled from and the draft the TokenBuilt event records both take (the event writes the supply
+ * as decimal digits, the plan keeps the bigint).
+ */
+export interface TokenFields<Supply> {
   name: string;
   symbol: string;
   uri: string;
   decimals: number;
-  supplyRaw: bigint;
+  supplyRaw: Supply;
   revokeMint: boolean;
   revokeFreeze: boolean;
   immutableMetadata: boolean;
+}
+
+export function tokenFields<Supply>(
+  req: BuildRequest,
+  supply: (raw: bigint) => Supply,
+): TokenFields<Supply> {
+  return {
+    name: req.name,
+    symbol: req.symbol,
+    uri: req.metadataUri,
+    decimals: req.decimals,
+    supplyRaw: supply(req.supplyRaw),
+    revokeMint: req.revokeMint,
+    revokeFreeze: req.revokeFreeze,
+    immutableMetadata: req.immutableMetadata,
+  };
+}
+
+/** What a token's plan says under either token program: who pays and receives, and the token. */
+export interface TokenSpec extends TokenFields<bigint> {
+  payer: PublicKey;
+  recipient: PublicKey;
+  seed: string;
   /**
    * Rent-exempt minimum of the mint: 82 bytes for the classic program; for Token-2022 its size
    * after the metadata realloc (see token2022Sizes).

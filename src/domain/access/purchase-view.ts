@@ -1,6 +1,7 @@
 /**
- * The fields of a purchase that every reader shows (the portal's owner, the admin listing), in one
- * list; each reader adds its own and writes times the way it answers them.
+ * The fields of a purchase that every reader shows (the portal's owner, the admin listing, the
+ * audit's purchases table), in one list; each reader adds its own and writes times the way it
+ * answers them.
  */
 import type { PurchaseDoc } from "../../../projections/purchases.ts";
 

@@ -1,0 +1,60 @@
+/**
+ * What POST /v1/tokens answers, as the one zod schema the handler's answer is typed by
+ * (`BuildResponse`) and the OpenAPI document is generated from (src/openapi/), so a field of the
+ * answer is declared and documented in one place.
+ */
+import { z } from "zod";
+import { base58, digits } from "../kernel/described.ts";
+
+export const TokenBuilt = z.object({
+  buildId: z.number().int(),
+  mint: base58("address of the new mint"),
+  metadataAccount: base58(
+    "address of the metadata account (Token-2022: the mint itself, which holds the metadata)",
+  ),
+  recipientTokenAccount: base58("address of the recipient's token account"),
+  transaction: z.string().describe("base64 unsigned legacy transaction"),
+  transactionEncoding: z.literal("base64"),
+  format: z.literal("legacy-unsigned"),
+  requiredSigner: base58("the payer, the only required signer"),
+  recentBlockhash: z.string(),
+  lastValidBlockHeight: z.number().int(),
+  expiresInSeconds: z.number().int().describe("validity window in seconds (about 60)"),
+  fee: z.object({
+    usd: z.number(),
+    lamports: digits("fee in lamports"),
+    treasury: base58("address receiving the fee"),
+  }),
+  costs: z.object({
+    networkFeeLamports: digits("base fee of the one signature"),
+    priorityFeeLamports: digits("priority fee: the compute-unit limit times the unit price set"),
+    mintRentLamports: digits("rent-exempt minimum of the mint account"),
+    tokenAccountRentLamports: digits(
+      "rent the payer adds to the recipient's token account (0 when its address already holds it)",
+    ),
+    metadataRentLamports: digits("rent-exempt minimum of the metadata account (607 bytes)"),
+    metadataProtocolFeeLamports: digits(
+      "the Token Metadata program's creation fee, kept in the metadata account",
+    ),
+    serviceFeeLamports: digits("our fee (fee.lamports)"),
+    totalLamports: digits(
+      "the sum: exactly what leaves the payer's balance if the transaction lands",
+    ),
+  }).describe(
+    "Every lamport the payer spends if the transaction lands, from the cluster's rent and fee " +
+      "rules. The payer needs totalLamports exactly, or at least totalLamports plus the " +
+      "rent-exempt minimum of a wallet (it may not be left between 0 and that); insufficient_funds " +
+      "carries the same costs, needed, available and shortfall. Token-2022: mintRentLamports " +
+      "is the rent of the mint at its final size (extensions and in-mint metadata included), " +
+      "tokenAccountRentLamports that of a token account with the extensions the mint requires " +
+      "(170 bytes, 182 with a transfer fee), and both metadata parts are 0.",
+  ),
+  tokenProgram: z.literal("token-2022").optional().describe(
+    "present for a Token-2022 mint; absent: the classic SPL Token program",
+  ),
+  vanity: z.object({
+    tries: z.number().int().describe("seeds tried until the mint address matched"),
+  }).optional().describe("present when a vanity address was asked for"),
+});
+
+export type BuildResponse = z.infer<typeof TokenBuilt>;
