@@ -10,7 +10,6 @@
  * write recorded more often than it was acknowledged is a double count.
  */
 import { Keypair, LAMPORTS_PER_SOL, VersionedTransaction } from "@solana/web3.js";
-import type { StoredEvent } from "../../events/types.ts";
 import { readEvents } from "../../events/log.ts";
 import { makePng, toBase64 } from "../../tests/metadata/image/fixtures.ts";
 import {

@@ -9,7 +9,7 @@
  */
 import { z } from "zod";
 import { buildsByKeyProjection } from "../../projections/build-list.ts";
-import { type BuildDoc, buildsProjection, type BuildStatus } from "../../projections/builds.ts";
+import { buildsProjection, type BuildStatus } from "../../projections/builds.ts";
 import { kvReads, readList, readMany } from "../commands/read.ts";
 import { invalid } from "../kernel/errors.ts";
 import { BUILD_STATUSES, type BuildListItem, buildListItem } from "./token-view.ts";
