@@ -33,6 +33,9 @@ import {
 } from "../tokens/request-schema.ts";
 import { MAX_VANITY_CHARS } from "../tokens/vanity.ts";
 import * as S from "./schemas.ts";
+import { TokenBuilt } from "../tokens/build-response.ts";
+import { RelayRequest } from "../creation/relay-request.ts";
+import { BuildRecord } from "../listing/token-view.ts";
 import { integratorPaths, integratorResponses, integratorSchemas } from "./integrator.ts";
 import { withSamples } from "./samples.ts";
 
@@ -195,11 +198,11 @@ const schemas = (cfg: DocumentConfig): Record<string, Json> => ({
   MetadataRequest: metadataRequest(cfg),
   MetadataCreated: jsonSchema(S.MetadataCreated, "output"),
   TokenBuildRequest: tokenBuildRequest(cfg),
-  TokenBuilt: jsonSchema(S.TokenBuilt, "output"),
-  RelayRequest: jsonSchema(S.RelayRequest, "input"),
+  TokenBuilt: jsonSchema(TokenBuilt, "output"),
+  RelayRequest: jsonSchema(RelayRequest, "input"),
   RelayAccepted: jsonSchema(S.RelayAccepted, "output"),
   Verification: jsonSchema(S.Verification, "output"),
-  BuildRecord: jsonSchema(S.BuildRecord, "output"),
+  BuildRecord: jsonSchema(BuildRecord, "output"),
   ...integratorSchemas((s) => jsonSchema(s, "output"), (s) => jsonSchema(s, "input")),
 });
 

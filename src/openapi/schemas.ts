@@ -78,10 +78,8 @@ export const MetadataCreated = z.object({
 });
 
 /** The schema POST /v1/tokens's answer is typed by. */
-export { TokenBuilt } from "../tokens/build-response.ts";
 
 /** The relay's own request schema, the one POST /v1/transactions validates with. */
-export { RelayRequest } from "../creation/relay-request.ts";
 
 export const RelayAccepted = z.object({
   signature: z.string(),
@@ -106,4 +104,3 @@ export const Verification = z.object({
 });
 
 /** The build record: the schema GET /v1/tokens/{mint} shapes its body through. */
-export { BuildRecord } from "../listing/token-view.ts";

@@ -14,10 +14,6 @@ import { idempotent } from "../http/idempotency.ts";
 import { rateLimit } from "../http/rate-limit.ts";
 import type { Services } from "../services.ts";
 
-// Only src/routes/tokens.ts (rewritten on another branch) still reads these here; the other routes
-// import src/http/body-limit.ts. Drop this line once tokens.ts does too.
-export { bodyLimit, DEFAULT_BODY_LIMIT } from "../http/body-limit.ts";
-
 export interface RouteNeeds {
   apiKey: MiddlewareHandler<AppEnv>;
   rateLimit: MiddlewareHandler<AppEnv>;

@@ -11,7 +11,8 @@ import { parseBuildRequest } from "../tokens/request-schema.ts";
 import { buildRecord } from "../listing/token-view.ts";
 import { currentWellKnownMatcher } from "../admin/well-known-names.ts";
 import { checkHostedDocumentMatch } from "../tokens/hosted-match.ts";
-import { bodyLimit, DEFAULT_BODY_LIMIT, routeNeeds } from "./needs.ts";
+import { routeNeeds } from "./needs.ts";
+import { bodyLimit, DEFAULT_BODY_LIMIT } from "../http/body-limit.ts";
 
 export function tokensRoutes(s: Services) {
   const app = new Hono<AppEnv>();

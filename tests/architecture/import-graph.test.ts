@@ -134,9 +134,6 @@ export function passThroughs(files: Map<string, string>): string[] {
 const PASS_THROUGHS_PENDING = [
   "projections/projection.ts: DeclaredProjection", // projections/replay.ts & co, src/audit/
   "projections/projection.ts: Projection",
-  "src/openapi/schemas.ts: RelayRequest", // src/openapi/schemas.ts is rewritten for issue 18's item 5
-  "src/routes/needs.ts: DEFAULT_BODY_LIMIT", // src/routes/tokens.ts
-  "src/routes/needs.ts: bodyLimit",
 ];
 
 /** The strongly connected parts with more than one file (or a file importing itself): Tarjan. */

@@ -14,6 +14,7 @@ import { runAudit } from "../../src/audit/audit.ts";
 import { rpcTxReader } from "../../src/audit/chain-check.ts";
 import { MemorySink } from "../../src/audit/sink.ts";
 import * as S from "../../src/openapi/schemas.ts";
+import { BuildRecord } from "../../src/listing/token-view.ts";
 
 const URI = "https://example.com/m/t22.json";
 const b64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));
@@ -69,7 +70,7 @@ Deno.test("token-2022 creations: relay, watcher, verification, GET, audit and re
       ["confirmed", true, relayed.mint, "123456789", 3, recipient],
     );
     const r1 = await record(h, apiKey, relayed.mint);
-    S.BuildRecord.strict().parse(r1);
+    BuildRecord.strict().parse(r1);
     assertEquals([r1.status, r1.feeVerified, r1.tokenProgram], ["confirmed", true, "token-2022"]);
     assertEquals(r1.transferFee, { basisPoints: 100, maximum: "1000", authority: payer });
 

@@ -2,6 +2,8 @@ import { assert, assertEquals, assertMatch } from "../support/assert.ts";
 import { bearer, startHarness } from "../support/harness.ts";
 import { openApiDocument } from "../../src/openapi/document.ts";
 import * as S from "../../src/openapi/schemas.ts";
+import { TokenBuilt } from "../../src/tokens/build-response.ts";
+import { BuildRecord } from "../../src/listing/token-view.ts";
 import * as I from "../../src/openapi/integrator.ts";
 
 type Json = Record<string, unknown>;
@@ -220,10 +222,10 @@ Deno.test("every operation has a curl and a TypeScript sample, and its success e
     Pricing: S.Pricing,
     Me: S.Me,
     MetadataCreated: S.MetadataCreated,
-    TokenBuilt: S.TokenBuilt,
+    TokenBuilt,
     RelayAccepted: S.RelayAccepted,
     Verification: S.Verification,
-    BuildRecord: S.BuildRecord,
+    BuildRecord,
     BuildList: I.BuildList,
     Health: I.Health,
     WebhookEndpoint: I.WebhookEndpoint,

@@ -10,6 +10,7 @@ import { bearer, decodeTx, type Harness, startHarness } from "../support/harness
 import { METADATA_PROGRAM_MODES, needsMetaplexSo } from "../support/metaplex-fixture.ts";
 import { MAX_METADATA_LEN } from "../../src/solana/token-metadata.ts";
 import * as S from "../../src/openapi/schemas.ts";
+import { TokenBuilt } from "../../src/tokens/build-response.ts";
 import { buildToken } from "../../src/tokens/build-token.ts";
 import { deriveAddresses, newSeed } from "../../src/tokens/transaction.ts";
 import { projectionKey } from "../../events/keys.ts";
@@ -60,7 +61,7 @@ for (const { mode, so } of METADATA_PROGRAM_MODES) {
         assertEquals(rich.status, 201, JSON.stringify(rich.body));
         const costs = rich.body.costs;
         // As documented: the schema parses the real 201 strictly, costs included.
-        S.TokenBuilt.extend({ costs: S.TokenBuilt.shape.costs.strict() }).strict().parse(rich.body);
+        TokenBuilt.extend({ costs: TokenBuilt.shape.costs.strict() }).strict().parse(rich.body);
         for (const k of [...COST_PARTS, "totalLamports"]) assertMatch(costs[k], /^[0-9]+$/, k);
         assertEquals(
           COST_PARTS.reduce((sum, k) => sum + BigInt(costs[k]), 0n),
