@@ -20,7 +20,7 @@
  * Documents no new event touches were compared by the audit that wrote the checkpoint; an edit
  * made to one of them behind the store's back later is found by the next full audit.
  */
-import { HEAD, type LogHead, projectionKey } from "../../events/keys.ts";
+import { HEAD, type LogHead, projectionKey, PROJECTIONS } from "../../events/keys.ts";
 import { hashAt, readLog, type ReadStats, SegmentFingerprint } from "../../events/log.ts";
 import type { StoredEvent } from "../../events/types.ts";
 import { keyId } from "../../projections/key-hash.ts";
@@ -105,6 +105,8 @@ export interface IncrementalReport {
   moved: number;
   sealed: SegmentFingerprint;
   head: LogHead | null;
+  /** The tracked fold's documents the new events touched: before and after them. */
+  tracked: { before: unknown; after: unknown }[];
 }
 
 /**
@@ -121,6 +123,8 @@ export async function replayFrom(
     stats?: ReadStats;
     onChainProblem?: (p: ChainProblem) => void | Promise<void>;
     onMismatch?: (m: ProjectionMismatch) => void | Promise<void>;
+    /** An audit fold whose touched documents are reported before and after (`tracked`). */
+    track?: string;
   } = {},
 ): Promise<IncrementalReport> {
   const head = (await source.get<LogHead>(HEAD)).value;
@@ -182,9 +186,18 @@ export async function replayFrom(
       }
     }
   }
+  const trackedKeys = opts.track === undefined
+    ? []
+    : [...foldKeys.values()].filter((k) => k[PROJECTIONS.length] === opts.track);
+  const trackedBefore = await getAll(state, trackedKeys);
   await folder.preload([...foldKeys.values()]);
   for (const e of after) await folder.apply(e);
   await folder.flush();
+  const trackedAfter = await getAll(state, trackedKeys);
+  const tracked = trackedKeys.map((_, i) => ({
+    before: trackedBefore[i],
+    after: trackedAfter[i],
+  }));
   const chain = verifier.finish(head);
   // The count covers the events read: from the last sealed point before the checkpoint.
   await checkNothingAfter(source, head, chain);
@@ -240,5 +253,23 @@ export async function replayFrom(
     moved: cut.moved.size,
     sealed,
     head,
+    tracked,
   };
+}
+
+/** The values of `keys` (null: none), ten to a read, a few reads at a time. */
+export async function getAll<T>(kv: Deno.Kv, keys: Deno.KvKey[]): Promise<(T | null)[]> {
+  const out: (T | null)[] = new Array(keys.length);
+  const batches: number[] = [];
+  for (let i = 0; i < keys.length; i += 10) batches.push(i);
+  let next = 0;
+  const worker = async () => {
+    while (next < batches.length) {
+      const i = batches[next++];
+      const entries = await kv.getMany<T[]>(keys.slice(i, i + 10));
+      entries.forEach((e, j) => (out[i + j] = e.value as T | null));
+    }
+  };
+  await Promise.all(Array.from({ length: 4 }, worker));
+  return out;
 }
