@@ -24,6 +24,7 @@ import { type Checkpoint, getAll, makeCheckpoint, replayFrom } from "./checkpoin
 import { DocChunks, DocChunkWriter } from "./doc-chunks.ts";
 import { AUDIT_BUILD, type AuditBuildDoc, auditProjections } from "./folds.ts";
 import { liveInWorker } from "./live-worker.ts";
+import { fingerprintInWorker } from "./fingerprint-worker.ts";
 import { type ChainCheck, checkOnChain, type TxReader } from "./chain-check.ts";
 import { type AuditSink, csvRow, FileSink, type Row } from "./sink.ts";
 import {
@@ -288,6 +289,14 @@ async function incremental(
   const r = await replayFrom(opts.kv, opts.scratch, allProjections, auditFoldsOf(), from, {
     stats,
     track: AUDIT_BUILD,
+    // The prefix proof on the other core when the KV is a file (fingerprint-worker.ts).
+    fingerprint: opts.kvPath
+      ? async (through) => {
+        const r = await fingerprintInWorker({ path: opts.kvPath!, through });
+        stats.reads += r.reads;
+        return r.fingerprint;
+      }
+      : undefined,
     onChainProblem: chainException(exception),
     onMismatch: mismatchException(exception),
   });

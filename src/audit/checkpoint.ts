@@ -123,6 +123,11 @@ export async function replayFrom(
     stats?: ReadStats;
     onChainProblem?: (p: ChainProblem) => void | Promise<void>;
     onMismatch?: (m: ProjectionMismatch) => void | Promise<void>;
+    /**
+     * Computes the fingerprint of the sealed segments up to a position in the source (default:
+     * `SegmentFingerprint.of` on this thread; the CLI's audit of a file uses a worker).
+     */
+    fingerprint?: (through: number) => Promise<SegmentFingerprint>;
     /** An audit fold whose touched documents are reported before and after (`tracked`). */
     track?: string;
   } = {},
@@ -137,14 +142,13 @@ export async function replayFrom(
   if (to < from.position) {
     problem(to, `the log ends at ${to}, before the checkpoint at ${from.position}`);
   }
-  const before = await SegmentFingerprint.of(source, from.sealed.through, opts.stats);
-  if (before.count !== from.sealed.count || before.digest !== from.sealed.digest) {
-    problem(
-      from.sealed.through,
-      `the sealed log up to ${from.sealed.through} changed since the checkpoint ` +
-        `(${before.count} segments, the checkpoint saw ${from.sealed.count}): run a full audit`,
-    );
-  }
+  // The prefix proof reads every sealed segment up to the checkpoint: it runs alongside the rest
+  // (on the other core when `opts.fingerprint` is a worker), and its finding, if any, goes where
+  // it would have gone had it run first. Findings are reported once it is in.
+  const proof = (opts.fingerprint ??
+    ((through: number) => SegmentFingerprint.of(source, through, opts.stats)))(from.sealed.through);
+  proof.catch(() => {}); // awaited below; not an unhandled rejection meanwhile
+  const proofAt = verifier.problems.length;
 
   const sealed = new SegmentFingerprint(from.sealed.through, from.sealed.count, from.sealed.digest);
   const stats: ReadStats = opts.stats ?? { reads: 0 };
@@ -153,7 +157,6 @@ export async function replayFrom(
   };
   const folder = new ProjectionFolder(state, auditFolds, { existing: true, cacheSize: 4_000 });
   const after: StoredEvent[] = [];
-  let reported = 0;
   for await (
     const batch of readLog(source, {
       head,
@@ -170,9 +173,6 @@ export async function replayFrom(
         problem(e.position, "the event at the checkpoint is not the one the checkpoint verified");
       }
       if (e.position > from.position) after.push(e);
-      for (; reported < verifier.problems.length; reported++) {
-        await opts.onChainProblem?.(verifier.problems[reported]);
-      }
     }
   }
   stats.onSegment = undefined;
@@ -201,9 +201,6 @@ export async function replayFrom(
   const chain = verifier.finish(head);
   // The count covers the events read: from the last sealed point before the checkpoint.
   await checkNothingAfter(source, head, chain);
-  for (; reported < verifier.problems.length; reported++) {
-    await opts.onChainProblem?.(verifier.problems[reported]);
-  }
 
   // Each touched document: its value at the checkpoint, then the new events, in log order.
   const chunks = new DocChunks(state);
@@ -233,18 +230,28 @@ export async function replayFrom(
     }
   }
   const cut = new LiveCut(source, projections, head);
-  let mismatchCount = 0;
+  const mismatches: ProjectionMismatch[] = [];
   const docs = [...rebuilt].map(([id, { key, doc }]) => ({ id, key, rebuilt: doc }));
   const results = await cut.settleMany(docs);
   for (let i = 0; i < docs.length; i++) {
     const wrong = results[i];
-    if (wrong) {
-      mismatchCount++;
-      await opts.onMismatch?.({ key: docs[i].id, live: wrong.live, rebuilt: wrong.expected });
-    }
+    if (wrong) mismatches.push({ key: docs[i].id, live: wrong.live, rebuilt: wrong.expected });
     await chunks.set(docs[i].key, docs[i].rebuilt);
   }
   await chunks.flush();
+
+  const before = await proof;
+  if (before.count !== from.sealed.count || before.digest !== from.sealed.digest) {
+    verifier.problems.splice(proofAt, 0, {
+      position: from.sealed.through,
+      problem: `the sealed log up to ${from.sealed.through} changed since the checkpoint ` +
+        `(${before.count} segments, the checkpoint saw ${from.sealed.count}): run a full audit`,
+    });
+    chain.ok = false;
+  }
+  for (const p of verifier.problems) await opts.onChainProblem?.(p);
+  for (const m of mismatches) await opts.onMismatch?.(m);
+  const mismatchCount = mismatches.length;
   return {
     chain,
     newEvents: after.length,
