@@ -10,7 +10,8 @@ async function run(req: FingerprintRequest): Promise<void> {
   const kv = await Deno.openKv(req.path);
   try {
     const stats = { reads: 0 };
-    const f = await SegmentFingerprint.of(kv, req.through, stats);
+    // Segments are up to 64 KiB: a few at a time keeps this thread's memory small.
+    const f = await SegmentFingerprint.of(kv, req.through, stats, 8);
     self.postMessage({
       type: "done",
       through: f.through,
