@@ -189,15 +189,17 @@ export async function replayFrom(
   const trackedKeys = opts.track === undefined
     ? []
     : [...foldKeys.values()].filter((k) => k[PROJECTIONS.length] === opts.track);
-  const trackedBefore = await getAll(state, trackedKeys);
-  await folder.preload([...foldKeys.values()]);
-  for (const e of after) await folder.apply(e);
-  await folder.flush();
-  const trackedAfter = await getAll(state, trackedKeys);
-  const tracked = trackedKeys.map((_, i) => ({
-    before: trackedBefore[i],
-    after: trackedAfter[i],
-  }));
+  // The folds, and the projection documents below, are independent (disjoint keys in the
+  // state; the comparison reads the source): each waits on KV reads and writes, so they overlap.
+  const folding = (async () => {
+    const trackedBefore = await getAll(state, trackedKeys);
+    await folder.preload([...foldKeys.values()]);
+    for (const e of after) await folder.apply(e);
+    await folder.flush();
+    const trackedAfter = await getAll(state, trackedKeys);
+    return trackedKeys.map((_, i) => ({ before: trackedBefore[i], after: trackedAfter[i] }));
+  })();
+  folding.catch(() => {}); // awaited below
   const chain = verifier.finish(head);
   // The count covers the events read: from the last sealed point before the checkpoint.
   await checkNothingAfter(source, head, chain);
@@ -232,13 +234,17 @@ export async function replayFrom(
   const cut = new LiveCut(source, projections, head);
   const mismatches: ProjectionMismatch[] = [];
   const docs = [...rebuilt].map(([id, { key, doc }]) => ({ id, key, rebuilt: doc }));
-  const results = await cut.settleMany(docs);
+  // Compared with the live documents (the source) while they are written to the state.
+  const settling = cut.settleMany(docs);
+  settling.catch(() => {}); // awaited below
+  for (const d of docs) await chunks.set(d.key, d.rebuilt);
+  await chunks.flush();
+  const results = await settling;
   for (let i = 0; i < docs.length; i++) {
     const wrong = results[i];
     if (wrong) mismatches.push({ key: docs[i].id, live: wrong.live, rebuilt: wrong.expected });
-    await chunks.set(docs[i].key, docs[i].rebuilt);
   }
-  await chunks.flush();
+  const tracked = await folding;
 
   const before = await proof;
   if (before.count !== from.sealed.count || before.digest !== from.sealed.digest) {
