@@ -29,7 +29,8 @@ import { type ChainCheck, checkOnChain, type TxReader } from "./chain-check.ts";
 import { type AuditSink, csvRow, FileSink, type Row } from "./sink.ts";
 import {
   BuildsIndex,
-  loadTablesIndex,
+  discardSplicePrep,
+  prepareSplice,
   saveTablesIndex,
   spliceBuilds,
   type SplicedRow,
@@ -353,9 +354,27 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
 
   const stats: ReadStats = opts.stats ?? { reads: 0 };
   const from = opts.from ?? null;
-  const replay = from
-    ? await incremental(opts, from, stats, exception)
-    : await full(opts, stats, exception);
+  // What splicing the builds table needs from the earlier audit, gathered beside the replay.
+  const preparing = from && opts.fromDir && opts.tablesIndex && sink instanceof FileSink &&
+      !opts.readTx
+    ? prepareSplice(
+      opts.fromDir,
+      from,
+      sink.dir,
+      (ids) => getAll(scratch, ids.map((id) => [...PROJECTIONS, AUDIT_BUILD, id])),
+    )
+    : null;
+  preparing?.catch(() => {}); // awaited below
+  let replay: Replayed;
+  try {
+    replay = from
+      ? await incremental(opts, from, stats, exception)
+      : await full(opts, stats, exception);
+  } catch (e) {
+    await discardSplicePrep(await preparing?.catch(() => null) ?? null);
+    throw e;
+  }
+  const prep = await preparing;
   const head = replay.head;
 
   // Builds, in buildId order, with their totals.
@@ -462,7 +481,7 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
     const changed = replay.builds;
     const fromDir = opts.fromDir;
     if (!from || !fromDir || !changed || !index || !(sink instanceof FileSink)) return false;
-    const prior = await loadTablesIndex(fromDir, from);
+    const prior = prep;
     if (!prior) return false;
     for (const { before, after } of changed) {
       if (!after || typeof after.buildId !== "number" || !Number.isFinite(after.buildId)) {
@@ -474,15 +493,10 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
         (!after.hasBuild || after.keyId !== before.keyId || after.day !== before.day)
       ) return false;
     }
+    // The builds with exceptions that the new events left as they were (read beside the replay).
     const changedIds = new Set(changed.map((c) => c.after!.buildId));
-    const flagged: Deno.KvKey[] = [];
-    for (let i = 0; i < prior.index.n; i++) {
-      const id = prior.index.ids[i];
-      if (prior.index.flags[i] && !changedIds.has(id)) {
-        flagged.push([...PROJECTIONS, AUDIT_BUILD, id]);
-      }
-    }
-    const flaggedDocs = await getAll<AuditBuildDoc>(scratch, flagged);
+    const flaggedDocs = [...prior.flagged].filter(([id]) => !changedIds.has(id))
+      .map(([, doc]) => doc as AuditBuildDoc | null);
     if (flaggedDocs.some((d) => d === null)) return false;
 
     ({ overall, byKey, byDay, firstBuild, orphans } = prior.totals);
@@ -509,7 +523,13 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
         flag: exceptionCount > raised,
       });
     }
-    index = await spliceBuilds(fromDir, prior.index, await sink.detach("builds"), rows);
+    index = await spliceBuilds(
+      fromDir,
+      prior.index,
+      await sink.detach("builds"),
+      rows,
+      prior.copies,
+    );
     return true;
   };
 
@@ -539,6 +559,7 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
     pending = [];
   };
   const spliced = await splice();
+  if (!spliced) await discardSplicePrep(prep);
   if (!spliced) {
     for await (
       const e of scratch.list<AuditBuildDoc>({ prefix: [...PROJECTIONS, AUDIT_BUILD] }, {

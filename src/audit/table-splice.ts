@@ -201,6 +201,51 @@ export async function loadTablesIndex(
   }
 }
 
+/** What a splice needs from the earlier audit, gathered while the replay runs. */
+export interface SplicePrep {
+  index: BuildsIndex;
+  totals: TableTotals;
+  /** The documents of the builds whose rows raised exceptions, by id (they raise them again). */
+  flagged: Map<number, unknown>;
+  /** The earlier builds.csv and builds.json, already copied beside the new ones. */
+  copies: { csv: string; json: string };
+}
+
+/**
+ * Loads the earlier audit's index (null: it does not fit, see `loadTablesIndex`), reads the
+ * documents of its builds with exceptions from `state`, and copies its builds files to
+ * `outDir` (the kernel copies; the splice cuts them later). Runs beside the replay: the builds
+ * it reads that the new events change are read again after them by the caller.
+ */
+export async function prepareSplice(
+  fromDir: string,
+  checkpoint: { position: number; hash: string },
+  outDir: string,
+  read: (ids: number[]) => Promise<(unknown | null)[]>,
+): Promise<SplicePrep | null> {
+  const prior = await loadTablesIndex(fromDir, checkpoint);
+  if (!prior) return null;
+  const copies = { csv: `${outDir}/builds.csv.part`, json: `${outDir}/builds.json.part` };
+  const copying = Promise.all([
+    Deno.copyFile(`${fromDir}/builds.csv`, copies.csv),
+    Deno.copyFile(`${fromDir}/builds.json`, copies.json),
+  ]);
+  copying.catch(() => {}); // awaited below
+  const ids: number[] = [];
+  for (let i = 0; i < prior.index.n; i++) if (prior.index.flags[i]) ids.push(prior.index.ids[i]);
+  const docs = await read(ids);
+  await copying;
+  const flagged = new Map<number, unknown>();
+  ids.forEach((id, i) => flagged.set(id, docs[i]));
+  return { ...prior, flagged, copies };
+}
+
+/** Removes the copies of a preparation not used. */
+export async function discardSplicePrep(prep: SplicePrep | null): Promise<void> {
+  if (!prep) return;
+  for (const f of [prep.copies.csv, prep.copies.json]) await Deno.remove(f).catch(() => {});
+}
+
 /** A changed or new row of the builds table, rendered as the sink renders rows. */
 export interface SplicedRow {
   id: number;
@@ -269,6 +314,7 @@ export async function spliceBuilds(
   index: BuildsIndex,
   out: { csv: string; json: string },
   changed: SplicedRow[],
+  copies?: { csv: string; json: string },
 ): Promise<BuildsIndex> {
   const n = index.n;
   // The first row that is not copied as it was.
@@ -284,8 +330,13 @@ export async function spliceBuilds(
   // Everything before row `first`: one copy, then cut where that row started.
   const csvCut = index.csv[first];
   const jsonCut = first === 0 ? 1 : index.json[first] - 2;
-  await Deno.copyFile(`${fromDir}/builds.csv`, out.csv);
-  await Deno.copyFile(`${fromDir}/builds.json`, out.json);
+  if (copies) {
+    await Deno.rename(copies.csv, out.csv);
+    await Deno.rename(copies.json, out.json);
+  } else {
+    await Deno.copyFile(`${fromDir}/builds.csv`, out.csv);
+    await Deno.copyFile(`${fromDir}/builds.json`, out.json);
+  }
   const csvOut = await Deno.open(out.csv, { write: true });
   const jsonOut = await Deno.open(out.json, { write: true });
   const csvIn = await Deno.open(`${fromDir}/builds.csv`, { read: true });

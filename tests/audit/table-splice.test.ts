@@ -41,6 +41,11 @@ async function audit(kv: Deno.Kv, root: string, name: string, from?: Audited): P
   }
 }
 
+/** The splice's working copies (`*.part`) are gone once the audit is done. */
+async function noPartFiles(dir: string) {
+  for await (const f of Deno.readDir(dir)) assertEquals(f.name.endsWith(".part"), false, f.name);
+}
+
 async function sameFiles(a: string, b: string) {
   for (const t of Object.keys(AUDIT_TABLES)) {
     for (const ext of ["csv", "json"]) {
@@ -103,6 +108,7 @@ Deno.test("an incremental audit splices the builds table into the full audit's b
     const inc = await audit(kv, dir, "inc", first);
     const full = await audit(kv, dir, "full");
     assertEquals(inc.summary.tables, "spliced");
+    await noPartFiles(inc.dir);
     assertEquals(inc.summary.builds, full.summary.builds);
     assertEquals(inc.summary.exceptions, full.summary.exceptions);
     assertEquals(inc.summary.orphanOutcomes, full.summary.orphanOutcomes);
@@ -141,6 +147,7 @@ Deno.test("tables that do not match their index are written in full, not spliced
     const inc2 = await audit(kv, dir, "inc2", inc);
     const full2 = await audit(kv, dir, "full2");
     assertEquals(inc2.summary.tables, "written");
+    await noPartFiles(inc2.dir);
     await sameFiles(inc2.dir, full2.dir);
   });
 });
