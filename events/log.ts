@@ -269,15 +269,25 @@ export class SegmentFingerprint {
   }
 
   /** Recomputes the fingerprint of the segments up to `through` as they are now. */
-  static async of(kv: Deno.Kv, through: number, stats?: ReadStats): Promise<SegmentFingerprint> {
+  static async of(
+    kv: Deno.Kv,
+    through: number,
+    stats?: ReadStats,
+    batchSize = 64,
+  ): Promise<SegmentFingerprint> {
     const f = new SegmentFingerprint();
     if (through <= 0) return f;
     const iter = kv.list<Uint8Array>({ prefix: LOG_SEGMENTS, end: segmentKey(through + 1) }, {
-      batchSize: 64,
+      batchSize,
     });
     for await (const s of iter) {
       if (stats) stats.reads++;
       f.add(s.key[LOG_SEGMENTS.length] as number, s.versionstamp);
+      // The value is not needed, only its versionstamp: free its bytes now (detaching them).
+      // Left to the garbage collector, ~100 MB of read segments piled up outside the V8 heap
+      // before it ran, more than the rest of an incremental audit's peak memory.
+      const bytes = s.value.buffer;
+      if (bytes instanceof ArrayBuffer && !bytes.detached) bytes.transfer(0);
     }
     return f;
   }

@@ -73,20 +73,27 @@ export class LiveCut {
     return (await this.settleMany([{ key, rebuilt }]))[0];
   }
 
-  /** `settle` for many documents, nine to a consistent read with the head. */
+  /**
+   * `settle` for many documents, nine to a consistent read with the head. A few reads are in
+   * flight at a time (each waits on the KV's own thread); their results are compared in order,
+   * each against the head its own read saw.
+   */
   async settleMany(
     docs: { key: Deno.KvKey; rebuilt: unknown }[],
   ): Promise<({ live: unknown; expected: unknown } | null)[]> {
     const out: ({ live: unknown; expected: unknown } | null)[] = [];
+    const read = (i: number) =>
+      this.kv.getMany<unknown[]>([HEAD, ...docs.slice(i, i + 9).map((d) => d.key)]);
+    const ahead: Promise<Deno.KvEntryMaybe<unknown>[]>[] = [];
+    for (let i = 0; i < docs.length && ahead.length < 4; i += 9) ahead.push(read(i));
     for (let i = 0; i < docs.length; i += 9) {
-      const batch = docs.slice(i, i + 9);
-      const [headEntry, ...entries] = await this.kv.getMany<unknown[]>([
-        HEAD,
-        ...batch.map((d) => d.key),
-      ]);
+      const [headEntry, ...entries] = await ahead.shift()!;
+      if (i + 9 * 4 < docs.length) ahead.push(read(i + 9 * 4));
       const at = (headEntry.value as LogHead | null)?.position ?? 0;
       if (at > this.#seen) await this.poll(at);
-      batch.forEach((d, j) => out.push(this.#compare(d.key, d.rebuilt, at, entries[j].value)));
+      docs.slice(i, i + 9).forEach((d, j) =>
+        out.push(this.#compare(d.key, d.rebuilt, at, entries[j].value))
+      );
     }
     return out;
   }

@@ -21,12 +21,22 @@ import {
 } from "../../projections/replay.ts";
 import type { Projection } from "../../projections/projection.ts";
 import { type ReadStats, SegmentFingerprint } from "../../events/log.ts";
-import { type Checkpoint, makeCheckpoint, replayFrom } from "./checkpoint.ts";
+import { type Checkpoint, getAll, makeCheckpoint, replayFrom } from "./checkpoint.ts";
 import { DocChunks, DocChunkWriter } from "./doc-chunks.ts";
 import { AUDIT_BUILD, type AuditBuildDoc, auditProjections } from "./folds.ts";
 import { liveInWorker } from "./live-worker.ts";
+import { fingerprintInWorker } from "./fingerprint-worker.ts";
 import { type ChainCheck, checkOnChain, type TxReader } from "./chain-check.ts";
-import type { AuditSink, Row } from "./sink.ts";
+import { type AuditSink, csvRow, FileSink, type Row } from "./sink.ts";
+import {
+  BuildsIndex,
+  discardSplicePrep,
+  prepareSplice,
+  saveTablesIndex,
+  spliceBuilds,
+  type SplicedRow,
+} from "./table-splice.ts";
+import { addBuild, type Totals, zero } from "./totals.ts";
 
 const TOTAL_COLUMNS = [
   "builds",
@@ -119,6 +129,16 @@ export interface AuditOptions {
   now?: () => number;
   /** Audit only what came after this checkpoint; `scratch` must then be a copy of its state. */
   from?: Checkpoint | null;
+  /**
+   * The directory of the audit that wrote `from`: its builds table is spliced instead of written
+   * again when it can be (table-splice.ts).
+   */
+  fromDir?: string | null;
+  /**
+   * Save, beside a checkpoint's tables, what the next incremental audit splices them by
+   * (table-splice.ts; the CLI does, with the checkpoint it writes). Needs a `FileSink`.
+   */
+  tablesIndex?: boolean;
   /** Counts the KV entries the log reads take. */
   stats?: ReadStats;
   /**
@@ -128,46 +148,6 @@ export interface AuditOptions {
   kvPath?: string | null;
   /** See `replayIntoAndCompare`: tests change the live KV between passes with it. */
   onPass?: (pass: "chain" | "live") => void | Promise<void>;
-}
-
-interface Totals {
-  builds: number;
-  open: number;
-  confirmed: number;
-  unverified: number;
-  failed: number;
-  expired: number;
-  landedQuotedLamports: bigint;
-  collectedLamports: bigint;
-  shortfallLamports: bigint;
-  confirmedFeeCents: number;
-}
-
-const zero = (): Totals => ({
-  builds: 0,
-  open: 0,
-  confirmed: 0,
-  unverified: 0,
-  failed: 0,
-  expired: 0,
-  landedQuotedLamports: 0n,
-  collectedLamports: 0n,
-  shortfallLamports: 0n,
-  confirmedFeeCents: 0,
-});
-
-function addBuild(t: Totals, b: AuditBuildDoc): void {
-  t.builds++;
-  if (b.status === "built" || b.status === "submitted") t.open++;
-  else t[b.status]++;
-  if (b.status === "confirmed" || b.status === "unverified") {
-    const quoted = BigInt(b.quotedLamports ?? "0");
-    const seen = BigInt(b.feeSeenLamports ?? "0");
-    t.landedQuotedLamports += quoted;
-    t.collectedLamports += seen;
-    if (seen < quoted) t.shortfallLamports += quoted - seen;
-  }
-  if (b.status === "confirmed") t.confirmedFeeCents += Math.round((b.feeUsd ?? 0) * 100);
 }
 
 const totalsRow = (t: Totals): Row => ({
@@ -211,6 +191,8 @@ export interface AuditSummary {
   keys: number;
   purchases: { total: number; paid: number; paidByCurrency: Record<string, string> };
   verifiedOnChain: number | null;
+  /** "spliced": the builds table is the earlier audit's with the changed rows replaced. */
+  tables: "written" | "spliced";
   exceptions: { total: number; byKind: Partial<Record<ExceptionKind, number>> };
 }
 
@@ -225,6 +207,8 @@ interface Replayed {
   compared: "digest" | "documents" | "incremental";
   moved: number;
   checkpoint: Checkpoint | null;
+  /** An incremental audit's changed builds: each one's document before and after the new events. */
+  builds?: { before: AuditBuildDoc | null; after: AuditBuildDoc | null }[];
 }
 
 const chainException = (exception: Exception) => (p: ChainProblem) =>
@@ -306,6 +290,15 @@ async function incremental(
 ): Promise<Replayed> {
   const r = await replayFrom(opts.kv, opts.scratch, allProjections, auditFoldsOf(), from, {
     stats,
+    track: AUDIT_BUILD,
+    // The prefix proof on the other core when the KV is a file (fingerprint-worker.ts).
+    fingerprint: opts.kvPath
+      ? async (through) => {
+        const r = await fingerprintInWorker({ path: opts.kvPath!, through });
+        stats.reads += r.reads;
+        return r.fingerprint;
+      }
+      : undefined,
     onChainProblem: chainException(exception),
     onMismatch: mismatchException(exception),
   });
@@ -318,6 +311,7 @@ async function incremental(
     mismatchCount: r.mismatchCount,
     compared: "incremental",
     moved: r.moved,
+    builds: r.tracked as { before: AuditBuildDoc | null; after: AuditBuildDoc | null }[],
     checkpoint: clean
       ? await makeCheckpoint(
         opts.kv,
@@ -361,57 +355,89 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
 
   const stats: ReadStats = opts.stats ?? { reads: 0 };
   const from = opts.from ?? null;
-  const replay = from
-    ? await incremental(opts, from, stats, exception)
-    : await full(opts, stats, exception);
+  // What splicing the builds table needs from the earlier audit, gathered beside the replay.
+  const preparing = from && opts.fromDir && opts.tablesIndex && sink instanceof FileSink &&
+      !opts.readTx
+    ? prepareSplice(
+      opts.fromDir,
+      from,
+      sink.dir,
+      (ids) => getAll(scratch, ids.map((id) => [...PROJECTIONS, AUDIT_BUILD, id])),
+    )
+    : null;
+  preparing?.catch(() => {}); // awaited below
+  let replay: Replayed;
+  try {
+    replay = from
+      ? await incremental(opts, from, stats, exception)
+      : await full(opts, stats, exception);
+  } catch (e) {
+    await discardSplicePrep(await preparing?.catch(() => null) ?? null);
+    throw e;
+  }
+  const prep = await preparing;
   const head = replay.head;
 
   // Builds, in buildId order, with their totals.
-  const overall = zero();
-  const byKey = new Map<string, Totals>();
-  const byDay = new Map<string, Totals>();
+  let overall = zero();
+  let byKey = new Map<string, Totals>();
+  let byDay = new Map<string, Totals>();
+  /** Each key's first build: unknown keys are listed in that order (table-splice.ts keeps it). */
+  let firstBuild = new Map<string, number>();
   let orphans = 0;
   let verified = 0;
   const readTx = opts.readTx ?? null;
   const concurrency = Math.max(1, opts.chainConcurrency ?? 4);
+  // Where each builds row starts, kept beside a checkpoint for the next incremental audit.
+  let index = opts.tablesIndex && sink instanceof FileSink && readTx === null
+    ? new BuildsIndex()
+    : null;
 
-  const emitBuild = async (b: AuditBuildDoc, check: ChainCheck | null) => {
-    const where = { buildId: b.buildId, keyId: b.keyId, mint: b.mint, signature: b.signature };
-    await sink.write("builds", {
-      buildId: b.buildId,
-      day: b.day,
-      builtAt: iso(b.builtAt),
-      keyId: b.keyId,
-      purchaseId: b.purchaseId,
-      mint: b.mint,
-      name: b.name,
-      symbol: b.symbol,
-      payer: b.payer,
-      status: b.status,
-      signature: b.signature,
-      quotedLamports: b.quotedLamports,
-      feeSeenLamports: b.feeSeenLamports,
-      chainFeeLamports: check?.chainFeeLamports ?? null,
-      feeUsd: b.feeUsd,
-      solUsd: b.solUsd,
-      outcomeAt: iso(b.outcomeAt),
-      problems: b.problems.join("; ") || null,
-    });
+  const buildRow = (b: AuditBuildDoc, check: ChainCheck | null): Row => ({
+    buildId: b.buildId,
+    day: b.day,
+    builtAt: iso(b.builtAt),
+    keyId: b.keyId,
+    purchaseId: b.purchaseId,
+    mint: b.mint,
+    name: b.name,
+    symbol: b.symbol,
+    payer: b.payer,
+    status: b.status,
+    signature: b.signature,
+    quotedLamports: b.quotedLamports,
+    feeSeenLamports: b.feeSeenLamports,
+    chainFeeLamports: check?.chainFeeLamports ?? null,
+    feeUsd: b.feeUsd,
+    solUsd: b.solUsd,
+    outcomeAt: iso(b.outcomeAt),
+    problems: b.problems.join("; ") || null,
+  });
+
+  /** Counts a build into the totals (`sign` -1 takes it out). */
+  const count = (b: AuditBuildDoc, sign: 1 | -1 = 1) => {
     if (!b.hasBuild) {
-      orphans++;
+      orphans += sign;
+      return;
+    }
+    addBuild(overall, b, sign);
+    const k = b.keyId!;
+    if (!byKey.has(k)) byKey.set(k, zero());
+    addBuild(byKey.get(k)!, b, sign);
+    if (!(firstBuild.get(k)! <= b.buildId)) firstBuild.set(k, b.buildId);
+    const d = b.day!;
+    if (!byDay.has(d)) byDay.set(d, zero());
+    addBuild(byDay.get(d)!, b, sign);
+  };
+
+  const buildExceptions = async (b: AuditBuildDoc, check: ChainCheck | null) => {
+    const where = { buildId: b.buildId, keyId: b.keyId, mint: b.mint, signature: b.signature };
+    if (!b.hasBuild) {
       await exception(
         "outcome_without_build",
         `${b.status} for build ${b.buildId}, which no TokenBuilt created`,
         where,
       );
-    } else {
-      addBuild(overall, b);
-      const k = b.keyId!;
-      if (!byKey.has(k)) byKey.set(k, zero());
-      addBuild(byKey.get(k)!, b);
-      const d = b.day!;
-      if (!byDay.has(d)) byDay.set(d, zero());
-      addBuild(byDay.get(d)!, b);
     }
     if (b.status === "unverified") {
       const what = unverifiedLabel(BigInt(b.feeSeenLamports ?? "0"), b.quotedLamports);
@@ -433,6 +459,79 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
     }
     for (const a of b.anomalies) await exception("build_history", a, where);
     for (const p of check?.problems ?? []) await exception("chain_check", p, where);
+  };
+
+  const emitBuild = async (b: AuditBuildDoc, check: ChainCheck | null) => {
+    const at = index ? (sink as FileSink).next("builds") : null;
+    if (index && (!at || typeof b.buildId !== "number" || !Number.isFinite(b.buildId))) {
+      index = null;
+    }
+    const raised = exceptionCount;
+    await sink.write("builds", buildRow(b, check));
+    count(b);
+    await buildExceptions(b, check);
+    index?.add(b.buildId, at!.csv, at!.json, exceptionCount > raised);
+  };
+
+  /**
+   * An incremental audit's builds table: the earlier audit's, with the rows of the builds the new
+   * events changed replaced or added (table-splice.ts). False, having written nothing, when
+   * something does not fit: the table is then written in full.
+   */
+  const splice = async (): Promise<boolean> => {
+    const changed = replay.builds;
+    const fromDir = opts.fromDir;
+    if (!from || !fromDir || !changed || !index || !(sink instanceof FileSink)) return false;
+    const prior = prep;
+    if (!prior) return false;
+    for (const { before, after } of changed) {
+      if (!after || typeof after.buildId !== "number" || !Number.isFinite(after.buildId)) {
+        return false;
+      }
+      // A build counted under another key or day than before: the full pass orders those.
+      if (
+        before?.hasBuild &&
+        (!after.hasBuild || after.keyId !== before.keyId || after.day !== before.day)
+      ) return false;
+    }
+    // The builds with exceptions that the new events left as they were (read beside the replay).
+    const changedIds = new Set(changed.map((c) => c.after!.buildId));
+    const flaggedDocs = [...prior.flagged].filter(([id]) => !changedIds.has(id))
+      .map(([, doc]) => doc as AuditBuildDoc | null);
+    if (flaggedDocs.some((d) => d === null)) return false;
+
+    ({ overall, byKey, byDay, firstBuild, orphans } = prior.totals);
+    for (const { before, after } of changed) {
+      if (before) count(before, -1);
+      count(after!);
+    }
+    byKey = new Map([...byKey].sort((a, b) => firstBuild.get(a[0])! - firstBuild.get(b[0])!));
+    // Every build with exceptions raises them again, in build order, as the full pass does.
+    const all = [
+      ...flaggedDocs.map((doc) => ({ doc: doc!, changed: false })),
+      ...changed.map((c) => ({ doc: c.after!, changed: true })),
+    ].sort((a, b) => a.doc.buildId - b.doc.buildId);
+    const rows: SplicedRow[] = [];
+    for (const { doc, changed } of all) {
+      const raised = exceptionCount;
+      await buildExceptions(doc, null);
+      if (!changed) continue;
+      const row = buildRow(doc, null);
+      rows.push({
+        id: doc.buildId,
+        csv: csvRow(AUDIT_TABLES.builds, row),
+        json: JSON.stringify(row),
+        flag: exceptionCount > raised,
+      });
+    }
+    index = await spliceBuilds(
+      fromDir,
+      prior.index,
+      await sink.detach("builds"),
+      rows,
+      prior.copies,
+    );
+    return true;
   };
 
   const checkable = (b: AuditBuildDoc) =>
@@ -460,18 +559,23 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
     }
     pending = [];
   };
-  for await (
-    const e of scratch.list<AuditBuildDoc>({ prefix: [...PROJECTIONS, AUDIT_BUILD] }, {
-      batchSize: 500,
-    })
-  ) {
-    pending.push(e.value);
-    if (pending.length >= concurrency) await drain();
+  const spliced = await splice();
+  if (!spliced) await discardSplicePrep(prep);
+  if (!spliced) {
+    for await (
+      const e of scratch.list<AuditBuildDoc>({ prefix: [...PROJECTIONS, AUDIT_BUILD] }, {
+        batchSize: 500,
+      })
+    ) {
+      pending.push(e.value);
+      if (pending.length >= concurrency) await drain();
+    }
+    await drain();
   }
-  await drain();
 
-  // Every key, with or without builds.
+  // Every key, with or without builds (byKey kept whole: the tables index saves it).
   let keys = 0;
+  const issued = new Set<string>();
   for await (
     const e of scratch.list<KeyDoc>({ prefix: [...PROJECTIONS, keysProjection.name] }, {
       batchSize: 500,
@@ -480,7 +584,7 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
     const k = e.value;
     keys++;
     const t = byKey.get(k.keyId) ?? zero();
-    byKey.delete(k.keyId);
+    issued.add(k.keyId);
     await sink.write("totals_by_key", {
       keyId: k.keyId,
       purchaseId: k.purchaseId,
@@ -491,6 +595,7 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
     });
   }
   for (const [keyId, t] of byKey) {
+    if (issued.has(keyId)) continue;
     await sink.write("totals_by_key", {
       keyId,
       purchaseId: null,
@@ -561,9 +666,18 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
       ),
     },
     verifiedOnChain: readTx ? verified : null,
+    tables: spliced ? "spliced" : "written",
     exceptions: { total: exceptionCount, byKind },
   };
   await sink.close(summary);
+  if (index && replay.checkpoint && sink instanceof FileSink) {
+    await saveTablesIndex(
+      sink.dir,
+      index,
+      { overall, byKey, firstBuild, byDay, orphans },
+      replay.checkpoint,
+    );
+  }
   return summary;
 }
 

@@ -20,7 +20,7 @@
  * Documents no new event touches were compared by the audit that wrote the checkpoint; an edit
  * made to one of them behind the store's back later is found by the next full audit.
  */
-import { HEAD, type LogHead, projectionKey } from "../../events/keys.ts";
+import { HEAD, type LogHead, projectionKey, PROJECTIONS } from "../../events/keys.ts";
 import { hashAt, readLog, type ReadStats, SegmentFingerprint } from "../../events/log.ts";
 import type { StoredEvent } from "../../events/types.ts";
 import { keyId } from "../../projections/key-hash.ts";
@@ -105,6 +105,8 @@ export interface IncrementalReport {
   moved: number;
   sealed: SegmentFingerprint;
   head: LogHead | null;
+  /** The tracked fold's documents the new events touched: before and after them. */
+  tracked: { before: unknown; after: unknown }[];
 }
 
 /**
@@ -121,6 +123,13 @@ export async function replayFrom(
     stats?: ReadStats;
     onChainProblem?: (p: ChainProblem) => void | Promise<void>;
     onMismatch?: (m: ProjectionMismatch) => void | Promise<void>;
+    /**
+     * Computes the fingerprint of the sealed segments up to a position in the source (default:
+     * `SegmentFingerprint.of` on this thread; the CLI's audit of a file uses a worker).
+     */
+    fingerprint?: (through: number) => Promise<SegmentFingerprint>;
+    /** An audit fold whose touched documents are reported before and after (`tracked`). */
+    track?: string;
   } = {},
 ): Promise<IncrementalReport> {
   const head = (await source.get<LogHead>(HEAD)).value;
@@ -133,14 +142,13 @@ export async function replayFrom(
   if (to < from.position) {
     problem(to, `the log ends at ${to}, before the checkpoint at ${from.position}`);
   }
-  const before = await SegmentFingerprint.of(source, from.sealed.through, opts.stats);
-  if (before.count !== from.sealed.count || before.digest !== from.sealed.digest) {
-    problem(
-      from.sealed.through,
-      `the sealed log up to ${from.sealed.through} changed since the checkpoint ` +
-        `(${before.count} segments, the checkpoint saw ${from.sealed.count}): run a full audit`,
-    );
-  }
+  // The prefix proof reads every sealed segment up to the checkpoint: it runs alongside the rest
+  // (on the other core when `opts.fingerprint` is a worker), and its finding, if any, goes where
+  // it would have gone had it run first. Findings are reported once it is in.
+  const proof = (opts.fingerprint ??
+    ((through: number) => SegmentFingerprint.of(source, through, opts.stats)))(from.sealed.through);
+  proof.catch(() => {}); // awaited below; not an unhandled rejection meanwhile
+  const proofAt = verifier.problems.length;
 
   const sealed = new SegmentFingerprint(from.sealed.through, from.sealed.count, from.sealed.digest);
   const stats: ReadStats = opts.stats ?? { reads: 0 };
@@ -149,7 +157,6 @@ export async function replayFrom(
   };
   const folder = new ProjectionFolder(state, auditFolds, { existing: true, cacheSize: 4_000 });
   const after: StoredEvent[] = [];
-  let reported = 0;
   for await (
     const batch of readLog(source, {
       head,
@@ -166,9 +173,6 @@ export async function replayFrom(
         problem(e.position, "the event at the checkpoint is not the one the checkpoint verified");
       }
       if (e.position > from.position) after.push(e);
-      for (; reported < verifier.problems.length; reported++) {
-        await opts.onChainProblem?.(verifier.problems[reported]);
-      }
     }
   }
   stats.onSegment = undefined;
@@ -182,15 +186,23 @@ export async function replayFrom(
       }
     }
   }
-  await folder.preload([...foldKeys.values()]);
-  for (const e of after) await folder.apply(e);
-  await folder.flush();
+  const trackedKeys = opts.track === undefined
+    ? []
+    : [...foldKeys.values()].filter((k) => k[PROJECTIONS.length] === opts.track);
+  // The folds, and the projection documents below, are independent (disjoint keys in the
+  // state; the comparison reads the source): each waits on KV reads and writes, so they overlap.
+  const folding = (async () => {
+    const trackedBefore = await getAll(state, trackedKeys);
+    await folder.preload([...foldKeys.values()]);
+    for (const e of after) await folder.apply(e);
+    await folder.flush();
+    const trackedAfter = await getAll(state, trackedKeys);
+    return trackedKeys.map((_, i) => ({ before: trackedBefore[i], after: trackedAfter[i] }));
+  })();
+  folding.catch(() => {}); // awaited below
   const chain = verifier.finish(head);
   // The count covers the events read: from the last sealed point before the checkpoint.
   await checkNothingAfter(source, head, chain);
-  for (; reported < verifier.problems.length; reported++) {
-    await opts.onChainProblem?.(verifier.problems[reported]);
-  }
 
   // Each touched document: its value at the checkpoint, then the new events, in log order.
   const chunks = new DocChunks(state);
@@ -220,18 +232,32 @@ export async function replayFrom(
     }
   }
   const cut = new LiveCut(source, projections, head);
-  let mismatchCount = 0;
+  const mismatches: ProjectionMismatch[] = [];
   const docs = [...rebuilt].map(([id, { key, doc }]) => ({ id, key, rebuilt: doc }));
-  const results = await cut.settleMany(docs);
+  // Compared with the live documents (the source) while they are written to the state.
+  const settling = cut.settleMany(docs);
+  settling.catch(() => {}); // awaited below
+  for (const d of docs) await chunks.set(d.key, d.rebuilt);
+  await chunks.flush();
+  const results = await settling;
   for (let i = 0; i < docs.length; i++) {
     const wrong = results[i];
-    if (wrong) {
-      mismatchCount++;
-      await opts.onMismatch?.({ key: docs[i].id, live: wrong.live, rebuilt: wrong.expected });
-    }
-    await chunks.set(docs[i].key, docs[i].rebuilt);
+    if (wrong) mismatches.push({ key: docs[i].id, live: wrong.live, rebuilt: wrong.expected });
   }
-  await chunks.flush();
+  const tracked = await folding;
+
+  const before = await proof;
+  if (before.count !== from.sealed.count || before.digest !== from.sealed.digest) {
+    verifier.problems.splice(proofAt, 0, {
+      position: from.sealed.through,
+      problem: `the sealed log up to ${from.sealed.through} changed since the checkpoint ` +
+        `(${before.count} segments, the checkpoint saw ${from.sealed.count}): run a full audit`,
+    });
+    chain.ok = false;
+  }
+  for (const p of verifier.problems) await opts.onChainProblem?.(p);
+  for (const m of mismatches) await opts.onMismatch?.(m);
+  const mismatchCount = mismatches.length;
   return {
     chain,
     newEvents: after.length,
@@ -240,5 +266,23 @@ export async function replayFrom(
     moved: cut.moved.size,
     sealed,
     head,
+    tracked,
   };
+}
+
+/** The values of `keys` (null: none), ten to a read, a few reads at a time. */
+export async function getAll<T>(kv: Deno.Kv, keys: Deno.KvKey[]): Promise<(T | null)[]> {
+  const out: (T | null)[] = new Array(keys.length);
+  const batches: number[] = [];
+  for (let i = 0; i < keys.length; i += 10) batches.push(i);
+  let next = 0;
+  const worker = async () => {
+    while (next < batches.length) {
+      const i = batches[next++];
+      const entries = await kv.getMany<T[]>(keys.slice(i, i + 10));
+      entries.forEach((e, j) => (out[i + j] = e.value as T | null));
+    }
+  };
+  await Promise.all(Array.from({ length: 4 }, worker));
+  return out;
 }

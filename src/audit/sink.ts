@@ -50,6 +50,10 @@ export function csvLine(cells: Row[string][]): string {
   return cells.map(csvCell).join(",") + "\r\n";
 }
 
+/** A row's CSV line, its cells in the order of `columns`. */
+export const csvRow = (columns: string[], row: Row): string =>
+  csvLine(columns.map((c) => row[c] ?? null));
+
 interface TableFiles {
   columns: string[];
   csv: BufferedFile;
@@ -57,10 +61,16 @@ interface TableFiles {
   rows: number;
 }
 
+/** UTF-8 bytes of `text` (most rows are ASCII: then its length). */
+export const utf8Length = (text: string): number =>
+  /[\u0080-\uffff]/.test(text) ? new TextEncoder().encode(text).length : text.length;
+
 /** Collects text and writes it in large pieces: a write per row cost more than the row. */
 class BufferedFile {
   #parts: string[] = [];
   #size = 0;
+  /** Bytes put so far (written or still buffered): where the next text starts in the file. */
+  offset = 0;
   readonly #enc = new TextEncoder();
 
   constructor(readonly file: Deno.FsFile) {}
@@ -68,6 +78,7 @@ class BufferedFile {
   async put(text: string): Promise<void> {
     this.#parts.push(text);
     this.#size += text.length;
+    this.offset += utf8Length(text);
     if (this.#size >= 256 * 1024) await this.flush();
   }
 
@@ -116,10 +127,31 @@ export class FileSink implements AuditSink {
     return files;
   }
 
+  /**
+   * Where the next row of an open `table` starts: its CSV line, and its JSON object (after the
+   * separator in front of it). The incremental audit splices the builds table by these
+   * (table-splice.ts).
+   */
+  next(table: string): { csv: number; json: number } | null {
+    const t = this.#tables.get(table);
+    return t ? { csv: t.csv.offset, json: t.json.offset + (t.rows === 0 ? 1 : 2) } : null;
+  }
+
+  /** Takes `table` out of this sink (its files are written by someone else); returns its paths. */
+  async detach(table: string): Promise<{ csv: string; json: string }> {
+    const t = this.#tables.get(table);
+    if (t) {
+      this.#tables.delete(table);
+      await t.csv.close();
+      await t.json.close();
+    }
+    return { csv: `${this.dir}/${table}.csv`, json: `${this.dir}/${table}.json` };
+  }
+
   async write(table: string, row: Row): Promise<void> {
     const t = this.#tables.get(table) ?? await this.#open(table);
     if (t.columns.length === 0) t.columns = Object.keys(row);
-    await t.csv.put(csvLine(t.columns.map((c) => row[c] ?? null)));
+    await t.csv.put(csvRow(t.columns, row));
     await t.json.put(`${t.rows === 0 ? "\n" : ",\n"}${JSON.stringify(row)}`);
     t.rows++;
   }

@@ -120,6 +120,8 @@ await runCli(async () => {
         scratch,
         sink,
         from,
+        fromDir: args.from ?? null,
+        tablesIndex: true,
         // A file (not a remote KV): the live pass can open it on the other core.
         kvPath: args.ndjson
           ? `${imported}/kv.sqlite3`
