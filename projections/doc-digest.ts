@@ -46,6 +46,14 @@ export class ProjectionDigest {
     return d;
   }
 
+  /** The digest of both sets of documents (made with the same salt). */
+  plus(other: ProjectionDigest): ProjectionDigest {
+    if (other.salt !== this.salt) throw new Error("digests made with different salts");
+    const d = ProjectionDigest.of(this.salt, this.sum, this.count + other.count);
+    for (let i = 0; i < LANES; i++) d.#sum[i] += other.#sum[i];
+    return d;
+  }
+
   equals(other: ProjectionDigest): boolean {
     return this.count === other.count && this.#sum.every((v, i) => v === other.#sum[i]);
   }
