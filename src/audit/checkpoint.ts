@@ -34,7 +34,7 @@ import {
   ProjectionFolder,
   type ProjectionMismatch,
 } from "../../projections/replay.ts";
-import { DocChunks } from "./doc-chunks.ts";
+import { ChunkFile, DocChunks } from "./doc-chunks.ts";
 
 export const CHECKPOINT_VERSION = 1;
 
@@ -119,6 +119,8 @@ export async function replayFrom(
   from: Checkpoint,
   opts: {
     stats?: ReadStats;
+    /** The file the state's document chunks are in (doc-chunks.ts `ChunkFile`); null: the KV. */
+    docsPath?: string | null;
     onChainProblem?: (p: ChainProblem) => void | Promise<void>;
     onMismatch?: (m: ProjectionMismatch) => void | Promise<void>;
   } = {},
@@ -193,7 +195,8 @@ export async function replayFrom(
   }
 
   // Each touched document: its value at the checkpoint, then the new events, in log order.
-  const chunks = new DocChunks(state);
+  const file = opts.docsPath ? await ChunkFile.open(opts.docsPath, { fresh: false }) : null;
+  const chunks = new DocChunks(state, file);
   const touched = new Map<string, Deno.KvKey>();
   for (const e of after) {
     for (const p of projections) {
@@ -232,6 +235,7 @@ export async function replayFrom(
     await chunks.set(docs[i].key, docs[i].rebuilt);
   }
   await chunks.flush();
+  file?.close(); // left to the process on a failure above: the audit stops there anyway
   return {
     chain,
     newEvents: after.length,

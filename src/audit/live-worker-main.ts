@@ -9,7 +9,7 @@ import { digestLiveProjections, Held } from "../../projections/doc-digest.ts";
 import { DigestFolder, LastTouch } from "../../projections/digest-fold.ts";
 import { readLog } from "../../events/log.ts";
 import { LiveCut } from "../../projections/live-cut.ts";
-import { DocChunkWriter, type Write } from "./doc-chunks.ts";
+import { ChunkFile, DocChunkWriter, type Write } from "./doc-chunks.ts";
 import type { FoldRequest, LiveRequest } from "./live-worker.ts";
 
 /**
@@ -36,10 +36,12 @@ async function drained(): Promise<void> {
 
 async function run(req: LiveRequest): Promise<void> {
   const kv = await Deno.openKv(req.path);
+  let file: ChunkFile | null = null;
   try {
     const wanted = new Set(req.names);
     const cut = new LiveCut(kv, allProjections.filter((p) => wanted.has(p.name)), req.head);
-    const docs = req.pack ? new DocChunkWriter(send) : null;
+    file = req.pack && req.docsPath ? await ChunkFile.open(req.docsPath, { fresh: true }) : null;
+    const docs = req.pack ? new DocChunkWriter(send, file) : null;
     const live = await digestLiveProjections(
       kv,
       req.names,
@@ -57,6 +59,7 @@ async function run(req: LiveRequest): Promise<void> {
       seen: cut.seen,
     });
   } finally {
+    file?.close();
     kv.close();
   }
 }

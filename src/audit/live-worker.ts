@@ -26,6 +26,8 @@ export interface LiveRequest {
   head: LogHead | null;
   /** Pack the documents into this state KV (the incremental audit's starting point). */
   pack: boolean;
+  /** Where the packed chunks' bytes go (started empty); null: into the state KV. */
+  docsPath?: string | null;
 }
 
 /** Part of the fold, for the worker: the projections `lastTouch` holds, up to position `to`. */
