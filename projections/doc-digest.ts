@@ -7,6 +7,7 @@
 import { createHash } from "node:crypto";
 import { toHex } from "../src/kernel/hashing.ts";
 import { PROJECTIONS } from "../events/keys.ts";
+import { readAhead } from "../events/read-ahead.ts";
 import { bigintSafe, keyId } from "./key-hash.ts";
 import type { LiveCut } from "./live-cut.ts";
 
@@ -108,7 +109,7 @@ export async function digestLiveProjections(
     }
     page = [];
   };
-  for await (const e of kv.list({ prefix: PROJECTIONS }, { batchSize: 1000 })) {
+  for await (const e of readAhead(kv.list({ prefix: PROJECTIONS }, { batchSize: 1000 }))) {
     page.push(e);
     if (page.length >= 1000) await add();
   }

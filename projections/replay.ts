@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto";
 import { canonicalJson, GENESIS_HASH } from "../events/hash.ts";
 import { HEAD, type LogHead, projectionKey, PROJECTIONS } from "../events/keys.ts";
+import { readAhead } from "../events/read-ahead.ts";
 import { isLegacy, type ReadEvent, readLog, type ReadStats, recordsAfter } from "../events/log.ts";
 import type { StoredEvent } from "../events/types.ts";
 import { DigestFolder, LastTouch, type LastTouchPart, splitByTouches } from "./digest-fold.ts";
@@ -417,8 +418,12 @@ export async function compareProjectionStores(
     typeof e.key[PROJECTIONS.length] === "string" &&
     checked.has(e.key[PROJECTIONS.length] as string);
 
-  const a = readAhead(live.list({ prefix: PROJECTIONS }, { batchSize: 1000 }));
-  const b = readAhead(rebuilt.list({ prefix: PROJECTIONS }, { batchSize: 1000 }));
+  const a = readAhead(live.list({ prefix: PROJECTIONS }, { batchSize: 1000 }))[
+    Symbol.asyncIterator
+  ]();
+  const b = readAhead(rebuilt.list({ prefix: PROJECTIONS }, { batchSize: 1000 }))[
+    Symbol.asyncIterator
+  ]();
   let l = await a.next();
   let r = await b.next();
   while (!l.done || !r.done) {
@@ -454,59 +459,6 @@ function sameValue(a: unknown, b: unknown): boolean {
     if (JSON.stringify(a) === JSON.stringify(b)) return true;
   } catch { /* a bigint: canonicalJson decides (and throws the same way) */ }
   return canonical(a) === canonical(b);
-}
-
-/**
- * Keeps up to `max` entries of a KV listing buffered ahead of the reader, so one listing's reads
- * overlap with the work on the other.
- */
-function readAhead<T>(source: AsyncIterable<T>, max = 2_000): AsyncIterator<T, undefined> {
-  const buf: T[] = [];
-  const st: {
-    done: boolean;
-    failed: { error: unknown } | null;
-    wakeReader: (() => void) | null;
-    wakePump: (() => void) | null;
-  } = { done: false, failed: null, wakeReader: null, wakePump: null };
-  const pump = (async () => {
-    try {
-      for await (const x of source) {
-        buf.push(x);
-        st.wakeReader?.();
-        if (buf.length >= max) await new Promise<void>((r) => (st.wakePump = r));
-      }
-    } catch (e) {
-      st.failed = { error: e };
-    } finally {
-      st.done = true;
-      st.wakeReader?.();
-    }
-  })();
-  let head = 0;
-  return {
-    async next(): Promise<IteratorResult<T, undefined>> {
-      while (head >= buf.length) {
-        if (st.failed) throw st.failed.error;
-        if (st.done) {
-          await pump;
-          return { done: true, value: undefined };
-        }
-        await new Promise<void>((r) => (st.wakeReader = r));
-        st.wakeReader = null;
-      }
-      const value = buf[head++];
-      if (head >= 1024 && head * 2 >= buf.length) {
-        buf.splice(0, head);
-        head = 0;
-      }
-      if (st.wakePump && buf.length - head < max / 2) {
-        const w = st.wakePump;
-        st.wakePump = null;
-        w();
-      }
-      return { done: false, value };
-    },
-  };
 }
 
 /**
