@@ -41,8 +41,10 @@ export async function* readAhead<T>(source: AsyncIterable<T>, max = 2_000): Asyn
         await new Promise<void>((w) => (st.wakeReader = w));
         st.wakeReader = null;
       }
-      const value = buf[head++];
-      if (head >= 1024 && head * 2 >= buf.length) {
+      const value = buf[head];
+      // Let go of it now: a consumed page of segments is megabytes.
+      buf[head++] = undefined as T;
+      if (head >= Math.min(1024, max) && head * 2 >= buf.length) {
         buf.splice(0, head);
         head = 0;
       }

@@ -1,8 +1,8 @@
 /// <reference no-default-lib="true" />
 /// <reference lib="deno.worker" />
 /**
- * The worker side of live-worker.ts: one live pass, then, if asked, one part of the fold; it is
- * terminated after either.
+ * The worker side of live-worker.ts: one live pass, or one part of the fold (a fresh worker each);
+ * it is terminated after it.
  */
 import { allProjections } from "../../projections/index.ts";
 import { digestLiveProjections, Held } from "../../projections/doc-digest.ts";
@@ -64,11 +64,9 @@ async function run(req: LiveRequest): Promise<void> {
   }
 }
 
-let request: LiveRequest | null = null;
-
 /** Folds the projections the main thread handed over, with the same salt and held documents. */
-async function fold(req: FoldRequest): Promise<void> {
-  const live = request!;
+async function fold(req: FoldRequest & { live: LiveRequest }): Promise<void> {
+  const live = req.live;
   const byName = new Map(allProjections.map((p) => [p.name, p]));
   const projections = req.lastTouch.map((part) => {
     const p = byName.get(part.name);
@@ -103,7 +101,9 @@ async function fold(req: FoldRequest): Promise<void> {
 }
 
 self.onmessage = (
-  m: MessageEvent<LiveRequest | { type: "ack" } | ({ type: "fold" } & FoldRequest)>,
+  m: MessageEvent<
+    LiveRequest | { type: "ack" } | ({ type: "fold"; live: LiveRequest } & FoldRequest)
+  >,
 ) => {
   if ("type" in m.data && m.data.type === "fold") {
     fold(m.data).catch((e) => self.postMessage({ type: "error", message: String(e?.stack ?? e) }));
@@ -116,6 +116,5 @@ self.onmessage = (
     r?.();
     return;
   }
-  request = m.data;
   run(m.data).catch((e) => self.postMessage({ type: "error", message: String(e?.stack ?? e) }));
 };

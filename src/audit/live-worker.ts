@@ -62,8 +62,8 @@ type FromWorker =
   | { type: "fold-open" }
   | { type: "error"; message: string };
 
-/** Runs the live pass in a worker; `state` receives the packed documents when `req.pack`. */
-export function liveInWorker(req: LiveRequest, state: Deno.Kv | null): Promise<LiveResult> {
+/** A worker of live-worker-main.ts and the one answer awaited from it at a time. */
+function spawn(state: Deno.Kv | null) {
   const worker = new Worker(new URL("./live-worker-main.ts", import.meta.url), {
     type: "module",
   });
@@ -72,11 +72,10 @@ export function liveInWorker(req: LiveRequest, state: Deno.Kv | null): Promise<L
     if (!ended) worker.terminate();
     ended = true;
   };
-  // Whoever waits now: the live pass first, then the fold.
   let waiting: { resolve: (m: FromWorker) => void; reject: (e: Error) => void } | null = null;
   const next = () =>
     new Promise<FromWorker>((resolve, reject) => {
-      if (ended) reject(new Error("live pass worker has ended"));
+      if (ended) reject(new Error("audit worker has ended"));
       else waiting = { resolve, reject };
     });
   const fail = (e: unknown) => {
@@ -88,49 +87,62 @@ export function liveInWorker(req: LiveRequest, state: Deno.Kv | null): Promise<L
   let committing: Promise<void> = Promise.resolve();
   worker.onerror = (e) => {
     e.preventDefault();
-    fail(new Error(`live pass worker: ${e.message}`));
+    fail(new Error(`audit worker: ${e.message}`));
   };
   worker.onmessage = (m: MessageEvent<FromWorker>) => {
     const msg = m.data;
     if (msg.type === "writes") {
-      if (!state) return fail(new Error("live pass worker sent writes with nowhere to put them"));
+      if (!state) return fail(new Error("audit worker sent writes with nowhere to put them"));
       // One commit at a time, in the order sent; the worker keeps a few batches in flight.
       committing = committing.then(() => commitInBatches(state, msg.writes)).then(
         () => worker.postMessage({ type: "ack" }),
         fail,
       );
-    } else if (msg.type === "error") fail(new Error(`live pass worker: ${msg.message}`));
+    } else if (msg.type === "error") fail(new Error(`audit worker: ${msg.message}`));
     else {
       const w = waiting;
       waiting = null;
       w?.resolve(msg);
     }
   };
-  const live = next();
-  worker.postMessage(req);
+  const post = (msg: unknown, transfer: ArrayBuffer[] = []) => worker.postMessage(msg, transfer);
+  return { post, next, end };
+}
+
+/**
+ * Runs the live pass in a worker; `state` receives the packed documents when `req.pack`. The fold
+ * runs in a fresh worker: the live pass's heap is let go with its worker rather than carried into
+ * the fold, where both threads hold their folds at once (the audit's peak memory).
+ */
+export function liveInWorker(req: LiveRequest, state: Deno.Kv | null): Promise<LiveResult> {
+  const w = spawn(state);
+  const live = w.next();
+  w.post(req);
   return live.then((msg) => {
+    w.end();
     if (msg.type !== "done") throw new Error(`live pass worker answered ${msg.type}`);
     return {
       digest: ProjectionDigest.of(req.salt, msg.sum, msg.count),
       strays: msg.strays,
       seen: msg.seen,
       fold: async (fold: FoldRequest) => {
-        const answer = next();
+        const f = spawn(null);
+        const answer = f.next();
         const transfer = fold.lastTouch.flatMap((p) => [p.fingerprints.buffer, p.values.buffer]);
-        worker.postMessage({ type: "fold", ...fold }, transfer as ArrayBuffer[]);
+        f.post({ type: "fold", live: req, ...fold }, transfer as ArrayBuffer[]);
         try {
           const done = await answer;
           if (done.type === "fold-open") return null;
-          if (done.type !== "folded") throw new Error(`live pass worker answered ${done.type}`);
+          if (done.type !== "folded") throw new Error(`fold worker answered ${done.type}`);
           return { digest: ProjectionDigest.of(req.salt, done.sum, done.count), held: done.held };
         } finally {
-          end();
+          f.end();
         }
       },
-      close: end,
+      close: () => {},
     };
   }).catch((e) => {
-    end();
+    w.end();
     throw e;
   });
 }
