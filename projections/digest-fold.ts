@@ -10,18 +10,50 @@ import type { StoredEvent } from "../events/types.ts";
 import { type Held, ProjectionDigest } from "./doc-digest.ts";
 import { KeyFingerprintMap, keyId } from "./key-hash.ts";
 import type { Projection } from "./projection.ts";
+import { ProjectionsByType } from "./touches.ts";
 
-/** The last log position that touches each document of `projections`. */
+/** One projection's last touches, as sent to another thread (the arrays are transferred). */
+export interface LastTouchPart {
+  name: string;
+  fingerprints: Uint32Array;
+  values: Uint32Array;
+  size: number;
+}
+
+/**
+ * The last log position that touches each document of `projections`, one map per projection so
+ * that the fold can be split between threads by projection (`take`), and the touches each
+ * projection had (how much folding it will take).
+ */
 export class LastTouch {
-  readonly #map = new KeyFingerprintMap();
+  readonly #maps = new Map<string, KeyFingerprintMap>();
+  readonly touches = new Map<string, number>();
+  readonly #byType: ProjectionsByType;
 
-  constructor(readonly projections: Projection[]) {}
+  constructor(readonly projections: Projection[], parts: LastTouchPart[] = []) {
+    this.#byType = new ProjectionsByType(projections);
+    const given = new Map(parts.map((part) => [part.name, part]));
+    for (const p of projections) {
+      const part = given.get(p.name);
+      this.#maps.set(
+        p.name,
+        part
+          ? KeyFingerprintMap.from(part.fingerprints, part.values, part.size)
+          : new KeyFingerprintMap(1 << 10),
+      );
+      this.touches.set(p.name, 0);
+    }
+  }
 
   record(e: StoredEvent): void {
-    for (const p of this.projections) {
+    for (const p of this.#byType.of(e)) {
+      const map = this.#maps.get(p.name)!;
+      let n = 0;
       for (const sub of p.keysOf(e)) {
-        this.#map.setMax(keyId(projectionKey(p.name, sub)), e.position);
+        map.setMax(keyId(projectionKey(p.name, sub)), e.position);
+        n++;
       }
+      if (n) this.touches.set(p.name, this.touches.get(p.name)! + n);
     }
   }
 
@@ -29,9 +61,40 @@ export class LastTouch {
    * Never earlier than the true last touch: ids that share a fingerprint share the later
    * position, which only keeps a document open longer.
    */
-  of(id: string): number {
-    return this.#map.get(id) ?? Infinity;
+  of(name: string, id: string): number {
+    return this.#maps.get(name)?.get(id) ?? Infinity;
   }
+
+  /** The maps of `names`, taken out of this one to be sent elsewhere (their arrays transfer). */
+  take(names: string[]): LastTouchPart[] {
+    return names.map((name) => {
+      const map = this.#maps.get(name);
+      if (!map) throw new Error(`no last touches for projection ${name}`);
+      this.#maps.delete(name);
+      return { name, ...map.parts };
+    });
+  }
+}
+
+/**
+ * Splits the projections between this thread and another that must read the log again first:
+ * the other gets about `share` of the touches (the largest projections first, each whole).
+ */
+export function splitByTouches(touches: Map<string, number>, share: number): {
+  here: string[];
+  there: string[];
+} {
+  const total = [...touches.values()].reduce((a, b) => a + b, 0);
+  const here: string[] = [];
+  const there: string[] = [];
+  let away = 0;
+  for (const [name, n] of [...touches].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))) {
+    if (n > 0 && away + n <= share * total) {
+      there.push(name);
+      away += n;
+    } else here.push(name);
+  }
+  return { here, there };
 }
 
 export class DigestFolder {
@@ -39,6 +102,7 @@ export class DigestFolder {
   readonly #open = new Map<string, { key: Deno.KvKey; doc: unknown }>();
   readonly #maxOpen: number;
   readonly #hold: Held | null;
+  readonly #byType: ProjectionsByType;
   #lastTouch: LastTouch | null;
 
   constructor(
@@ -48,6 +112,7 @@ export class DigestFolder {
     opts: { maxOpen?: number; hold?: Held } = {},
   ) {
     this.#hold = opts.hold ?? null;
+    this.#byType = new ProjectionsByType(projections);
     this.#lastTouch = lastTouch;
     this.digest = new ProjectionDigest(salt);
     this.#maxOpen = Math.max(1, opts.maxOpen ?? 50_000);
@@ -56,13 +121,13 @@ export class DigestFolder {
   /** False when more than `maxOpen` documents would be open: the caller must fold another way. */
   apply(e: StoredEvent): boolean {
     const done: string[] = [];
-    for (const p of this.projections) {
+    for (const p of this.#byType.of(e)) {
       for (const sub of p.keysOf(e)) {
         const key = projectionKey(p.name, sub);
         const id = keyId(key);
         const doc = p.evolve((this.#open.get(id)?.doc ?? null) as never, e, sub);
         this.#open.set(id, { key, doc });
-        if (this.#lastTouch!.of(id) <= e.position) done.push(id);
+        if (this.#lastTouch!.of(p.name, id) <= e.position) done.push(id);
       }
     }
     // After the whole event, in case it touches one document twice.

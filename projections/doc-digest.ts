@@ -7,6 +7,7 @@
 import { createHash } from "node:crypto";
 import { toHex } from "../src/kernel/hashing.ts";
 import { PROJECTIONS } from "../events/keys.ts";
+import { readAhead } from "../events/read-ahead.ts";
 import { bigintSafe, keyId } from "./key-hash.ts";
 import type { LiveCut } from "./live-cut.ts";
 
@@ -43,6 +44,14 @@ export class ProjectionDigest {
     const d = new ProjectionDigest(salt);
     d.#sum.set(sum);
     d.count = count;
+    return d;
+  }
+
+  /** The digest of both sets of documents (made with the same salt). */
+  plus(other: ProjectionDigest): ProjectionDigest {
+    if (other.salt !== this.salt) throw new Error("digests made with different salts");
+    const d = ProjectionDigest.of(this.salt, this.sum, this.count + other.count);
+    for (let i = 0; i < LANES; i++) d.#sum[i] += other.#sum[i];
     return d;
   }
 
@@ -100,7 +109,7 @@ export async function digestLiveProjections(
     }
     page = [];
   };
-  for await (const e of kv.list({ prefix: PROJECTIONS }, { batchSize: 1000 })) {
+  for await (const e of readAhead(kv.list({ prefix: PROJECTIONS }, { batchSize: 1000 }))) {
     page.push(e);
     if (page.length >= 1000) await add();
   }

@@ -12,6 +12,13 @@ export const keyId = (key: Deno.KvKey): string =>
   // The replacer is only needed for bigints, and calling it per element is most of the cost.
   key.some((k) => typeof k === "bigint") ? JSON.stringify(key, bigintSafe) : JSON.stringify(key);
 
+/** The first of `hashes`, alone: what the fingerprint map needs, without the second or an array. */
+export function fingerprint(s: string): number {
+  let a = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) a = Math.imul(a ^ s.charCodeAt(i), 0x01000193);
+  return a >>> 0;
+}
+
 /** Two independent 32-bit FNV-1a style hashes of a string; the second is odd, never 0. */
 export function hashes(s: string): [number, number] {
   let a = 0x811c9dc5;
@@ -82,14 +89,28 @@ export class KeyFingerprintMap {
     this.#mask = slots - 1;
   }
 
+  /** The map's arrays, to send to another thread (`from` makes the map again there). */
+  get parts(): { fingerprints: Uint32Array; values: Uint32Array; size: number } {
+    return { fingerprints: this.#fingerprints, values: this.#values, size: this.size };
+  }
+
+  static from(fingerprints: Uint32Array, values: Uint32Array, size: number): KeyFingerprintMap {
+    const m = new KeyFingerprintMap(16);
+    m.#fingerprints = fingerprints;
+    m.#values = values;
+    m.#mask = values.length - 1;
+    m.size = size;
+    return m;
+  }
+
   get(id: string): number | undefined {
-    const i = this.#slot(hashes(id)[0]);
+    const i = this.#slot(fingerprint(id));
     return this.#values[i] === 0 ? undefined : this.#values[i];
   }
 
   /** Keeps the larger of the value there and `value` (a positive integer). */
   setMax(id: string, value: number): void {
-    const f = hashes(id)[0];
+    const f = fingerprint(id);
     const i = this.#slot(f);
     if (this.#values[i] !== 0) {
       if (value > this.#values[i]) this.#values[i] = value;

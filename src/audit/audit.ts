@@ -22,7 +22,7 @@ import {
 import type { Projection } from "../../projections/projection.ts";
 import { type ReadStats, SegmentFingerprint } from "../../events/log.ts";
 import { type Checkpoint, getAll, makeCheckpoint, replayFrom } from "./checkpoint.ts";
-import { DocChunks, DocChunkWriter } from "./doc-chunks.ts";
+import { ChunkFile, DocChunks, DocChunkWriter } from "./doc-chunks.ts";
 import { AUDIT_BUILD, type AuditBuildDoc, auditProjections } from "./folds.ts";
 import { liveInWorker } from "./live-worker.ts";
 import { fingerprintInWorker } from "./fingerprint-worker.ts";
@@ -146,6 +146,11 @@ export interface AuditOptions {
    * on another core, alongside the chain pass (live-worker.ts). Unset: one thread.
    */
   kvPath?: string | null;
+  /**
+   * A file beside `scratch` for the bytes of the documents the state keeps (doc-chunks.ts
+   * `ChunkFile`); a full audit starts it empty. Unset: they go into `scratch`.
+   */
+  docsPath?: string | null;
   /** See `replayIntoAndCompare`: tests change the live KV between passes with it. */
   onPass?: (pass: "chain" | "live") => void | Promise<void>;
 }
@@ -226,7 +231,10 @@ async function full(opts: AuditOptions, stats: ReadStats, exception: Exception):
     if (last <= to) sealed.add(last, vs);
   };
   const kvPath = opts.kvPath ?? null;
-  const docs = kvPath ? null : new DocChunkWriter(scratch);
+  const docsPath = opts.docsPath ?? null;
+  // The worker writes the file itself; on one thread it is opened here.
+  const file = docsPath && !kvPath ? await ChunkFile.open(docsPath, { fresh: true }) : null;
+  const docs = kvPath ? null : new DocChunkWriter(scratch, file);
   const moved: { key: Deno.KvKey; doc: unknown }[] = [];
   const replay = await replayIntoAndCompare(kv, scratch, allProjections, {
     extra: auditProjections,
@@ -241,7 +249,7 @@ async function full(opts: AuditOptions, stats: ReadStats, exception: Exception):
     stats,
     onLiveDoc: docs ? (key, text, id) => docs.add(key, text, id) : undefined,
     liveElsewhere: kvPath
-      ? (req) => liveInWorker({ ...req, path: kvPath, pack: true }, scratch)
+      ? (req) => liveInWorker({ ...req, path: kvPath, pack: true, docsPath }, scratch)
       : undefined,
     onMovedDoc: (key, doc) => {
       moved.push({ key, doc });
@@ -256,11 +264,17 @@ async function full(opts: AuditOptions, stats: ReadStats, exception: Exception):
   });
   stats.onSegment = undefined;
   await docs?.finish();
+  file?.close();
   let checkpoint: Checkpoint | null = null;
   if (replay.equal && replay.compared === "digest") {
-    const chunks = new DocChunks(scratch);
-    for (const m of moved) await chunks.set(m.key, m.doc);
-    await chunks.flush();
+    const file = docsPath ? await ChunkFile.open(docsPath, { fresh: false }) : null;
+    try {
+      const chunks = new DocChunks(scratch, file);
+      for (const m of moved) await chunks.set(m.key, m.doc);
+      await chunks.flush();
+    } finally {
+      file?.close();
+    }
     const now = opts.now ?? Date.now;
     checkpoint = await makeCheckpoint(
       kv,
@@ -290,6 +304,7 @@ async function incremental(
 ): Promise<Replayed> {
   const r = await replayFrom(opts.kv, opts.scratch, allProjections, auditFoldsOf(), from, {
     stats,
+    docsPath: opts.docsPath ?? null,
     track: AUDIT_BUILD,
     // The prefix proof on the other core when the KV is a file (fingerprint-worker.ts).
     fingerprint: opts.kvPath

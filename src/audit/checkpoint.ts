@@ -34,7 +34,7 @@ import {
   ProjectionFolder,
   type ProjectionMismatch,
 } from "../../projections/replay.ts";
-import { DocChunks } from "./doc-chunks.ts";
+import { ChunkFile, DocChunks } from "./doc-chunks.ts";
 
 export const CHECKPOINT_VERSION = 1;
 
@@ -121,6 +121,8 @@ export async function replayFrom(
   from: Checkpoint,
   opts: {
     stats?: ReadStats;
+    /** The file the state's document chunks are in (doc-chunks.ts `ChunkFile`); null: the KV. */
+    docsPath?: string | null;
     onChainProblem?: (p: ChainProblem) => void | Promise<void>;
     onMismatch?: (m: ProjectionMismatch) => void | Promise<void>;
     /**
@@ -205,7 +207,8 @@ export async function replayFrom(
   await checkNothingAfter(source, head, chain);
 
   // Each touched document: its value at the checkpoint, then the new events, in log order.
-  const chunks = new DocChunks(state);
+  const file = opts.docsPath ? await ChunkFile.open(opts.docsPath, { fresh: false }) : null;
+  const chunks = new DocChunks(state, file);
   const touched = new Map<string, Deno.KvKey>();
   for (const e of after) {
     for (const p of projections) {
@@ -239,6 +242,7 @@ export async function replayFrom(
   settling.catch(() => {}); // awaited below
   for (const d of docs) await chunks.set(d.key, d.rebuilt);
   await chunks.flush();
+  file?.close(); // left to the process on a failure above: the audit stops there anyway
   const results = await settling;
   for (let i = 0; i < docs.length; i++) {
     const wrong = results[i];

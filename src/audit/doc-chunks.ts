@@ -14,6 +14,12 @@
  * never rewrites chunks all over the state; a Bloom filter of the ids stored (`["bloom", n]`)
  * tells that a new document has no earlier value without reading anything. The next full audit
  * writes everything packed again.
+ *
+ * The chunks' bytes go to a file beside the state KV (`ChunkFile`, `docs.bin`) when there is one:
+ * a million events pack about a gigabyte of documents, which the KV takes a commit per 800 KiB at
+ * a time (each a write-ahead log write and a sync), several times slower than appending to a
+ * file; the index entry then holds where the chunk is in the file. A state KV in memory (tests)
+ * keeps them in the KV.
  */
 import { KeyBloomFilter, keyId } from "../../projections/key-hash.ts";
 import { commitInBatches, compareKvKeys } from "../../projections/replay.ts";
@@ -59,11 +65,64 @@ const indexKey = (first: Deno.KvKey): Deno.KvKey => [...INDEX, ...first];
 
 export type Write = { key: Deno.KvKey; value: unknown };
 
-/** A chunk's writes: the chunk and its index entry (value null: both deleted). */
-const chunkWrite = (first: Deno.KvKey, value: Uint8Array | null): Write[] => [
-  { key: chunkKey(first), value },
-  { key: indexKey(first), value: value === null ? null : 1 },
-];
+/** Where a chunk is: in the KV under its chunk key (1), or `[offset, length]` in the file. */
+type ChunkAt = 1 | [number, number];
+
+/** Chunk bytes appended to a file; each chunk is found by the offset and length it got. */
+export class ChunkFile {
+  #end: number;
+  private constructor(readonly file: Deno.FsFile, end: number) {
+    this.#end = end;
+  }
+
+  /** `fresh`: start empty (a full audit); otherwise append to what is there (incremental). */
+  static async open(path: string, opts: { fresh: boolean }): Promise<ChunkFile> {
+    const file = await Deno.open(path, {
+      read: true,
+      write: true,
+      create: true,
+      truncate: opts.fresh,
+    });
+    return new ChunkFile(file, (await file.stat()).size);
+  }
+
+  /** Synchronous: a write to the page cache costs less than the round trip of an async one. */
+  append(bytes: Uint8Array): Promise<[number, number]> {
+    const at: [number, number] = [this.#end, bytes.byteLength];
+    this.#end += bytes.byteLength;
+    this.file.seekSync(at[0], Deno.SeekMode.Start);
+    for (let off = 0; off < bytes.byteLength;) off += this.file.writeSync(bytes.subarray(off));
+    return Promise.resolve(at);
+  }
+
+  async read([offset, length]: [number, number]): Promise<Uint8Array> {
+    const out = new Uint8Array(length);
+    await this.file.seek(offset, Deno.SeekMode.Start);
+    for (let off = 0; off < length;) {
+      const n = await this.file.read(out.subarray(off));
+      if (n === null) throw new Error(`state file ends inside a chunk (${offset}+${length})`);
+      off += n;
+    }
+    return out;
+  }
+
+  close(): void {
+    this.file.close();
+  }
+}
+
+/** A chunk's writes: the chunk (to the file when there is one) and its index entry (null: gone). */
+async function chunkWrite(
+  first: Deno.KvKey,
+  value: Uint8Array | null,
+  file: ChunkFile | null,
+): Promise<Write[]> {
+  if (value === null) {
+    return [{ key: chunkKey(first), value: null }, { key: indexKey(first), value: null }];
+  }
+  if (file) return [{ key: indexKey(first), value: await file.append(value) }];
+  return [{ key: chunkKey(first), value }, { key: indexKey(first), value: 1 }];
+}
 
 /** Writes documents that arrive in KV key order (the live projections as listed). */
 export class DocChunkWriter {
@@ -78,7 +137,11 @@ export class DocChunkWriter {
    * `state`, or where to send each batch of writes instead (the live pass in a worker hands them
    * to the thread that owns the state KV; the promise resolves when it may send more).
    */
-  constructor(readonly state: Deno.Kv | ((writes: Write[]) => Promise<void>)) {}
+  constructor(
+    readonly state: Deno.Kv | ((writes: Write[]) => Promise<void>),
+    /** Where the chunks' bytes go; null: into the KV with their index entries. */
+    readonly file: ChunkFile | null = null,
+  ) {}
 
   async add(key: Deno.KvKey, text: string, id = keyId(key)): Promise<void> {
     const line = `${id}\t${text}`;
@@ -92,11 +155,14 @@ export class DocChunkWriter {
 
   async #seal(): Promise<void> {
     if (!this.#first) return;
-    this.#pending.push(...chunkWrite(this.#first, enc.encode(this.#lines.join("\n"))));
+    this.#pending.push(
+      ...await chunkWrite(this.#first, enc.encode(this.#lines.join("\n")), this.file),
+    );
     this.#lines = [];
     this.#bytes = 0;
     this.#first = null;
-    if (this.#pending.length >= 40) await this.#commit();
+    // Index entries alone (the bytes went to the file) are small: more of them to a commit.
+    if (this.#pending.length >= (this.file ? 400 : 40)) await this.#commit();
   }
 
   /** One batch committing in the background while the live pass reads on. */
@@ -140,18 +206,26 @@ function parseChunk(first: Deno.KvKey, value: Uint8Array): Chunk {
 /** Reads and updates documents in the chunks and the overlay (the incremental audit). */
 export class DocChunks {
   #index: Deno.KvKey[] | null = null;
+  /** Where each chunk of the index is, by the id of its first key. */
+  readonly #at = new Map<string, ChunkAt>();
   #bloom: KeyBloomFilter | null = null;
   readonly #cache = new Map<string, Chunk>();
   /** Overlay documents read or written, by id (null: none, or deleted). */
   readonly #overlay = new Map<string, { key: Deno.KvKey; text: string | null; dirty: boolean }>();
 
-  constructor(readonly state: Deno.Kv) {}
+  constructor(
+    readonly state: Deno.Kv,
+    /** The file the chunks' bytes are in (and changed chunks go to); null: in the KV. */
+    readonly file: ChunkFile | null = null,
+  ) {}
 
   async #loadIndex(): Promise<Deno.KvKey[]> {
     if (this.#index) return this.#index;
     const index: Deno.KvKey[] = [];
-    for await (const e of this.state.list({ prefix: [...INDEX] }, { batchSize: 1000 })) {
-      index.push(e.key.slice(INDEX.length));
+    for await (const e of this.state.list<ChunkAt>({ prefix: [...INDEX] }, { batchSize: 1000 })) {
+      const first = e.key.slice(INDEX.length);
+      index.push(first);
+      this.#at.set(keyId(first), e.value);
     }
     return (this.#index = index);
   }
@@ -202,8 +276,15 @@ export class DocChunks {
       });
     }
     const firsts = [...chunks.values()];
-    for (let i = 0; i < firsts.length; i += 10) {
-      const batch = firsts.slice(i, i + 10);
+    const inKv = firsts.filter((f) => !Array.isArray(this.#at.get(keyId(f))));
+    for (const first of firsts) {
+      const at = this.#at.get(keyId(first));
+      if (!Array.isArray(at)) continue;
+      if (!this.file) throw new Error("the state's chunks are in a file, and none was given");
+      this.#cache.set(keyId(first), parseChunk(first, await this.file.read(at)));
+    }
+    for (let i = 0; i < inKv.length; i += 10) {
+      const batch = inKv.slice(i, i + 10);
       const entries = await this.state.getMany<Uint8Array[]>(batch.map(chunkKey));
       entries.forEach((e, j) => {
         const c = e.value
@@ -249,7 +330,9 @@ export class DocChunks {
 
   async flush(): Promise<void> {
     const writes: Write[] = [];
-    for (const c of this.#cache.values()) if (c.dirty) writes.push(...chunkWrites(c));
+    for (const c of this.#cache.values()) {
+      if (c.dirty) writes.push(...await chunkWrites(c, this.file));
+    }
     for (const o of this.#overlay.values()) {
       if (!o.dirty) continue;
       writes.push({ key: overlayKey(o.key), value: o.text === null ? null : enc.encode(o.text) });
@@ -258,15 +341,16 @@ export class DocChunks {
     this.#cache.clear();
     this.#overlay.clear();
     this.#index = null;
+    this.#at.clear();
     await commitInBatches(this.state, writes);
   }
 }
 
 /** The writes for a changed chunk, split in key order if it grew too large. */
-function chunkWrites(c: Chunk): Write[] {
+async function chunkWrites(c: Chunk, file: ChunkFile | null): Promise<Write[]> {
   const sorted = [...c.docs.keys()].map((id) => ({ id, key: JSON.parse(id) as Deno.KvKey }));
   sorted.sort((a, b) => compareKvKeys(a.key, b.key));
-  if (sorted.length === 0) return chunkWrite(c.first, null);
+  if (sorted.length === 0) return await chunkWrite(c.first, null, file);
   const out: Write[] = [];
   let part: string[] = [];
   let size = 0;
@@ -274,7 +358,7 @@ function chunkWrites(c: Chunk): Write[] {
   for (const s of sorted) {
     const line = `${s.id}\t${c.docs.get(s.id)}`;
     if (part.length && size + line.length > SPLIT_BYTES) {
-      out.push(...chunkWrite(first, enc.encode(part.join("\n"))));
+      out.push(...await chunkWrite(first, enc.encode(part.join("\n")), file));
       part = [];
       size = 0;
       first = s.key;
@@ -282,6 +366,6 @@ function chunkWrites(c: Chunk): Write[] {
     part.push(line);
     size += line.length + 1;
   }
-  out.push(...chunkWrite(first, enc.encode(part.join("\n"))));
+  out.push(...await chunkWrite(first, enc.encode(part.join("\n")), file));
   return out;
 }

@@ -1,31 +1,47 @@
 /// <reference no-default-lib="true" />
 /// <reference lib="deno.worker" />
 /**
- * The worker side of live-worker.ts: one live pass, then it reports and is terminated.
+ * The worker side of live-worker.ts: one live pass, or one part of the fold (a fresh worker each);
+ * it is terminated after it.
  */
 import { allProjections } from "../../projections/index.ts";
-import { digestLiveProjections } from "../../projections/doc-digest.ts";
+import { digestLiveProjections, Held } from "../../projections/doc-digest.ts";
+import { DigestFolder, LastTouch } from "../../projections/digest-fold.ts";
+import { readLog } from "../../events/log.ts";
 import { LiveCut } from "../../projections/live-cut.ts";
-import { DocChunkWriter, type Write } from "./doc-chunks.ts";
-import type { LiveRequest } from "./live-worker.ts";
+import { ChunkFile, DocChunkWriter, type Write } from "./doc-chunks.ts";
+import type { FoldRequest, LiveRequest } from "./live-worker.ts";
 
-let acked: (() => void) | null = null;
+/**
+ * Batches sent and not yet committed by the main thread. The main thread answers between slices
+ * of its own work, so waiting for each answer left this thread idle more than busy; a window of
+ * a few batches (40 chunks of 16 KiB each) keeps it reading at a few MiB of memory.
+ */
+const WINDOW = 8;
+let inFlight = 0;
+let room: (() => void) | null = null;
 
-/** Sends a batch to the main thread and resolves when it is committed there. */
-function send(writes: Write[]): Promise<void> {
+/** Sends a batch to the main thread; resolves once fewer than `WINDOW` batches are uncommitted. */
+async function send(writes: Write[]): Promise<void> {
   const transfer = writes.flatMap((w) => w.value instanceof Uint8Array ? [w.value.buffer] : []);
-  return new Promise<void>((resolve) => {
-    acked = resolve;
-    self.postMessage({ type: "writes", writes }, transfer as ArrayBuffer[]);
-  });
+  self.postMessage({ type: "writes", writes }, transfer as ArrayBuffer[]);
+  inFlight++;
+  while (inFlight >= WINDOW) await new Promise<void>((resolve) => (room = resolve));
+}
+
+/** Resolves when every batch sent has been committed. */
+async function drained(): Promise<void> {
+  while (inFlight > 0) await new Promise<void>((resolve) => (room = resolve));
 }
 
 async function run(req: LiveRequest): Promise<void> {
   const kv = await Deno.openKv(req.path);
+  let file: ChunkFile | null = null;
   try {
     const wanted = new Set(req.names);
     const cut = new LiveCut(kv, allProjections.filter((p) => wanted.has(p.name)), req.head);
-    const docs = req.pack ? new DocChunkWriter(send) : null;
+    file = req.pack && req.docsPath ? await ChunkFile.open(req.docsPath, { fresh: true }) : null;
+    const docs = req.pack ? new DocChunkWriter(send, file) : null;
     const live = await digestLiveProjections(
       kv,
       req.names,
@@ -34,6 +50,7 @@ async function run(req: LiveRequest): Promise<void> {
       docs ? (key, text, id) => docs.add(key, text, id) : undefined,
     );
     await docs?.finish();
+    await drained();
     self.postMessage({
       type: "done",
       sum: live.digest.sum,
@@ -42,15 +59,61 @@ async function run(req: LiveRequest): Promise<void> {
       seen: cut.seen,
     });
   } finally {
+    file?.close();
     kv.close();
   }
 }
 
-self.onmessage = (m: MessageEvent<LiveRequest | { type: "ack" }>) => {
+/** Folds the projections the main thread handed over, with the same salt and held documents. */
+async function fold(req: FoldRequest & { live: LiveRequest }): Promise<void> {
+  const live = req.live;
+  const byName = new Map(allProjections.map((p) => [p.name, p]));
+  const projections = req.lastTouch.map((part) => {
+    const p = byName.get(part.name);
+    if (!p) throw new Error(`no projection ${part.name} to fold`);
+    return p;
+  });
+  const held = new Held(new Set(req.hold));
+  const folder = new DigestFolder(
+    projections,
+    new LastTouch(projections, req.lastTouch),
+    live.salt,
+    {
+      maxOpen: req.maxOpen,
+      hold: held,
+    },
+  );
+  const kv = await Deno.openKv(live.path);
+  try {
+    for await (const batch of readLog(kv, { head: live.head, to: req.to })) {
+      for (const r of batch) {
+        if (!folder.apply(r.event)) {
+          self.postMessage({ type: "fold-open" });
+          return;
+        }
+      }
+    }
+  } finally {
+    kv.close();
+  }
+  const digest = folder.finish();
+  self.postMessage({ type: "folded", sum: digest.sum, count: digest.count, held: [...held.docs] });
+}
+
+self.onmessage = (
+  m: MessageEvent<
+    LiveRequest | { type: "ack" } | ({ type: "fold"; live: LiveRequest } & FoldRequest)
+  >,
+) => {
+  if ("type" in m.data && m.data.type === "fold") {
+    fold(m.data).catch((e) => self.postMessage({ type: "error", message: String(e?.stack ?? e) }));
+    return;
+  }
   if ("type" in m.data) {
-    const a = acked;
-    acked = null;
-    a?.();
+    inFlight--;
+    const r = room;
+    room = null;
+    r?.();
     return;
   }
   run(m.data).catch((e) => self.postMessage({ type: "error", message: String(e?.stack ?? e) }));

@@ -1,15 +1,19 @@
 /**
- * The full audit's live pass (read every live projection document, digest it, pack it into the
- * audit's state) on the machine's other core, while the main thread verifies the chain and folds.
- * The two passes are independent: the live side only needs the head the audit starts from
- * (live-cut.ts explains why documents moved past it are left out and settled apart).
+ * The full audit's second thread. It runs the live pass (read every live projection document,
+ * digest it, pack it into the audit's state) while the main thread verifies the chain, then, if
+ * asked, folds part of the log into a digest while the main thread folds the rest: without that
+ * second job it sat idle through the fold, which is the longest part of an audit.
+ * The live pass needs only the head the audit starts from (live-cut.ts explains why documents
+ * moved past it are left out and settled apart); the fold needs the last touches the main
+ * thread's chain pass recorded for the projections it hands over (sent, not copied).
  *
  * The worker opens the audited KV itself (a file path; a KV handle cannot cross threads) and only
  * reads it. The state KV stays with the main thread: the worker sends each batch of packed chunks
- * (transferred, not copied) and waits for it to be committed before sending the next, so at most
- * two batches are in memory and the state has a single writer.
+ * (transferred, not copied) and keeps at most a few uncommitted (live-worker-main.ts), so memory
+ * stays at a few MiB and the state has a single writer.
  */
 import type { LogHead } from "../../events/keys.ts";
+import type { LastTouchPart } from "../../projections/digest-fold.ts";
 import { ProjectionDigest } from "../../projections/doc-digest.ts";
 import { commitInBatches } from "../../projections/replay.ts";
 import type { Write } from "./doc-chunks.ts";
@@ -22,6 +26,22 @@ export interface LiveRequest {
   head: LogHead | null;
   /** Pack the documents into this state KV (the incremental audit's starting point). */
   pack: boolean;
+  /** Where the packed chunks' bytes go (started empty); null: into the state KV. */
+  docsPath?: string | null;
+}
+
+/** Part of the fold, for the worker: the projections `lastTouch` holds, up to position `to`. */
+export interface FoldRequest {
+  lastTouch: LastTouchPart[];
+  to: number;
+  /** Ids of documents moved after the head: kept out of the digest, their values sent back. */
+  hold: string[];
+  maxOpen?: number;
+}
+
+export interface FoldResult {
+  digest: ProjectionDigest;
+  held: [string, unknown][];
 }
 
 export interface LiveResult {
@@ -29,41 +49,100 @@ export interface LiveResult {
   strays: number;
   /** The last log position the worker's cut polled: its moved documents are those up to it. */
   seen: number;
+  /** Folds on the worker (at most once); null when too many documents stayed open at once. */
+  fold(req: FoldRequest): Promise<FoldResult | null>;
+  /** Ends the worker; done after a fold, needed when none is asked for. */
+  close(): void;
 }
 
 type FromWorker =
   | { type: "writes"; writes: Write[] }
   | { type: "done"; sum: number[]; count: number; strays: number; seen: number }
+  | { type: "folded"; sum: number[]; count: number; held: [string, unknown][] }
+  | { type: "fold-open" }
   | { type: "error"; message: string };
 
-/** Runs the live pass in a worker; `state` receives the packed documents when `req.pack`. */
-export function liveInWorker(req: LiveRequest, state: Deno.Kv | null): Promise<LiveResult> {
+/** A worker of live-worker-main.ts and the one answer awaited from it at a time. */
+function spawn(state: Deno.Kv | null) {
   const worker = new Worker(new URL("./live-worker-main.ts", import.meta.url), {
     type: "module",
   });
-  return new Promise<LiveResult>((resolve, reject) => {
-    const fail = (e: unknown) => {
-      worker.terminate();
-      reject(e instanceof Error ? e : new Error(String(e)));
+  let ended = false;
+  const end = () => {
+    if (!ended) worker.terminate();
+    ended = true;
+  };
+  let waiting: { resolve: (m: FromWorker) => void; reject: (e: Error) => void } | null = null;
+  const next = () =>
+    new Promise<FromWorker>((resolve, reject) => {
+      if (ended) reject(new Error("audit worker has ended"));
+      else waiting = { resolve, reject };
+    });
+  const fail = (e: unknown) => {
+    end();
+    const w = waiting;
+    waiting = null;
+    w?.reject(e instanceof Error ? e : new Error(String(e)));
+  };
+  let committing: Promise<void> = Promise.resolve();
+  worker.onerror = (e) => {
+    e.preventDefault();
+    fail(new Error(`audit worker: ${e.message}`));
+  };
+  worker.onmessage = (m: MessageEvent<FromWorker>) => {
+    const msg = m.data;
+    if (msg.type === "writes") {
+      if (!state) return fail(new Error("audit worker sent writes with nowhere to put them"));
+      // One commit at a time, in the order sent; the worker keeps a few batches in flight.
+      committing = committing.then(() => commitInBatches(state, msg.writes)).then(
+        () => worker.postMessage({ type: "ack" }),
+        fail,
+      );
+    } else if (msg.type === "error") fail(new Error(`audit worker: ${msg.message}`));
+    else {
+      const w = waiting;
+      waiting = null;
+      w?.resolve(msg);
+    }
+  };
+  const post = (msg: unknown, transfer: ArrayBuffer[] = []) => worker.postMessage(msg, transfer);
+  return { post, next, end };
+}
+
+/**
+ * Runs the live pass in a worker; `state` receives the packed documents when `req.pack`. The fold
+ * runs in a fresh worker: the live pass's heap is let go with its worker rather than carried into
+ * the fold, where both threads hold their folds at once (the audit's peak memory).
+ */
+export function liveInWorker(req: LiveRequest, state: Deno.Kv | null): Promise<LiveResult> {
+  const w = spawn(state);
+  const live = w.next();
+  w.post(req);
+  return live.then((msg) => {
+    w.end();
+    if (msg.type !== "done") throw new Error(`live pass worker answered ${msg.type}`);
+    return {
+      digest: ProjectionDigest.of(req.salt, msg.sum, msg.count),
+      strays: msg.strays,
+      seen: msg.seen,
+      fold: async (fold: FoldRequest) => {
+        const f = spawn(null);
+        const answer = f.next();
+        const transfer = fold.lastTouch.flatMap((p) => [p.fingerprints.buffer, p.values.buffer]);
+        f.post({ type: "fold", live: req, ...fold }, transfer as ArrayBuffer[]);
+        try {
+          const done = await answer;
+          if (done.type === "fold-open") return null;
+          if (done.type !== "folded") throw new Error(`fold worker answered ${done.type}`);
+          return { digest: ProjectionDigest.of(req.salt, done.sum, done.count), held: done.held };
+        } finally {
+          f.end();
+        }
+      },
+      close: () => {},
     };
-    worker.onerror = (e) => {
-      e.preventDefault();
-      fail(new Error(`live pass worker: ${e.message}`));
-    };
-    worker.onmessage = (m: MessageEvent<FromWorker>) => {
-      const msg = m.data;
-      if (msg.type === "writes") {
-        if (!state) return fail(new Error("live pass worker sent writes with nowhere to put them"));
-        commitInBatches(state, msg.writes).then(() => worker.postMessage({ type: "ack" }), fail);
-      } else if (msg.type === "done") {
-        worker.terminate();
-        resolve({
-          digest: ProjectionDigest.of(req.salt, msg.sum, msg.count),
-          strays: msg.strays,
-          seen: msg.seen,
-        });
-      } else fail(new Error(`live pass worker: ${msg.message}`));
-    };
-    worker.postMessage(req);
+  }).catch((e) => {
+    w.end();
+    throw e;
   });
 }

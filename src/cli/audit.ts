@@ -98,16 +98,24 @@ await runCli(async () => {
   // incremental audit works on a copy of the earlier audit's, which stays as it was.
   await Deno.mkdir(out, { recursive: true });
   const statePath = `${out}/state.sqlite3`;
+  // The documents the state keeps are in a file beside it (doc-chunks.ts `ChunkFile`).
+  const docsPath = `${out}/docs.bin`;
   for (const f of ["", "-wal", "-shm"]) await Deno.remove(statePath + f).catch(() => {});
+  await Deno.remove(docsPath).catch(() => {});
   await Deno.remove(`${out}/checkpoint.json`).catch(() => {});
-  if (from && args["keep-from"]) await Deno.copyFile(`${args.from}/state.sqlite3`, statePath);
-  else if (from) {
+  if (from && args["keep-from"]) {
+    await Deno.copyFile(`${args.from}/state.sqlite3`, statePath);
+    await copyIfThere(`${args.from}/docs.bin`, docsPath);
+  } else if (from) {
     // Moved, not copied; the earlier checkpoint cannot be started from again (it says so).
     for (const f of ["", "-wal", "-shm"]) {
       await Deno.rename(`${args.from}/state.sqlite3${f}`, statePath + f).catch((e) => {
         if (f === "" || !(e instanceof Deno.errors.NotFound)) throw e;
       });
     }
+    await Deno.rename(`${args.from}/docs.bin`, docsPath).catch((e) => {
+      if (!(e instanceof Deno.errors.NotFound)) throw e;
+    });
   }
   const scratch = await Deno.openKv(statePath);
   let keepState = false;
@@ -129,6 +137,7 @@ await runCli(async () => {
           ? null
           : kvPath,
         readTx: connection ? rpcTxReader(connection) : null,
+        docsPath,
       });
     } catch (e) {
       if (e instanceof TooFarBehindError) throw new CliError(e.message);
@@ -160,6 +169,14 @@ await runCli(async () => {
     // Without a checkpoint the state is of no use to a later audit.
     if (!keepState) {
       for (const f of ["", "-wal", "-shm"]) await Deno.remove(statePath + f).catch(() => {});
+      await Deno.remove(docsPath).catch(() => {});
     }
   }
 });
+
+/** A state written before the documents moved to their own file has none: nothing to copy. */
+async function copyIfThere(from: string, to: string): Promise<void> {
+  await Deno.copyFile(from, to).catch((e) => {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  });
+}

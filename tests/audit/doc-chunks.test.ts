@@ -1,17 +1,23 @@
 /** The incremental audit's document store: packed chunks, found by an in-memory index. */
-import { assertEquals } from "../support/assert.ts";
-import { DocChunks, DocChunkWriter } from "../../src/audit/doc-chunks.ts";
+import { assert, assertEquals } from "../support/assert.ts";
+import { ChunkFile, DocChunks, DocChunkWriter } from "../../src/audit/doc-chunks.ts";
 
-Deno.test("documents read back from chunks; inserts, deletes and growth past the value limit", async () => {
+async function readsBack(opts: { file: boolean }) {
   const kv = await Deno.openKv(":memory:");
+  const dir = await Deno.makeTempDir({ prefix: "tcb-doc-chunks-" });
+  const open = (fresh: boolean) =>
+    opts.file ? ChunkFile.open(`${dir}/docs.bin`, { fresh }) : Promise.resolve(null);
+  const first = await open(true);
   try {
-    const w = new DocChunkWriter(kv);
+    const w = new DocChunkWriter(kv, first);
     const doc = (i: number) => ({ n: i, pad: "x".repeat(300) });
     // In KV key order, as the live projections are listed.
     for (let i = 100; i < 300; i++) await w.add(["p", "b", i], JSON.stringify(doc(i)));
     await w.finish();
+    first?.close();
 
-    const c = new DocChunks(kv);
+    const file = await open(false);
+    const c = new DocChunks(kv, file);
     assertEquals(await c.get(["p", "b", 150]), doc(150));
     assertEquals(await c.get(["p", "b", 1000]), undefined);
     // Below every chunk, far past the last one (hundreds of KiB into one chunk), and deletes.
@@ -20,18 +26,33 @@ Deno.test("documents read back from chunks; inserts, deletes and growth past the
     await c.set(["p", "b", 150], null);
     await c.set(["p", "b", 151], { changed: true });
     await c.flush();
+    file?.close();
 
-    const again = new DocChunks(kv);
+    const later = await open(false);
+    const again = new DocChunks(kv, later);
     await again.load([["p", "a", 3], ["p", "b", 1599], ["p", "b", 151]]);
     assertEquals(await again.get(["p", "a", 3]), doc(3));
     assertEquals(await again.get(["p", "b", 1599]), doc(1599));
     assertEquals(await again.get(["p", "b", 150]), undefined);
     assertEquals(await again.get(["p", "b", 151]), { changed: true });
     assertEquals(await again.get(["p", "b", 299]), doc(299));
+    later?.close();
+    let inKv = 0;
     for await (const e of kv.list<Uint8Array>({ prefix: ["c"] })) {
+      inKv++;
       if (e.value.byteLength > 64 * 1024) throw new Error("a chunk over the value limit");
     }
+    // With a file, the KV holds only where each chunk is.
+    if (opts.file) assertEquals(inKv, 0);
+    else assert(inKv > 0);
   } finally {
     kv.close();
+    await Deno.remove(dir, { recursive: true });
   }
-});
+}
+
+Deno.test("documents read back from chunks; inserts, deletes and growth past the value limit", () =>
+  readsBack({ file: false }));
+
+Deno.test("the same with the chunks' bytes in a file beside the state KV", () =>
+  readsBack({ file: true }));

@@ -1,0 +1,24 @@
+/**
+ * Which folds an event reaches, by event type. A fold over the whole log (replay, the audit)
+ * otherwise asks each of the nineteen projections about every event, and all but a few answer
+ * "not mine"; the answer depends only on the event's type, so it is worked out once per type.
+ * Projections without a `handles` list (the audit's own folds) see every event.
+ */
+import type { StoredEvent } from "../events/types.ts";
+import type { Projection } from "./projection.ts";
+
+export class ProjectionsByType {
+  readonly #byType = new Map<string, Projection[]>();
+
+  constructor(readonly projections: readonly Projection[]) {}
+
+  /** The projections that may touch documents for `e`, in the order given. */
+  of(e: StoredEvent): Projection[] {
+    let list = this.#byType.get(e.type);
+    if (!list) {
+      list = this.projections.filter((p) => !p.handles || p.handles.includes(e.type));
+      this.#byType.set(e.type, list);
+    }
+    return list;
+  }
+}
