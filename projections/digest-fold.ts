@@ -9,7 +9,7 @@ import { projectionKey } from "../events/keys.ts";
 import type { StoredEvent } from "../events/types.ts";
 import { type Held, ProjectionDigest } from "./doc-digest.ts";
 import { KeyFingerprintMap, keyId } from "./key-hash.ts";
-import type { Projection } from "./projection.ts";
+import type { Projection } from "../events/projection.ts";
 import { ProjectionsByType } from "./touches.ts";
 
 /** One projection's last touches, as sent to another thread (the arrays are transferred). */

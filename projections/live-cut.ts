@@ -14,7 +14,7 @@ import { HEAD, type LogHead, projectionKey, PROJECTIONS } from "../events/keys.t
 import { readEvents } from "../events/log.ts";
 import type { StoredEvent } from "../events/types.ts";
 import { keyId } from "./key-hash.ts";
-import type { Projection } from "./projection.ts";
+import type { Projection } from "../events/projection.ts";
 
 export class LiveCut {
   /** Documents touched by events after H0, by id. */

@@ -19,7 +19,7 @@ import {
   randomSalt,
 } from "./doc-digest.ts";
 import { bigintSafe, KeyBloomFilter, keyId } from "./key-hash.ts";
-import type { Projection } from "./projection.ts";
+import type { Projection } from "../events/projection.ts";
 import { ProjectionsByType } from "./touches.ts";
 
 export interface ChainProblem {

@@ -5,7 +5,7 @@
  * Projections without a `handles` list (the audit's own folds) see every event.
  */
 import type { StoredEvent } from "../events/types.ts";
-import type { Projection } from "./projection.ts";
+import type { Projection } from "../events/projection.ts";
 
 export class ProjectionsByType {
   readonly #byType = new Map<string, Projection[]>();

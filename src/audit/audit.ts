@@ -10,20 +10,26 @@
  */
 import { canonicalJson } from "../../events/hash.ts";
 import { HEAD, type LogHead, PROJECTIONS } from "../../events/keys.ts";
+import { listDocs } from "../commands/read.ts";
 import { allProjections, registered } from "../../projections/index.ts";
-import { type KeyDoc, keysProjection, keyStatus } from "../../projections/keys.ts";
-import { type PurchaseDoc, purchasesProjection } from "../../projections/purchases.ts";
+import { keysProjection, keyStatus } from "../../projections/keys.ts";
+import { purchasesProjection } from "../../projections/purchases.ts";
 import { purchaseFields } from "../domain/access/purchase-view.ts";
 import {
   type ChainProblem,
   type ProjectionMismatch,
   replayIntoAndCompare,
 } from "../../projections/replay.ts";
-import type { Projection } from "../../projections/projection.ts";
+import type { Projection } from "../../events/projection.ts";
 import { type ReadStats, SegmentFingerprint } from "../../events/log.ts";
 import { type Checkpoint, getAll, makeCheckpoint, replayFrom } from "./checkpoint.ts";
 import { ChunkFile, DocChunks, DocChunkWriter } from "./doc-chunks.ts";
-import { AUDIT_BUILD, type AuditBuildDoc, auditProjections } from "./folds.ts";
+import {
+  AUDIT_BUILD,
+  type AuditBuildDoc,
+  auditBuildProjection,
+  auditProjections,
+} from "./folds.ts";
 import { liveInWorker } from "./live-worker.ts";
 import { fingerprintInWorker } from "./fingerprint-worker.ts";
 import { type ChainCheck, checkOnChain, type TxReader } from "./chain-check.ts";
@@ -577,12 +583,8 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
   const spliced = await splice();
   if (!spliced) await discardSplicePrep(prep);
   if (!spliced) {
-    for await (
-      const e of scratch.list<AuditBuildDoc>({ prefix: [...PROJECTIONS, AUDIT_BUILD] }, {
-        batchSize: 500,
-      })
-    ) {
-      pending.push(e.value);
+    for await (const b of listDocs(scratch, auditBuildProjection, [], { batchSize: 500 })) {
+      pending.push(b);
       if (pending.length >= concurrency) await drain();
     }
     await drain();
@@ -591,12 +593,7 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
   // Every key, with or without builds (byKey kept whole: the tables index saves it).
   let keys = 0;
   const issued = new Set<string>();
-  for await (
-    const e of scratch.list<KeyDoc>({ prefix: [...PROJECTIONS, keysProjection.name] }, {
-      batchSize: 500,
-    })
-  ) {
-    const k = e.value;
+  for await (const k of listDocs(scratch, keysProjection, [], { batchSize: 500 })) {
     keys++;
     const t = byKey.get(k.keyId) ?? zero();
     issued.add(k.keyId);
@@ -631,12 +628,7 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
   let purchases = 0;
   let paid = 0;
   const paidByCurrency: Record<string, bigint> = {};
-  for await (
-    const e of scratch.list<PurchaseDoc>({ prefix: [...PROJECTIONS, purchasesProjection.name] }, {
-      batchSize: 500,
-    })
-  ) {
-    const p = e.value;
+  for await (const p of listDocs(scratch, purchasesProjection, [], { batchSize: 500 })) {
     purchases++;
     if (p.status === "paid") {
       paid++;

@@ -25,7 +25,7 @@ import { hashAt, readLog, type ReadStats, SegmentFingerprint } from "../../event
 import type { StoredEvent } from "../../events/types.ts";
 import { keyId } from "../../projections/key-hash.ts";
 import { LiveCut } from "../../projections/live-cut.ts";
-import type { Projection } from "../../projections/projection.ts";
+import type { Projection } from "../../events/projection.ts";
 import {
   type ChainProblem,
   type ChainVerification,

@@ -8,7 +8,7 @@ import { HEAD, type LogHead } from "../../events/keys.ts";
 import { readLog } from "../../events/log.ts";
 import type { StoredEvent } from "../../events/types.ts";
 import { allProjections } from "../../projections/index.ts";
-import type { Projection } from "../../projections/projection.ts";
+import type { Projection } from "../../events/projection.ts";
 import { ChainVerifier, commitInBatches, ProjectionFolder } from "../../projections/replay.ts";
 
 /**

@@ -5,7 +5,7 @@
  */
 import type { BuildStatus } from "../../projections/builds.ts";
 import { FINAL_STATUSES } from "../../projections/builds.ts";
-import type { Projection } from "../../projections/projection.ts";
+import type { Projection } from "../../events/projection.ts";
 import { isBuildEvent } from "../../events/event-types.ts";
 
 export interface AuditBuildDoc {

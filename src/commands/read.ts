@@ -62,12 +62,19 @@ export async function readList<D>(
   kv: Deno.Kv,
   projection: Projection<D>,
   prefix: Deno.KvKey,
-  { before, ...options }: Deno.KvListOptions & { before?: Deno.KvKeyPart } = {},
+  options: Deno.KvListOptions & { before?: Deno.KvKeyPart } = {},
 ): Promise<D[]> {
-  const out: D[] = [];
+  return await Array.fromAsync(listDocs(kv, projection, prefix, options));
+}
+
+/** `readList` one document at a time, for listings too long to hold (the audit's tables). */
+export async function* listDocs<D>(
+  kv: Deno.Kv,
+  projection: Projection<D>,
+  prefix: Deno.KvKey,
+  { before, ...options }: Deno.KvListOptions & { before?: Deno.KvKeyPart } = {},
+): AsyncGenerator<D> {
   const at = projectionKey(projection.name, prefix);
   const selector = before === undefined ? { prefix: at } : { prefix: at, end: [...at, before] };
-  const rows = kv.list<D>(selector, options);
-  for await (const row of rows) out.push(row.value);
-  return out;
+  for await (const row of kv.list<D>(selector, options)) yield row.value;
 }

@@ -85,12 +85,6 @@ export function shims(files: Map<string, string>): string[] {
 }
 
 /**
- * The one pass-through left, for files another branch is rewriting (projections/replay.ts,
- * live-cut.ts, digest-fold.ts, src/audit/*): remove this entry when the file goes.
- */
-const SHIMS_PENDING = ["projections/projection.ts"];
-
-/**
  * Every name a module passes on from elsewhere, as "path: name": `export { a } from`,
  * `export * from`, or an imported binding exported again with a bare `export { a }`. Inside a
  * module with code of its own such a line is a shim all the same: its importers should name the
@@ -126,15 +120,6 @@ export function passThroughs(files: Map<string, string>): string[] {
   }
   return out.sort();
 }
-
-/**
- * Names still passed on for files another branch owns, which import them from here: remove an
- * entry when its importer names the real module.
- */
-const PASS_THROUGHS_PENDING = [
-  "projections/projection.ts: DeclaredProjection", // projections/replay.ts & co, src/audit/
-  "projections/projection.ts: Projection",
-];
 
 /** The strongly connected parts with more than one file (or a file importing itself): Tarjan. */
 export function cycles(graph: Map<string, string[]>): string[][] {
@@ -208,14 +193,11 @@ Deno.test("import graph: nothing imports upward (kernel, log, features)", async 
 });
 
 Deno.test("import graph: no re-export shims in src/, events/, projections/", async () => {
-  assertEquals(shims(await sources()).filter((f) => !SHIMS_PENDING.includes(f)), []);
+  assertEquals(shims(await sources()), []);
 });
 
 Deno.test("import graph: no module passes on names from another", async () => {
-  assertEquals(
-    passThroughs(await sources()).filter((p) => !PASS_THROUGHS_PENDING.includes(p)),
-    [],
-  );
+  assertEquals(passThroughs(await sources()), []);
 });
 
 Deno.test("import graph: the pass-through check finds each re-exported name, and only those", () => {
