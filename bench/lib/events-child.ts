@@ -10,7 +10,9 @@
 import { HEAD, LOG_SEGMENTS, LOG_TAIL, PROJECTIONS } from "../../events/keys.ts";
 import { readLog } from "../../events/log.ts";
 import { allProjections } from "../../projections/index.ts";
-import { replayAndCompare, replayIntoAndCompare, verifyChain } from "../../projections/replay.ts";
+import { replayAndCompare } from "../../projections/replay-memory.ts";
+import { replayIntoAndCompare } from "../../projections/replay.ts";
+import { verifyChain } from "../../projections/chain-check.ts";
 import { profile, renderHotSpots } from "./profiler.ts";
 import { peakRssMiB, rssSampler } from "./stats.ts";
 import { syntheticCommits, writeSyntheticLog } from "./synthetic-log.ts";

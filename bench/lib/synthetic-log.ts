@@ -19,7 +19,8 @@ import { bodyText } from "../../events/codec.ts";
 import { eventKey, HEAD, type LogHead, streamEventKey, streamKey } from "../../events/keys.ts";
 import type { DomainEvent, StoredEvent } from "../../events/types.ts";
 import { allProjections } from "../../projections/index.ts";
-import { commitInBatches, ProjectionBuffer } from "../../projections/replay.ts";
+import { commitInBatches } from "../../projections/commit-batches.ts";
+import { ProjectionBuffer } from "../../projections/replay-memory.ts";
 import { utcDay } from "../../src/kernel/time.ts";
 
 /** Bump when the shape of the generated log changes, so a cached file is not reused. */

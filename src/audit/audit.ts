@@ -15,11 +15,9 @@ import { allProjections, registered } from "../../projections/index.ts";
 import { keysProjection, keyStatus } from "../../projections/keys.ts";
 import { purchasesProjection } from "../../projections/purchases.ts";
 import { purchaseFields } from "../domain/access/purchase-view.ts";
-import {
-  type ChainProblem,
-  type ProjectionMismatch,
-  replayIntoAndCompare,
-} from "../../projections/replay.ts";
+import type { ChainProblem } from "../../projections/chain-check.ts";
+import type { ProjectionMismatch } from "../../projections/compare-stores.ts";
+import { replayIntoAndCompare } from "../../projections/replay.ts";
 import type { Projection } from "../../events/projection.ts";
 import { type ReadStats, SegmentFingerprint } from "../../events/log.ts";
 import { type Checkpoint, getAll, makeCheckpoint, replayFrom } from "./checkpoint.ts";

@@ -31,9 +31,9 @@ import {
   type ChainVerification,
   ChainVerifier,
   checkNothingAfter,
-  ProjectionFolder,
-  type ProjectionMismatch,
-} from "../../projections/replay.ts";
+} from "../../projections/chain-check.ts";
+import { ProjectionFolder } from "../../projections/folder.ts";
+import type { ProjectionMismatch } from "../../projections/compare-stores.ts";
 import { ChunkFile, DocChunks } from "./doc-chunks.ts";
 
 export const CHECKPOINT_VERSION = 1;

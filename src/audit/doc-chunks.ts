@@ -22,7 +22,8 @@
  * keeps them in the KV.
  */
 import { KeyBloomFilter, keyId } from "../../projections/key-hash.ts";
-import { commitInBatches, compareKvKeys } from "../../projections/replay.ts";
+import { commitInBatches } from "../../projections/commit-batches.ts";
+import { compareKvKeys } from "../../projections/kv-order.ts";
 
 const CHUNKS = ["c"] as const;
 /** One small entry per chunk, so the chunk holding a key is found in memory, not by a read. */

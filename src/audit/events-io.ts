@@ -9,7 +9,9 @@ import { readLog } from "../../events/log.ts";
 import type { StoredEvent } from "../../events/types.ts";
 import { allProjections } from "../../projections/index.ts";
 import type { Projection } from "../../events/projection.ts";
-import { ChainVerifier, commitInBatches, ProjectionFolder } from "../../projections/replay.ts";
+import { ChainVerifier } from "../../projections/chain-check.ts";
+import { commitInBatches } from "../../projections/commit-batches.ts";
+import { ProjectionFolder } from "../../projections/folder.ts";
 
 /**
  * Streams the log up to the head read at the start, so a running service can keep writing.

@@ -15,7 +15,7 @@
 import type { LogHead } from "../../events/keys.ts";
 import type { LastTouchPart } from "../../projections/digest-fold.ts";
 import { ProjectionDigest } from "../../projections/doc-digest.ts";
-import { commitInBatches } from "../../projections/replay.ts";
+import { commitInBatches } from "../../projections/commit-batches.ts";
 import type { Write } from "./doc-chunks.ts";
 
 export interface LiveRequest {

@@ -2,7 +2,8 @@ import { assert, assertEquals, assertMatch } from "../support/assert.ts";
 import { projectionKey } from "../../events/keys.ts";
 import { deleteEvent, putTail, rewriteEvent, storedEvent } from "../events/support/tamper.ts";
 import { allProjections } from "../../projections/index.ts";
-import { replayAndCompare, replayIntoAndCompare } from "../../projections/replay.ts";
+import { replayAndCompare } from "../../projections/replay-memory.ts";
+import { replayIntoAndCompare } from "../../projections/replay.ts";
 import {
   AUDIT_TABLES,
   type AuditSummary,

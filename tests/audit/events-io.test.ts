@@ -1,7 +1,8 @@
 import { assert, assertEquals, assertMatch, assertRejects } from "../support/assert.ts";
 import type { StoredEvent } from "../../events/types.ts";
 import { allProjections } from "../../projections/index.ts";
-import { compareProjectionStores, replayAndCompare } from "../../projections/replay.ts";
+import { compareProjectionStores } from "../../projections/compare-stores.ts";
+import { replayAndCompare } from "../../projections/replay-memory.ts";
 import { EventStore } from "../../events/store.ts";
 import { exportEvents, importEvents, ImportRefused, readLines } from "../../src/audit/events-io.ts";
 import { workload } from "./fixtures.ts";

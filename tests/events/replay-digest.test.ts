@@ -7,7 +7,8 @@
 import fc from "fast-check";
 import { PROJECTIONS } from "../../events/keys.ts";
 import { allProjections } from "../../projections/index.ts";
-import { replayAndCompare, replayIntoAndCompare } from "../../projections/replay.ts";
+import { replayAndCompare } from "../../projections/replay-memory.ts";
+import { replayIntoAndCompare } from "../../projections/replay.ts";
 import { workload } from "../audit/fixtures.ts";
 import { assert, assertEquals } from "../support/assert.ts";
 import { withKvs } from "../support/kv.ts";

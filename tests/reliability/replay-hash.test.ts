@@ -7,7 +7,7 @@
 import fc from "fast-check";
 import { eventHash } from "../../events/hash.ts";
 import type { StoredEvent } from "../../events/types.ts";
-import { eventHashSync } from "../../projections/replay.ts";
+import { eventHashSync } from "../../events/hash.ts";
 import { assertEquals } from "../support/assert.ts";
 
 const json: fc.Arbitrary<unknown> = fc.letrec((tie) => ({

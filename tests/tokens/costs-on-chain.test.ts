@@ -9,7 +9,6 @@ import { assert, assertEquals, assertMatch } from "../support/assert.ts";
 import { bearer, decodeTx, type Harness, startHarness } from "../support/harness.ts";
 import { METADATA_PROGRAM_MODES, needsMetaplexSo } from "../support/metaplex-fixture.ts";
 import { MAX_METADATA_LEN } from "../../src/solana/token-metadata.ts";
-import * as S from "../../src/openapi/schemas.ts";
 import { TokenBuilt } from "../../src/tokens/build-response.ts";
 import { buildToken } from "../../src/tokens/build-token.ts";
 import { deriveAddresses, newSeed } from "../../src/tokens/transaction.ts";

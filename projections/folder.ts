@@ -1,0 +1,126 @@
+import { projectionKey } from "../events/keys.ts";
+import type { StoredEvent } from "../events/types.ts";
+import type { Projection } from "../events/projection.ts";
+import { commitInBatches } from "./commit-batches.ts";
+import { KeyBloomFilter, keyId } from "./key-hash.ts";
+import { ProjectionsByType } from "./touches.ts";
+
+/**
+ * A fold whose documents live in a KV, behind a bounded write-back cache: memory stays flat
+ * however many documents the projections hold, and the result can be listed in key order.
+ * Used by the audit (into a scratch KV) and by events:import (into the KV being rebuilt).
+ */
+export class ProjectionFolder {
+  readonly #cache = new Map<string, { key: Deno.KvKey; doc: unknown }>();
+  readonly #cacheSize: number;
+  /** Ids ever written to the target; a miss outside it needs no KV read. Made on first spill. */
+  #spilled: KeyBloomFilter | null = null;
+  /**
+   * The batch being committed in the background while the fold goes on (one at a time), by id:
+   * a document evicted in it and needed again is read from here, not from the KV.
+   */
+  #inFlight = new Map<string, unknown>();
+  #writing: Promise<void> = Promise.resolve();
+
+  readonly #existing: boolean;
+  readonly #byType: ProjectionsByType;
+
+  constructor(
+    readonly target: Deno.Kv,
+    readonly projections: Projection[],
+    /** `existing`: the target already holds documents (an incremental audit's state). */
+    opts: { cacheSize?: number; existing?: boolean } = {},
+  ) {
+    this.#cacheSize = Math.max(1, opts.cacheSize ?? 20_000);
+    this.#existing = opts.existing ?? false;
+    this.#byType = new ProjectionsByType(projections);
+  }
+
+  async apply(e: StoredEvent): Promise<void> {
+    for (const p of this.#byType.of(e)) {
+      for (const sub of p.keysOf(e)) {
+        const key = projectionKey(p.name, sub);
+        const id = keyId(key);
+        const hit = this.#cache.get(id);
+        const prev = hit ? hit.doc : await this.#load(id, key);
+        this.#cache.delete(id);
+        this.#cache.set(id, { key, doc: p.evolve(prev as never, e, sub) });
+      }
+    }
+    if (this.#cache.size > this.#cacheSize) {
+      // Evict a tenth at a time: one batched write instead of a KV commit per new document.
+      const low = this.#cacheSize - Math.max(1, Math.floor(this.#cacheSize / 10));
+      await this.#evict(this.#cache.size - Math.max(0, low));
+    }
+  }
+
+  /** Reads the documents of `keys` into the cache, ten to a read (an `existing` target). */
+  async preload(keys: Deno.KvKey[]): Promise<void> {
+    const todo = keys.filter((k) => !this.#cache.has(keyId(k)));
+    for (let i = 0; i < todo.length; i += 10) {
+      const batch = todo.slice(i, i + 10);
+      const entries = await this.target.getMany(batch);
+      entries.forEach((e, j) => {
+        if (e.value !== null) this.#cache.set(keyId(batch[j]), { key: batch[j], doc: e.value });
+      });
+    }
+  }
+
+  async #load(id: string, key: Deno.KvKey): Promise<unknown> {
+    if (this.#existing) {
+      if (this.#inFlight.has(id)) return this.#inFlight.get(id);
+      return (await this.target.get(key)).value;
+    }
+    if (!this.#spilled?.has(id)) return null;
+    if (this.#inFlight.has(id)) return this.#inFlight.get(id);
+    return (await this.target.get(key)).value;
+  }
+
+  async #evict(n: number): Promise<void> {
+    const out: { key: Deno.KvKey; doc: unknown }[] = [];
+    for (const [id, slot] of this.#cache) {
+      if (out.length >= n) break;
+      this.#cache.delete(id);
+      out.push(slot);
+    }
+    await this.#write(out);
+  }
+
+  /**
+   * Writes every pending document; after this the target holds the whole fold and the cache is
+   * let go (a later `apply` reads what it needs back from the target).
+   */
+  async flush(): Promise<void> {
+    const out = [...this.#cache.values()];
+    this.#cache.clear();
+    await this.#write(out);
+    await this.#writing;
+    this.#inFlight.clear();
+  }
+
+  /**
+   * Starts committing `docs` once the previous batch is in, and returns without waiting for
+   * this one: the KV writes (most of a rebuild's time) overlap with folding the next events.
+   */
+  async #write(docs: { key: Deno.KvKey; doc: unknown }[]): Promise<void> {
+    await this.#writing;
+    if (docs.length === 0) return;
+    this.#spilled ??= new KeyBloomFilter();
+    const batch = new Map<string, unknown>();
+    for (const d of docs) {
+      const id = keyId(d.key);
+      this.#spilled.add(id);
+      batch.set(id, d.doc);
+    }
+    this.#inFlight = batch;
+    this.#writing = commitInBatches(
+      this.target,
+      docs.map((d) => ({ key: d.key, value: d.doc })),
+    ).then(() => {
+      // Committed: the KV has these now; let them go unless the cache still holds them.
+      if (this.#inFlight === batch) this.#inFlight = new Map();
+    });
+    // A failure surfaces at the next write or flush; keep it from counting as unhandled now.
+    this.#writing.catch(() => {});
+  }
+}
