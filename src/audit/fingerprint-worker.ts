@@ -10,6 +10,7 @@
  * reads it.
  */
 import { SegmentFingerprint } from "../../events/log.ts";
+import { spawnWorker } from "./worker.ts";
 
 export interface FingerprintRequest {
   path: string;
@@ -21,31 +22,23 @@ type FromWorker =
   | { type: "error"; message: string };
 
 /** `SegmentFingerprint.of(kv at path, through)`, computed in a worker. */
-export function fingerprintInWorker(
+export async function fingerprintInWorker(
   req: FingerprintRequest,
 ): Promise<{ fingerprint: SegmentFingerprint; reads: number }> {
-  const worker = new Worker(new URL("./fingerprint-worker-main.ts", import.meta.url), {
-    type: "module",
-  });
-  return new Promise((resolve, reject) => {
-    const fail = (e: unknown) => {
-      worker.terminate();
-      reject(e instanceof Error ? e : new Error(String(e)));
+  const w = spawnWorker<FromWorker>(
+    new URL("./fingerprint-worker-main.ts", import.meta.url),
+    "fingerprint worker",
+  );
+  const answer = w.next();
+  w.post(req);
+  try {
+    const msg = await answer;
+    if (msg.type !== "done") throw new Error(`fingerprint worker answered ${msg.type}`);
+    return {
+      fingerprint: new SegmentFingerprint(msg.through, msg.count, msg.digest),
+      reads: msg.reads,
     };
-    worker.onerror = (e) => {
-      e.preventDefault();
-      fail(new Error(`fingerprint worker: ${e.message}`));
-    };
-    worker.onmessage = (m: MessageEvent<FromWorker>) => {
-      const msg = m.data;
-      if (msg.type === "done") {
-        worker.terminate();
-        resolve({
-          fingerprint: new SegmentFingerprint(msg.through, msg.count, msg.digest),
-          reads: msg.reads,
-        });
-      } else fail(new Error(`fingerprint worker: ${msg.message}`));
-    };
-    worker.postMessage(req);
-  });
+  } finally {
+    w.end();
+  }
 }

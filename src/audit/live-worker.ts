@@ -15,8 +15,8 @@
 import type { LogHead } from "../../events/keys.ts";
 import type { LastTouchPart } from "../../projections/digest-fold.ts";
 import { ProjectionDigest } from "../../projections/doc-digest.ts";
-import { commitInBatches } from "../../projections/commit-batches.ts";
 import type { Write } from "./doc-chunks.ts";
+import { spawnWorker } from "./worker.ts";
 
 export interface LiveRequest {
   /** The audited KV's file path. */
@@ -55,6 +55,8 @@ export interface LiveResult {
   close(): void;
 }
 
+const LIVE_WORKER = new URL("./live-worker-main.ts", import.meta.url);
+
 type FromWorker =
   | { type: "writes"; writes: Write[] }
   | { type: "done"; sum: number[]; count: number; strays: number; seen: number }
@@ -62,60 +64,13 @@ type FromWorker =
   | { type: "fold-open" }
   | { type: "error"; message: string };
 
-/** A worker of live-worker-main.ts and the one answer awaited from it at a time. */
-function spawn(state: Deno.Kv | null) {
-  const worker = new Worker(new URL("./live-worker-main.ts", import.meta.url), {
-    type: "module",
-  });
-  let ended = false;
-  const end = () => {
-    if (!ended) worker.terminate();
-    ended = true;
-  };
-  let waiting: { resolve: (m: FromWorker) => void; reject: (e: Error) => void } | null = null;
-  const next = () =>
-    new Promise<FromWorker>((resolve, reject) => {
-      if (ended) reject(new Error("audit worker has ended"));
-      else waiting = { resolve, reject };
-    });
-  const fail = (e: unknown) => {
-    end();
-    const w = waiting;
-    waiting = null;
-    w?.reject(e instanceof Error ? e : new Error(String(e)));
-  };
-  let committing: Promise<void> = Promise.resolve();
-  worker.onerror = (e) => {
-    e.preventDefault();
-    fail(new Error(`audit worker: ${e.message}`));
-  };
-  worker.onmessage = (m: MessageEvent<FromWorker>) => {
-    const msg = m.data;
-    if (msg.type === "writes") {
-      if (!state) return fail(new Error("audit worker sent writes with nowhere to put them"));
-      // One commit at a time, in the order sent; the worker keeps a few batches in flight.
-      committing = committing.then(() => commitInBatches(state, msg.writes)).then(
-        () => worker.postMessage({ type: "ack" }),
-        fail,
-      );
-    } else if (msg.type === "error") fail(new Error(`audit worker: ${msg.message}`));
-    else {
-      const w = waiting;
-      waiting = null;
-      w?.resolve(msg);
-    }
-  };
-  const post = (msg: unknown, transfer: ArrayBuffer[] = []) => worker.postMessage(msg, transfer);
-  return { post, next, end };
-}
-
 /**
  * Runs the live pass in a worker; `state` receives the packed documents when `req.pack`. The fold
  * runs in a fresh worker: the live pass's heap is let go with its worker rather than carried into
  * the fold, where both threads hold their folds at once (the audit's peak memory).
  */
 export function liveInWorker(req: LiveRequest, state: Deno.Kv | null): Promise<LiveResult> {
-  const w = spawn(state);
+  const w = spawnWorker<FromWorker>(LIVE_WORKER, "live pass worker", state);
   const live = w.next();
   w.post(req);
   return live.then((msg) => {
@@ -126,7 +81,7 @@ export function liveInWorker(req: LiveRequest, state: Deno.Kv | null): Promise<L
       strays: msg.strays,
       seen: msg.seen,
       fold: async (fold: FoldRequest) => {
-        const f = spawn(null);
+        const f = spawnWorker<FromWorker>(LIVE_WORKER, "fold worker");
         const answer = f.next();
         const transfer = fold.lastTouch.flatMap((p) => [p.fingerprints.buffer, p.values.buffer]);
         f.post({ type: "fold", live: req, ...fold }, transfer as ArrayBuffer[]);

@@ -1,0 +1,55 @@
+/**
+ * The audit's workers (the live pass and fold, live-worker.ts; the prefix proof,
+ * fingerprint-worker.ts) seen from the main thread: one answer awaited at a time, any failure of
+ * the worker rejecting it, and the state writes a worker sends (`writes`) committed here, one batch
+ * at a time in the order sent, each acknowledged (the state KV has one writer, this thread).
+ */
+import { commitInBatches } from "../../projections/commit-batches.ts";
+import type { Write } from "./doc-chunks.ts";
+
+type Message = { type: string };
+
+export function spawnWorker<M extends Message>(url: URL, name: string, state?: Deno.Kv | null) {
+  const worker = new Worker(url, { type: "module" });
+  let ended = false;
+  const end = () => {
+    if (!ended) worker.terminate();
+    ended = true;
+  };
+  let waiting: { resolve: (m: M) => void; reject: (e: Error) => void } | null = null;
+  const next = () =>
+    new Promise<M>((resolve, reject) => {
+      if (ended) reject(new Error(`${name} has ended`));
+      else waiting = { resolve, reject };
+    });
+  const fail = (e: unknown) => {
+    end();
+    const w = waiting;
+    waiting = null;
+    w?.reject(e instanceof Error ? e : new Error(String(e)));
+  };
+  let committing: Promise<void> = Promise.resolve();
+  worker.onerror = (e) => {
+    e.preventDefault();
+    fail(new Error(`${name}: ${e.message}`));
+  };
+  worker.onmessage = (m: MessageEvent<M | { type: "writes"; writes: Write[] }>) => {
+    const msg = m.data;
+    if (msg.type === "writes") {
+      if (!state) return fail(new Error(`${name} sent writes with nowhere to put them`));
+      const { writes } = msg as { writes: Write[] };
+      committing = committing.then(() => commitInBatches(state, writes)).then(
+        () => worker.postMessage({ type: "ack" }),
+        fail,
+      );
+    } else if (msg.type === "error") {
+      fail(new Error(`${name}: ${(msg as { message?: string }).message}`));
+    } else {
+      const w = waiting;
+      waiting = null;
+      w?.resolve(msg as M);
+    }
+  };
+  const post = (msg: unknown, transfer: ArrayBuffer[] = []) => worker.postMessage(msg, transfer);
+  return { post, next, end };
+}
