@@ -201,12 +201,13 @@ export async function eventStore(opts: EventsOptions): Promise<SectionResult> {
 }
 
 const audit = async (kvPath: string, out: string, from?: string) => {
+  // As `deno task audit` runs it (deno.json): the allocator setting is in the environment.
+  Deno.env.set("MALLOC_MMAP_THRESHOLD_", "131072");
   const run = await runDeno([
     "run",
     "-A",
     "--unstable-kv",
-    // As `deno task audit` runs it (deno.json).
-    "--v8-flags=--max-old-space-size=160,--max-semi-space-size=4",
+    "--v8-flags=--max-old-space-size=128,--max-semi-space-size=4",
     AUDIT,
     "--kv",
     kvPath,
