@@ -33,7 +33,21 @@ const { services } = booted;
 if (config.deployMode) {
   sweepOnCron = () => sweepOpenBuilds({ ...services, connection: services.backgroundConnection });
 }
-const server = Deno.serve({
+// One shutdown however many signals arrive: `deno task` and a process-group kill both deliver one.
+// Listened for before the server says it is ready: whoever waits for that line may signal at once.
+let server: Deno.HttpServer | null = null;
+let stopping: Promise<void> | null = null;
+for (const sig of ["SIGINT", "SIGTERM"] as const) {
+  Deno.addSignalListener(sig, () => {
+    stopping ??= (async () => {
+      services.logger.log("info", "shutting down", { signal: sig });
+      await server?.shutdown();
+      await booted.close();
+      Deno.exit(0);
+    })();
+  });
+}
+server = Deno.serve({
   port: config.port,
   hostname: config.hostname,
   onListen: ({ hostname, port }) => {
@@ -45,15 +59,3 @@ const server = Deno.serve({
   },
 }, booted.app.fetch);
 
-// One shutdown however many signals arrive: `deno task` and a process-group kill both deliver one.
-let stopping: Promise<void> | null = null;
-for (const sig of ["SIGINT", "SIGTERM"] as const) {
-  Deno.addSignalListener(sig, () => {
-    stopping ??= (async () => {
-      services.logger.log("info", "shutting down", { signal: sig });
-      await server.shutdown();
-      await booted.close();
-      Deno.exit(0);
-    })();
-  });
-}

@@ -7,8 +7,6 @@ import { startChain } from "./mod.ts";
 
 const port = Number(Deno.env.get("CHAIN_PORT") ?? "8899");
 const chain = await startChain({ port, quiet: true });
-console.log(describeTokenMetadataProgram(chain.tokenMetadataProgram));
-console.log(`embedded chain ready at ${chain.url} (ws ${chain.wsUrl})`);
 
 // `deno task` under a process-group kill delivers the signal twice: the second one must not start
 // a second close of a chain that is already closing (that close throws, and the exit code is 1).
@@ -18,3 +16,7 @@ const stop = () => {
 };
 Deno.addSignalListener("SIGINT", stop);
 Deno.addSignalListener("SIGTERM", stop);
+
+// Only once a signal stops it cleanly: whoever waits for this line may signal at once.
+console.log(describeTokenMetadataProgram(chain.tokenMetadataProgram));
+console.log(`embedded chain ready at ${chain.url} (ws ${chain.wsUrl})`);
