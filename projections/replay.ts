@@ -89,16 +89,8 @@ export async function replayIntoAndCompare(
       digest: ProjectionDigest;
       strays: number;
       seen: number;
-      /**
-       * Folds the projections of `lastTouch` there too (their last touches are handed over), up
-       * to `to`, holding out the documents `hold` names; null when too many stay open.
-       */
-      fold?: (req: {
-        lastTouch: LastTouchPart[];
-        to: number;
-        hold: string[];
-        maxOpen?: number;
-      }) => Promise<{ digest: ProjectionDigest; held: [string, unknown][] } | null>;
+      /** Folds part of the log there too (`FoldRequest`); null when too many stay open. */
+      fold?: (req: FoldRequest) => Promise<FoldResult | null>;
       /** Lets the other thread go (when no fold is asked of it). */
       close?: () => void;
     }>;
@@ -244,6 +236,23 @@ export async function replayIntoAndCompare(
 }
 
 /**
+ * Part of the fold for the other thread: the projections `lastTouch` holds (their last touches
+ * handed over), up to position `to`, holding out the documents `hold` names (moved after the
+ * head; their values come back in `held`).
+ */
+export interface FoldRequest {
+  lastTouch: LastTouchPart[];
+  to: number;
+  hold: string[];
+  maxOpen?: number;
+}
+
+export interface FoldResult {
+  digest: ProjectionDigest;
+  held: [string, unknown][];
+}
+
+/**
  * The share of the fold's touches handed to the other thread. It reads the log again first (about
  * a fifth of the fold's time in the benchmark's mix), so an even split of the touches would leave
  * this thread waiting for it.
@@ -267,12 +276,7 @@ async function foldSplit(
     hold: string[];
     maxOpen?: number;
     elsewhere: {
-      fold?: (req: {
-        lastTouch: LastTouchPart[];
-        to: number;
-        hold: string[];
-        maxOpen?: number;
-      }) => Promise<{ digest: ProjectionDigest; held: [string, unknown][] } | null>;
+      fold?: (req: FoldRequest) => Promise<FoldResult | null>;
     } | null;
   },
 ): Promise<ProjectionDigest | null> {

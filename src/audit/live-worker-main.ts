@@ -10,7 +10,8 @@ import { DigestFolder, LastTouch } from "../../projections/digest-fold.ts";
 import { readLog } from "../../events/log.ts";
 import { LiveCut } from "../../projections/live-cut.ts";
 import { ChunkFile, DocChunkWriter, type Write } from "./doc-chunks.ts";
-import type { FoldRequest, LiveRequest } from "./live-worker.ts";
+import type { FoldRequest } from "../../projections/replay.ts";
+import type { LiveRequest } from "./live-worker.ts";
 
 /**
  * Batches sent and not yet committed by the main thread. The main thread answers between slices

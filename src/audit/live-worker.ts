@@ -13,8 +13,8 @@
  * stays at a few MiB and the state has a single writer.
  */
 import type { LogHead } from "../../events/keys.ts";
-import type { LastTouchPart } from "../../projections/digest-fold.ts";
 import { ProjectionDigest } from "../../projections/doc-digest.ts";
+import type { FoldRequest, FoldResult } from "../../projections/replay.ts";
 import type { Write } from "./doc-chunks.ts";
 import { spawnWorker } from "./worker.ts";
 
@@ -28,20 +28,6 @@ export interface LiveRequest {
   pack: boolean;
   /** Where the packed chunks' bytes go (started empty); null: into the state KV. */
   docsPath?: string | null;
-}
-
-/** Part of the fold, for the worker: the projections `lastTouch` holds, up to position `to`. */
-export interface FoldRequest {
-  lastTouch: LastTouchPart[];
-  to: number;
-  /** Ids of documents moved after the head: kept out of the digest, their values sent back. */
-  hold: string[];
-  maxOpen?: number;
-}
-
-export interface FoldResult {
-  digest: ProjectionDigest;
-  held: [string, unknown][];
 }
 
 export interface LiveResult {

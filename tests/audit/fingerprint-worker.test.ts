@@ -6,10 +6,8 @@
 import { assert, assertEquals, assertMatch } from "../support/assert.ts";
 import { EventStore } from "../../events/store.ts";
 import { allProjections } from "../../projections/index.ts";
-import { type AuditSummary, runAudit } from "../../src/audit/audit.ts";
-import { MemorySink } from "../../src/audit/sink.ts";
 import { isSealed, rewriteEvent } from "../events/support/tamper.ts";
-import { built, confirmed, DAY1, purchaseWithKey } from "./fixtures.ts";
+import { type Audited, auditInto, built, confirmed, DAY1, purchaseWithKey } from "./fixtures.ts";
 
 Deno.test("the prefix proof runs in a worker on a KV file and catches a rewritten segment", async () => {
   const dir = await Deno.makeTempDir({ prefix: "tcb-fingerprint-" });
@@ -20,25 +18,7 @@ Deno.test("the prefix proof runs in a worker on a KV file and catches a rewritte
     sealBytes: 2048,
     now: () => DAY1,
   });
-  const audit = async (name: string, from?: { summary: AuditSummary; state: string }) => {
-    const state = `${dir}/${name}.sqlite3`;
-    if (from) await Deno.copyFile(from.state, state);
-    const scratch = await Deno.openKv(state);
-    const sink = new MemorySink();
-    try {
-      const summary = await runAudit({
-        kv,
-        scratch,
-        sink,
-        kvPath: path,
-        from: from?.summary.checkpoint ?? null,
-        now: () => 0,
-      });
-      return { summary, sink, state };
-    } finally {
-      scratch.close();
-    }
-  };
+  const audit = (name: string, from?: Audited) => auditInto(kv, dir, name, { from, kvPath: path });
   const more = async (from: number, to: number) => {
     for (let i = from; i <= to; i++) {
       await store.append([{

@@ -2,6 +2,8 @@
 import { EventStore } from "../../events/store.ts";
 import type { DomainEvent } from "../../events/types.ts";
 import { allProjections } from "../../projections/index.ts";
+import { AUDIT_TABLES, type AuditSummary, runAudit } from "../../src/audit/audit.ts";
+import { MemorySink } from "../../src/audit/sink.ts";
 
 export const DAY1 = Date.UTC(2026, 10, 22, 10);
 export const DAY2 = Date.UTC(2026, 10, 23, 9);
@@ -188,4 +190,69 @@ export async function cleanWorkload(kv: Deno.Kv) {
     }]);
   }
   return store;
+}
+
+/** An audit with its state in a KV file of its own and its tables in memory. */
+export interface Audited {
+  summary: AuditSummary;
+  sink: MemorySink;
+  state: string;
+}
+
+/**
+ * Audits `kv` into the state `${dir}/${name}.sqlite3`: full, or incremental from a copy of
+ * `from`'s state. `kvPath`: the audited KV's file, for the worker path.
+ */
+export async function auditInto(
+  kv: Deno.Kv,
+  dir: string,
+  name: string,
+  opts: { from?: Audited; kvPath?: string | null } = {},
+): Promise<Audited> {
+  const state = `${dir}/${name}.sqlite3`;
+  if (opts.from) await Deno.copyFile(opts.from.state, state);
+  const scratch = await Deno.openKv(state);
+  const sink = new MemorySink();
+  try {
+    const summary = await runAudit({
+      kv,
+      scratch,
+      sink,
+      from: opts.from?.summary.checkpoint ?? null,
+      kvPath: opts.kvPath ?? null,
+      now: () => 0,
+    });
+    return { summary, sink, state };
+  } finally {
+    scratch.close();
+  }
+}
+
+export const tablesOf = (a: Audited) =>
+  Object.fromEntries(Object.keys(AUDIT_TABLES).map((t) => [t, a.sink.rows(t)]));
+
+/**
+ * A service KV file (`${dir}/service.sqlite3`) in a temp dir, its store sealing after 2 KiB (so
+ * a checkpoint covers sealed segments and tail lines alike) on `clock`, seeded, for `fn`.
+ */
+export async function withFileLog(
+  prefix: string,
+  seed: (store: EventStore) => Promise<void>,
+  fn: (kv: Deno.Kv, store: EventStore, dir: string) => Promise<void>,
+  clock: { now: number } = { now: DAY1 },
+): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix });
+  const kv = await Deno.openKv(`${dir}/service.sqlite3`);
+  const store = new EventStore(kv, {
+    projections: allProjections,
+    sealBytes: 2048,
+    now: () => clock.now,
+  });
+  try {
+    await seed(store);
+    await fn(kv, store, dir);
+  } finally {
+    kv.close();
+    await Deno.remove(dir, { recursive: true });
+  }
 }

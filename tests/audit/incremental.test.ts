@@ -6,64 +6,34 @@
 import { assert, assertEquals, assertMatch, assertRejects } from "../support/assert.ts";
 import { projectionKey } from "../../events/keys.ts";
 import { EventStore } from "../../events/store.ts";
-import { allProjections } from "../../projections/index.ts";
-import { AUDIT_TABLES, type AuditSummary, runAudit } from "../../src/audit/audit.ts";
 import {
   type Checkpoint,
   MAX_INCREMENTAL_EVENTS,
   TooFarBehindError,
 } from "../../src/audit/checkpoint.ts";
+import { runAudit } from "../../src/audit/audit.ts";
 import { MemorySink } from "../../src/audit/sink.ts";
 import { isSealed, rewriteEvent } from "../events/support/tamper.ts";
-import { built, confirmed, DAY1, purchaseWithKey, unverified } from "./fixtures.ts";
+import {
+  type Audited,
+  auditInto,
+  built,
+  confirmed,
+  purchaseWithKey,
+  tablesOf,
+  unverified,
+  withFileLog,
+} from "./fixtures.ts";
 
-interface Audited {
-  summary: AuditSummary;
-  sink: MemorySink;
-  state: string;
-}
+const audit = (kv: Deno.Kv, dir: string, name: string, from?: Audited) =>
+  auditInto(kv, dir, name, { from });
+const tables = tablesOf;
 
-async function audit(kv: Deno.Kv, dir: string, name: string, from?: Audited): Promise<Audited> {
-  const state = `${dir}/${name}.sqlite3`;
-  if (from) await Deno.copyFile(from.state, state);
-  const scratch = await Deno.openKv(state);
-  const sink = new MemorySink();
-  try {
-    const summary = await runAudit({
-      kv,
-      scratch,
-      sink,
-      from: from?.summary.checkpoint ?? null,
-      now: () => 0,
-    });
-    return { summary, sink, state };
-  } finally {
-    scratch.close();
-  }
-}
-
-const tables = (a: Audited) =>
-  Object.fromEntries(Object.keys(AUDIT_TABLES).map((t) => [t, a.sink.rows(t)]));
-
-async function withLog(fn: (kv: Deno.Kv, store: EventStore, dir: string) => Promise<void>) {
-  const dir = await Deno.makeTempDir({ prefix: "tcb-incremental-" });
-  const kv = await Deno.openKv(`${dir}/service.sqlite3`);
-  const clock = { now: DAY1 };
-  // Sealing after 2 KiB: the checkpoint then covers sealed segments and tail lines alike.
-  const store = new EventStore(kv, {
-    projections: allProjections,
-    sealBytes: 2048,
-    now: () => clock.now,
-  });
-  try {
+const withLog = (fn: (kv: Deno.Kv, store: EventStore, dir: string) => Promise<void>) =>
+  withFileLog("tcb-incremental-", async (store) => {
     await purchaseWithKey(store, "p1", "k1", "WalletA");
     for (let i = 1; i <= 12; i++) await builds(store, i);
-    await fn(kv, store, dir);
-  } finally {
-    kv.close();
-    await Deno.remove(dir, { recursive: true });
-  }
-}
+  }, fn);
 
 /** Build i: confirmed, except every fourth (left open) and every fifth (fee-less). */
 async function builds(store: EventStore, i: number) {

@@ -4,45 +4,30 @@
  */
 import { assert, assertEquals, assertMatch } from "../support/assert.ts";
 import { projectionKey } from "../../events/keys.ts";
-import { EventStore } from "../../events/store.ts";
-import { allProjections } from "../../projections/index.ts";
-import { AUDIT_TABLES, type AuditSummary, runAudit } from "../../src/audit/audit.ts";
-import { MemorySink } from "../../src/audit/sink.ts";
-import { built, confirmed, DAY1, purchaseWithKey, unverified } from "./fixtures.ts";
+import type { EventStore } from "../../events/store.ts";
+import {
+  type Audited,
+  auditInto,
+  built,
+  confirmed,
+  purchaseWithKey,
+  tablesOf,
+  unverified,
+  withFileLog,
+} from "./fixtures.ts";
 
-interface Audited {
-  summary: AuditSummary;
-  sink: MemorySink;
-  state: string;
-}
-
-async function audit(
+const audit = (
   kv: Deno.Kv,
   dir: string,
   name: string,
   opts: { worker: boolean; from?: Audited },
-): Promise<Audited> {
-  const state = `${dir}/${name}.sqlite3`;
-  if (opts.from) await Deno.copyFile(opts.from.state, state);
-  const scratch = await Deno.openKv(state);
-  const sink = new MemorySink();
-  try {
-    const summary = await runAudit({
-      kv,
-      scratch,
-      sink,
-      from: opts.from?.summary.checkpoint ?? null,
-      kvPath: opts.worker ? `${dir}/service.sqlite3` : null,
-      now: () => 0,
-    });
-    return { summary, sink, state };
-  } finally {
-    scratch.close();
-  }
-}
+) =>
+  auditInto(kv, dir, name, {
+    from: opts.from,
+    kvPath: opts.worker ? `${dir}/service.sqlite3` : null,
+  });
 
-const tables = (a: Audited) =>
-  Object.fromEntries(Object.keys(AUDIT_TABLES).map((t) => [t, a.sink.rows(t)]));
+const tables = tablesOf;
 
 /** Every entry of a state KV, values as they are stored. */
 async function stateOf(path: string): Promise<[Deno.KvKey, unknown][]> {
@@ -56,23 +41,11 @@ async function stateOf(path: string): Promise<[Deno.KvKey, unknown][]> {
   }
 }
 
-async function withLog(fn: (kv: Deno.Kv, store: EventStore, dir: string) => Promise<void>) {
-  const dir = await Deno.makeTempDir({ prefix: "tcb-live-worker-" });
-  const kv = await Deno.openKv(`${dir}/service.sqlite3`);
-  const store = new EventStore(kv, {
-    projections: allProjections,
-    sealBytes: 2048,
-    now: () => DAY1,
-  });
-  try {
+const withLog = (fn: (kv: Deno.Kv, store: EventStore, dir: string) => Promise<void>) =>
+  withFileLog("tcb-live-worker-", async (store) => {
     await purchaseWithKey(store, "p1", "k1", "WalletA");
     await builds(store, 1, 40);
-    await fn(kv, store, dir);
-  } finally {
-    kv.close();
-    await Deno.remove(dir, { recursive: true });
-  }
-}
+  }, fn);
 
 async function builds(store: EventStore, from: number, to: number) {
   for (let i = from; i <= to; i++) {
