@@ -58,4 +58,3 @@ server = Deno.serve({
     console.log(`token-creation service ready on http://${hostname}:${port}${chain}`);
   },
 }, booted.app.fetch);
-
