@@ -207,7 +207,7 @@ export async function replayFrom(
   await checkNothingAfter(source, head, chain);
 
   // Each touched document: its value at the checkpoint, then the new events, in log order.
-  const file = opts.docsPath ? await ChunkFile.open(opts.docsPath, { fresh: false }) : null;
+  const file = opts.docsPath ? await ChunkFile.openIfThere(opts.docsPath) : null;
   const chunks = new DocChunks(state, file);
   const touched = new Map<string, Deno.KvKey>();
   for (const e of after) {

@@ -69,6 +69,13 @@ export type Write = { key: Deno.KvKey; value: unknown };
 /** Where a chunk is: in the KV under its chunk key (1), or `[offset, length]` in the file. */
 type ChunkAt = 1 | [number, number];
 
+/** The state's index points into a chunk file that is not there (deleted, or not copied along). */
+export class MissingDocsError extends Error {
+  constructor() {
+    super("its state's documents file (docs.bin) is missing: run a full audit");
+  }
+}
+
 /** Chunk bytes appended to a file; each chunk is found by the offset and length it got. */
 export class ChunkFile {
   #end: number;
@@ -85,6 +92,17 @@ export class ChunkFile {
       truncate: opts.fresh,
     });
     return new ChunkFile(file, (await file.stat()).size);
+  }
+
+  /** The file at `path` to read and append to, or null when there is none. */
+  static async openIfThere(path: string): Promise<ChunkFile | null> {
+    try {
+      await Deno.stat(path);
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) return null;
+      throw e;
+    }
+    return await ChunkFile.open(path, { fresh: false });
   }
 
   /** Synchronous: a write to the page cache costs less than the round trip of an async one. */
@@ -281,7 +299,7 @@ export class DocChunks {
     for (const first of firsts) {
       const at = this.#at.get(keyId(first));
       if (!Array.isArray(at)) continue;
-      if (!this.file) throw new Error("the state's chunks are in a file, and none was given");
+      if (!this.file) throw new MissingDocsError();
       this.#cache.set(keyId(first), parseChunk(first, await this.file.read(at)));
     }
     for (let i = 0; i < inKv.length; i += 10) {

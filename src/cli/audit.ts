@@ -15,6 +15,7 @@ import { rpcTxReader } from "../audit/chain-check.ts";
 import { AUDIT_TABLES } from "../audit/audit.ts";
 import { FileSink } from "../audit/sink.ts";
 import { readCheckpoint, TooFarBehindError } from "../audit/checkpoint.ts";
+import { MissingDocsError } from "../audit/doc-chunks.ts";
 import { importEvents, ImportRefused, readLines } from "../audit/events-io.ts";
 import { resolve } from "node:path";
 import {
@@ -141,6 +142,7 @@ await runCli(async () => {
       });
     } catch (e) {
       if (e instanceof TooFarBehindError) throw new CliError(e.message);
+      if (e instanceof MissingDocsError) throw new CliError(`--from ${args.from}: ${e.message}`);
       throw e;
     }
     if (summary.checkpoint) {

@@ -105,6 +105,25 @@ Deno.test("audit --from a checkpoint, and audit --ndjson of an export, write a f
     const wrongFrom = await runTask("audit", "--kv", kvPath, "--from", `${dir}/nowhere`);
     assertEquals(wrongFrom.code, 2);
     assert(wrongFrom.stderr.includes("no usable checkpoint"));
+
+    // The state is two files: without its documents file it is refused, naming it.
+    await Deno.stat(`${dir}/kept/docs.bin`);
+    await Deno.remove(`${dir}/kept/docs.bin`);
+    await withKvAt(kvPath, async (kv) => {
+      const store = new EventStore(kv, { projections: allProjections, now: () => DAY2 });
+      await store.append([{ stream: "build-20", expectedVersion: "any", events: [confirmed(20)] }]);
+    });
+    const noDocs = await runTask(
+      "audit",
+      "--kv",
+      kvPath,
+      "--out",
+      `${dir}/no-docs`,
+      "--from",
+      `${dir}/kept`,
+    );
+    assertEquals(noDocs.code, 2, noDocs.stderr);
+    assertMatch(noDocs.stderr, /docs\.bin\) is missing: run a full audit/);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
