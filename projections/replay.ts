@@ -91,8 +91,6 @@ export async function replayIntoAndCompare(
       seen: number;
       /** Folds part of the log there too (`FoldRequest`); null when too many stay open. */
       fold?: (req: FoldRequest) => Promise<FoldResult | null>;
-      /** Lets the other thread go (when no fold is asked of it). */
-      close?: () => void;
     }>;
   } = {},
 ): Promise<StreamingReplayReport> {
@@ -156,27 +154,24 @@ export async function replayIntoAndCompare(
     // The live side first: the documents that move while it is read are known by its end, and
     // the rebuilt side then holds those back instead of adding them.
     let live;
+    let foldThere: ((req: FoldRequest) => Promise<FoldResult | null>) | undefined;
     if (elsewhere) {
       const done = await elsewhere;
       // The same moved documents as the other side's cut: the events after the head up to the
       // position it had polled when it finished.
       if (done.seen > cut.seen) await cut.poll(done.seen);
       live = done;
+      foldThere = done.fold;
     } else live = await digestLiveProjections(source, names, salt, cut, opts.onLiveDoc);
     passEnded("live");
     await opts.onPass?.("live");
     const held = new Held(cut.moved);
-    let rebuilt: ProjectionDigest | null;
-    try {
-      rebuilt = await foldSplit(events(), digested, lastTouch, salt, held, {
-        to,
-        hold: [...cut.moved.keys()],
-        maxOpen: opts.maxOpen,
-        elsewhere: elsewhere ? live as Awaited<typeof elsewhere> : null,
-      });
-    } finally {
-      (live as { close?: () => void }).close?.();
-    }
+    const rebuilt = await foldSplit(events(), digested, lastTouch, salt, held, {
+      to,
+      hold: [...cut.moved.keys()],
+      maxOpen: opts.maxOpen,
+      foldThere,
+    });
     lastTouch = null; // tens of MiB at a million documents (the folder let go of it too)
     // The kept projections were rebuilt into scratch in the first pass: digested from there.
     if (rebuilt) {
@@ -275,21 +270,18 @@ async function foldSplit(
     /** The ids `held` holds out, for the other thread. */
     hold: string[];
     maxOpen?: number;
-    elsewhere: {
-      fold?: (req: FoldRequest) => Promise<FoldResult | null>;
-    } | null;
+    /** The other thread's fold; without it this thread folds everything. */
+    foldThere?: (req: FoldRequest) => Promise<FoldResult | null>;
   },
 ): Promise<ProjectionDigest | null> {
-  const away = opts.elsewhere?.fold
-    ? splitByTouches(lastTouch.touches, FOLD_SHARE_ELSEWHERE).there
-    : [];
+  const away = opts.foldThere ? splitByTouches(lastTouch.touches, FOLD_SHARE_ELSEWHERE).there : [];
   if (away.length === 0) {
     return await foldIntoDigest(
       events,
       new DigestFolder(projections, lastTouch, salt, { maxOpen: opts.maxOpen, hold: held }),
     );
   }
-  const there = opts.elsewhere!.fold!({
+  const there = opts.foldThere!({
     lastTouch: lastTouch.take(away),
     to: opts.to,
     hold: opts.hold,

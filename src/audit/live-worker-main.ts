@@ -16,7 +16,8 @@ import type { LiveRequest } from "./live-worker.ts";
 /**
  * Batches sent and not yet committed by the main thread. The main thread answers between slices
  * of its own work, so waiting for each answer left this thread idle more than busy; a window of
- * a few batches (40 chunks of 16 KiB each) keeps it reading at a few MiB of memory.
+ * a few batches (index entries, or 40 chunks of 16 KiB when the chunks go into the KV) keeps it
+ * reading at a few MiB of memory.
  */
 const WINDOW = 8;
 let inFlight = 0;

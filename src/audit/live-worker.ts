@@ -37,8 +37,6 @@ export interface LiveResult {
   seen: number;
   /** Folds on the worker (at most once); null when too many documents stayed open at once. */
   fold(req: FoldRequest): Promise<FoldResult | null>;
-  /** Ends the worker; done after a fold, needed when none is asked for. */
-  close(): void;
 }
 
 const LIVE_WORKER = new URL("./live-worker-main.ts", import.meta.url);
@@ -80,7 +78,6 @@ export function liveInWorker(req: LiveRequest, state: Deno.Kv | null): Promise<L
           f.end();
         }
       },
-      close: () => {},
     };
   }).catch((e) => {
     w.end();
