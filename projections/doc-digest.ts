@@ -1,22 +1,71 @@
 /**
  * An order-independent digest of a set of projection documents: the sum, lane by lane, of a
- * salted SHA-256 of each (key, document) pair (an additive multiset hash). Two sides that add
- * the same documents in any order reach the same sum. The salt is drawn per replay, so nobody who
+ * salted hash of each (key, document) pair (an additive multiset hash). Two sides that add the
+ * same documents in any order reach the same sum. The salt is drawn per replay, so nobody who
  * edits the live projections beforehand can pick documents whose hashes cancel out.
+ *
+ * The hash of a document is BLAKE3 (hash-wasm) of a 32-byte key drawn from the salt followed by
+ * the document's line, `<key id>\t<JSON text>` in UTF-8 (the line the audit's state stores too):
+ * BLAKE3 with a secret prefix is a PRF, as the salted SHA-256 before it was. It replaced
+ * node:crypto's SHA-256, which cost ~3.3 µs a document (most of it the call into the runtime) to
+ * BLAKE3's ~1 µs in WebAssembly, on 3.6 million documents a million-event audit hashes.
  */
 import { createHash } from "node:crypto";
+import { createBLAKE3 } from "hash-wasm";
 import { toHex } from "../src/kernel/hashing.ts";
 import { PROJECTIONS } from "../events/keys.ts";
 import { readAhead } from "../events/read-ahead.ts";
 import { bigintSafe, keyId } from "./key-hash.ts";
 import type { LiveCut } from "./live-cut.ts";
+import { ByteSink } from "./json-bytes.ts";
 
 const LANES = 8;
+/** Bytes of the secret prefix each document's line is hashed behind. */
+export const DIGEST_KEY_BYTES = 32;
+
+// One hasher per thread, reset per document (instantiating the WebAssembly module is async).
+const blake3 = await createBLAKE3(256);
+
+/**
+ * Turns documents into the hashes the digest adds: each line hashed behind the salt's key. Keeps
+ * one buffer that starts with the key, the line written after it.
+ */
+export class LineHasher {
+  readonly sink = new ByteSink();
+
+  constructor(readonly salt: string) {
+    const key = createHash("sha256").update(`projection digest key\n${salt}`).digest();
+    this.sink.ensure(DIGEST_KEY_BYTES);
+    this.sink.buf.set(key.subarray(0, DIGEST_KEY_BYTES));
+    this.sink.length = DIGEST_KEY_BYTES;
+  }
+
+  /** Starts a line: the sink then holds the key, and the caller writes the line after it. */
+  begin(): ByteSink {
+    this.sink.length = DIGEST_KEY_BYTES;
+    return this.sink;
+  }
+
+  /** The line written since `begin`. */
+  line(): Uint8Array {
+    return this.sink.buf.subarray(DIGEST_KEY_BYTES, this.sink.length);
+  }
+
+  /** Adds the hash of the key and the line written since `begin` to `sum`. */
+  addTo(sum: Uint32Array): void {
+    blake3.init();
+    blake3.update(this.sink.bytes());
+    const h = blake3.digest("binary");
+    const lanes = new Uint32Array(h.buffer, h.byteOffset, LANES);
+    for (let i = 0; i < LANES; i++) sum[i] += lanes[i];
+  }
+}
 
 export class ProjectionDigest {
   readonly #sum = new Uint32Array(LANES);
   /** Documents in the sum. */
   count = 0;
+  #hasher: LineHasher | null = null;
 
   constructor(readonly salt: string) {}
 
@@ -28,10 +77,24 @@ export class ProjectionDigest {
 
   /** `add` for a document already turned into its JSON text (`docText`); `id` is `keyId(key)`. */
   addText(key: Deno.KvKey, text: string, id = keyId(key)): void {
-    const h = createHash("sha256").update(`${this.salt}${id}\n${text}`, "utf8")
-      .digest();
-    for (let i = 0; i < LANES; i++) this.#sum[i] += h.readUInt32LE(i * 4);
+    const h = this.hasher;
+    const sink = h.begin();
+    sink.text(id);
+    sink.byte(0x09);
+    sink.text(text);
+    this.addLine(h);
+  }
+
+  /** Adds the line `hasher` holds (written after its `begin`), hashed with this digest's salt. */
+  addLine(hasher: LineHasher): void {
+    if (hasher.salt !== this.salt) throw new Error("a line hashed with another salt");
+    hasher.addTo(this.#sum);
     this.count++;
+  }
+
+  /** The hasher for this digest's salt (lines written into it, then `addLine`). */
+  get hasher(): LineHasher {
+    return this.#hasher ??= new LineHasher(this.salt);
   }
 
   /** The lanes of the sum, to send the digest to another thread. */
@@ -73,7 +136,7 @@ export function docText(doc: unknown): string {
   }
 }
 
-export const randomSalt = (): string => toHex(crypto.getRandomValues(new Uint8Array(16)));
+export const randomSalt = (): string => toHex(crypto.getRandomValues(new Uint8Array(32)));
 
 /**
  * The digest of the live projections `names`. A document under any other projection name is a

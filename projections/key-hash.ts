@@ -42,10 +42,31 @@ export class KeyBloomFilter {
 
   add(id: string): void {
     const [h1, h2] = hashes(id);
+    this.#set(h1, h2);
+  }
+
+  #set(h1: number, h2: number): void {
     for (let i = 0; i < 4; i++) {
       const b = (h1 + i * h2) & this.#mask;
       this.#bits[b >>> 5] |= 1 << (b & 31);
     }
+  }
+
+  /**
+   * `add` for an id given as its UTF-8 bytes (an ASCII id's bytes are its char codes, so the
+   * same bits are set); `decode` makes the string for any other.
+   */
+  addBytes(id: Uint8Array, decode: () => string): void {
+    let a = 0x811c9dc5;
+    let b = 0x01000193 ^ id.length;
+    for (let i = 0; i < id.length; i++) {
+      const c = id[i];
+      if (c >= 0x80) return this.add(decode());
+      a = Math.imul(a ^ c, 0x01000193);
+      b = Math.imul(b ^ c, 0x5bd1e995);
+      b ^= b >>> 15;
+    }
+    this.#set(a >>> 0, (b | 1) >>> 0);
   }
 
   has(id: string): boolean {

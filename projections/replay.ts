@@ -180,7 +180,11 @@ export async function replayIntoAndCompare(
     passEnded("fold");
     if (rebuilt && live.strays === 0 && rebuilt.equals(live.digest)) {
       const mismatches: ProjectionMismatch[] = [];
-      for (const [id, key] of cut.moved) {
+      // The documents moved while the live side was read, as they stand now: settling polls the
+      // log further, and what later events touch was compared at the head like the rest (a
+      // service that keeps writing must not keep this loop going).
+      const moved = [...cut.moved];
+      for (const [id, key] of moved) {
         await opts.onMovedDoc?.(key, held.docs.get(id) ?? null);
         const wrong = await cut.settle(key, held.docs.get(id) ?? null);
         if (!wrong) continue;
@@ -191,13 +195,13 @@ export async function replayIntoAndCompare(
       passEnded("settle");
       return {
         chain,
-        documents: rebuilt.count + cut.moved.size,
+        documents: rebuilt.count + moved.length,
         mismatches: mismatches.slice(0, opts.maxMismatches ?? 1000),
         mismatchCount: mismatches.length,
         equal: chain.ok && mismatches.length === 0,
         compared: "digest",
         passesMs,
-        moved: cut.moved.size,
+        moved: moved.length,
       };
     }
     // They differ, or too many documents stayed open: fold the rest into scratch too, to name

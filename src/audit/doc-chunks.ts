@@ -24,6 +24,7 @@
 import { KeyBloomFilter, keyId } from "../../projections/key-hash.ts";
 import { commitInBatches } from "../../projections/commit-batches.ts";
 import { compareKvKeys } from "../../projections/kv-order.ts";
+import { ByteSink } from "../../projections/json-bytes.ts";
 
 const CHUNKS = ["c"] as const;
 /** One small entry per chunk, so the chunk holding a key is found in memory, not by a read. */
@@ -145,8 +146,8 @@ async function chunkWrite(
 
 /** Writes documents that arrive in KV key order (the live projections as listed). */
 export class DocChunkWriter {
-  #lines: string[] = [];
-  #bytes = 0;
+  /** The chunk being filled: its lines as UTF-8, joined by newlines. */
+  readonly #chunk = new ByteSink();
   #first: Deno.KvKey | null = null;
   #pending: Write[] = [];
   readonly #bloom = new KeyBloomFilter();
@@ -162,24 +163,42 @@ export class DocChunkWriter {
     readonly file: ChunkFile | null = null,
   ) {}
 
-  async add(key: Deno.KvKey, text: string, id = keyId(key)): Promise<void> {
-    const line = `${id}\t${text}`;
-    this.#bloom.add(id);
-    if (this.#first && this.#bytes + line.length > CHUNK_BYTES) await this.#seal();
-    this.#first ??= key;
-    this.#lines.push(line);
-    this.#bytes += line.length + 1;
+  add(key: Deno.KvKey, text: string, id = keyId(key)): Promise<void> {
+    const idBytes = enc.encode(id);
+    const line = new Uint8Array(idBytes.length + 1 + text.length * 3);
+    line.set(idBytes);
+    line[idBytes.length] = 0x09;
+    const n = enc.encodeInto(text, line.subarray(idBytes.length + 1)).written;
+    return this.addLine(line.subarray(0, idBytes.length + 1 + n), idBytes.length, key);
+  }
+
+  /**
+   * `add` for a line already made: `<id>\t<JSON text>` in UTF-8, the id its first `idEnd` bytes.
+   * `key` when the caller has it; otherwise the id is parsed back (a key id is its JSON). The
+   * line is copied before any wait.
+   */
+  async addLine(line: Uint8Array, idEnd: number, key?: Deno.KvKey): Promise<void> {
+    const id = line.subarray(0, idEnd);
+    this.#bloom.addBytes(id, () => dec.decode(id));
+    const firstOf = () => key ?? JSON.parse(dec.decode(id)) as Deno.KvKey;
+    if (this.#first && this.#chunk.length + line.length > CHUNK_BYTES) {
+      const sealed = this.#chunk.buf.slice(0, this.#chunk.length);
+      const first = this.#first;
+      this.#chunk.reset();
+      this.#first = firstOf();
+      this.#chunk.append(line);
+      this.documents++;
+      await this.#seal(first, sealed);
+      return;
+    }
+    this.#first ??= firstOf();
+    if (this.#chunk.length) this.#chunk.byte(0x0a);
+    this.#chunk.append(line);
     this.documents++;
   }
 
-  async #seal(): Promise<void> {
-    if (!this.#first) return;
-    this.#pending.push(
-      ...await chunkWrite(this.#first, enc.encode(this.#lines.join("\n")), this.file),
-    );
-    this.#lines = [];
-    this.#bytes = 0;
-    this.#first = null;
+  async #seal(first: Deno.KvKey, bytes: Uint8Array): Promise<void> {
+    this.#pending.push(...await chunkWrite(first, bytes, this.file));
     // Index entries alone (the bytes went to the file) are small: more of them to a commit.
     if (this.#pending.length >= (this.file ? 400 : 40)) await this.#commit();
   }
@@ -198,7 +217,12 @@ export class DocChunkWriter {
   }
 
   async finish(): Promise<void> {
-    await this.#seal();
+    if (this.#first) {
+      const first = this.#first;
+      this.#first = null;
+      await this.#seal(first, this.#chunk.buf.slice(0, this.#chunk.length));
+      this.#chunk.reset();
+    }
     this.#pending.push(...bloomWrites(this.#bloom));
     await this.#commit();
     await this.#writing;

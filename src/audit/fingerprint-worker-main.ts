@@ -5,6 +5,7 @@
  */
 import { SegmentFingerprint } from "../../events/log.ts";
 import type { FingerprintRequest } from "./fingerprint-worker.ts";
+import { announceReady } from "./worker.ts";
 
 async function run(req: FingerprintRequest): Promise<void> {
   const kv = await Deno.openKv(req.path);
@@ -27,3 +28,4 @@ async function run(req: FingerprintRequest): Promise<void> {
 self.onmessage = (m: MessageEvent<FingerprintRequest>) => {
   run(m.data).catch((e) => self.postMessage({ type: "error", message: String(e?.stack ?? e) }));
 };
+announceReady();

@@ -5,13 +5,16 @@
  * it is terminated after it.
  */
 import { allProjections } from "../../projections/index.ts";
-import { digestLiveProjections, Held } from "../../projections/doc-digest.ts";
+import { digestLiveProjections, Held, ProjectionDigest } from "../../projections/doc-digest.ts";
+import { digestLiveFile } from "../../projections/live-file.ts";
+import { KvFile } from "../../projections/kv-file.ts";
 import { DigestFolder, LastTouch } from "../../projections/digest-fold.ts";
 import { readLog } from "../../events/log.ts";
 import { LiveCut } from "../../projections/live-cut.ts";
 import { ChunkFile, DocChunkWriter, type Write } from "./doc-chunks.ts";
 import type { FoldRequest } from "../../projections/replay.ts";
 import type { LiveRequest } from "./live-worker.ts";
+import { announceReady } from "./worker.ts";
 
 /**
  * Batches sent and not yet committed by the main thread. The main thread answers between slices
@@ -44,13 +47,23 @@ async function run(req: LiveRequest): Promise<void> {
     const cut = new LiveCut(kv, allProjections.filter((p) => wanted.has(p.name)), req.head);
     file = req.pack && req.docsPath ? await ChunkFile.open(req.docsPath, { fresh: true }) : null;
     const docs = req.pack ? new DocChunkWriter(send, file) : null;
-    const live = await digestLiveProjections(
-      kv,
-      req.names,
-      req.salt,
-      cut,
-      docs ? (key, text, id) => docs.add(key, text, id) : undefined,
-    );
+    // Straight from the file's rows when it is a KV file this can read (live-file.ts).
+    const raw = KvFile.open(req.path);
+    const live = raw
+      ? await digestLiveFile(
+        raw,
+        req.names,
+        new ProjectionDigest(req.salt),
+        cut,
+        docs ? (line, idEnd, key) => docs.addLine(line, idEnd, key) : undefined,
+      ).finally(() => raw.close())
+      : await digestLiveProjections(
+        kv,
+        req.names,
+        req.salt,
+        cut,
+        docs ? (key, text, id) => docs.add(key, text, id) : undefined,
+      );
     await docs?.finish();
     await drained();
     self.postMessage({
@@ -120,3 +133,4 @@ self.onmessage = (
   }
   run(m.data).catch((e) => self.postMessage({ type: "error", message: String(e?.stack ?? e) }));
 };
+announceReady();

@@ -3,11 +3,21 @@
  * fingerprint-worker.ts) seen from the main thread: one answer awaited at a time, any failure of
  * the worker rejecting it, and the state writes a worker sends (`writes`) committed here, one batch
  * at a time in the order sent, each acknowledged (the state KV has one writer, this thread).
+ * Messages wait until the worker says it is ready: a message that arrives while its module is
+ * still loading (a top-level await: the digest's WebAssembly hasher) finds no handler and is lost.
  */
 import { commitInBatches } from "../../projections/commit-batches.ts";
 import type { Write } from "./doc-chunks.ts";
 
 type Message = { type: string };
+
+/** What a worker posts once its handler is in place (`announceReady`). */
+export const WORKER_READY = "ready";
+
+/** Called by a worker's entry module last, after setting its `onmessage`. */
+export function announceReady(): void {
+  (self as unknown as { postMessage(m: unknown): void }).postMessage({ type: WORKER_READY });
+}
 
 export function spawnWorker<M extends Message>(url: URL, name: string, state?: Deno.Kv | null) {
   const worker = new Worker(url, { type: "module" });
@@ -33,9 +43,14 @@ export function spawnWorker<M extends Message>(url: URL, name: string, state?: D
     e.preventDefault();
     fail(new Error(`${name}: ${e.message}`));
   };
+  let ready = false;
+  const queued: [unknown, ArrayBuffer[]][] = [];
   worker.onmessage = (m: MessageEvent<M | { type: "writes"; writes: Write[] }>) => {
     const msg = m.data;
-    if (msg.type === "writes") {
+    if (msg.type === WORKER_READY) {
+      ready = true;
+      for (const [data, transfer] of queued.splice(0)) worker.postMessage(data, transfer);
+    } else if (msg.type === "writes") {
       if (!state) return fail(new Error(`${name} sent writes with nowhere to put them`));
       const { writes } = msg as { writes: Write[] };
       committing = committing.then(() => commitInBatches(state, writes)).then(
@@ -50,6 +65,9 @@ export function spawnWorker<M extends Message>(url: URL, name: string, state?: D
       w?.resolve(msg as M);
     }
   };
-  const post = (msg: unknown, transfer: ArrayBuffer[] = []) => worker.postMessage(msg, transfer);
+  const post = (msg: unknown, transfer: ArrayBuffer[] = []) => {
+    if (ready) worker.postMessage(msg, transfer);
+    else queued.push([msg, transfer]);
+  };
   return { post, next, end };
 }

@@ -1,0 +1,166 @@
+/**
+ * Deno KV's binary key encoding (denokv's, after FoundationDB's tuple layer), as stored in the
+ * `k` column of a KV file: each part a type tag and its bytes, in an order that sorts as the keys
+ * do. The audit reads a KV file's rows directly (kv-file.ts) and needs the keys back.
+ *
+ * Why our own code: Deno exposes the codec only inside `Deno.Kv`, and no npm package carries it
+ * for JavaScript. Only what the reader needs: decoding every kind of part, and encoding
+ * string-only prefixes for range bounds.
+ * tests/projections/kv-key-codec.test.ts checks both against keys written by Deno KV itself.
+ */
+
+const BYTES = 0x01;
+const STRING = 0x02;
+/** Integers (bigint parts): 0x14 is zero, 0x14 ± n an n-byte magnitude, 0x0b/0x1d longer. */
+const NEG_LONG = 0x0b;
+const INT_ZERO = 0x14;
+const POS_LONG = 0x1d;
+const DOUBLE = 0x21;
+const FALSE = 0x26;
+const TRUE = 0x27;
+
+import { type ByteSink, jsonControl } from "./json-bytes.ts";
+
+const decoder = new TextDecoder("utf-8", { fatal: true });
+const encoder = new TextEncoder();
+
+/** The parts of an encoded key; null when the bytes are not a key. */
+export function decodeKvKey(b: Uint8Array): Deno.KvKey | null {
+  const key: Deno.KvKeyPart[] = [];
+  let i = 0;
+  while (i < b.length) {
+    const tag = b[i++];
+    if (tag === STRING || tag === BYTES) {
+      const [raw, next] = escaped(b, i);
+      i = next;
+      if (tag === BYTES) key.push(raw.slice());
+      else key.push(decoder.decode(raw));
+    } else if (tag === DOUBLE) {
+      if (i + 8 > b.length) return null;
+      const x = b.slice(i, i + 8);
+      // Encoded with the sign bit flipped, and every bit flipped for a negative number.
+      if (x[0] & 0x80) x[0] ^= 0x80;
+      else for (let j = 0; j < 8; j++) x[j] ^= 0xff;
+      key.push(new DataView(x.buffer).getFloat64(0));
+      i += 8;
+    } else if (tag >= NEG_LONG && tag <= POS_LONG) {
+      const int = bigintPart(b, i, tag);
+      if (!int) return null;
+      key.push(int[0]);
+      i = int[1];
+    } else if (tag === FALSE) key.push(false);
+    else if (tag === TRUE) key.push(true);
+    else return null;
+  }
+  return key;
+}
+
+/** A bigint part after its tag: its value and where the next part starts; null if cut short. */
+function bigintPart(b: Uint8Array, i: number, tag: number): [bigint, number] | null {
+  if (tag === INT_ZERO) return [0n, i];
+  const negative = tag < INT_ZERO;
+  let n: number;
+  if (tag === POS_LONG || tag === NEG_LONG) {
+    if (i >= b.length) return null;
+    n = negative ? b[i] ^ 0xff : b[i];
+    i++;
+  } else n = negative ? INT_ZERO - tag : tag - INT_ZERO;
+  if (i + n > b.length) return null;
+  let v = 0n;
+  for (let j = 0; j < n; j++) v = (v << 8n) | BigInt(negative ? b[i + j] ^ 0xff : b[i + j]);
+  return [negative ? -v : v, i + n];
+}
+
+/** The bytes of an escaped part up to its terminating 0x00 (0x00 0xFF stands for a 0x00). */
+function escaped(b: Uint8Array, from: number): [Uint8Array, number] {
+  let end = from;
+  let plain = true;
+  for (;;) {
+    if (end >= b.length) return [b.subarray(from, end), end];
+    if (b[end] === 0x00) {
+      if (b[end + 1] === 0xff) {
+        plain = false;
+        end += 2;
+        continue;
+      }
+      break;
+    }
+    end++;
+  }
+  if (plain) return [b.subarray(from, end), end + 1];
+  const out: number[] = [];
+  for (let j = from; j < end; j++) {
+    out.push(b[j]);
+    if (b[j] === 0x00) j++;
+  }
+  return [new Uint8Array(out), end + 1];
+}
+
+/**
+ * Appends `JSON.stringify` of the decoded key (its `keyId`) as UTF-8 to `out`, straight from the
+ * encoded bytes: strings, numbers and booleans. False (with `out` left as it was) for a key with
+ * a byte-string or bigint part, which `keyId` writes its own way: decode those instead.
+ */
+export function writeKeyId(b: Uint8Array, out: ByteSink): boolean {
+  const start = out.length;
+  out.ensure(b.length * 6 + 2);
+  out.byte(0x5b); // [
+  let i = 0;
+  let first = true;
+  while (i < b.length) {
+    if (!first) out.byte(0x2c);
+    first = false;
+    const tag = b[i++];
+    if (tag === STRING) {
+      out.ensure((b.length - i) * 6 + 2);
+      const buf = out.buf;
+      let o = out.length;
+      buf[o++] = 0x22;
+      for (; i < b.length; i++) {
+        let c = b[i];
+        if (c === 0x00) {
+          if (b[i + 1] !== 0xff) break;
+          i++; // 0x00 0xFF stands for a 0x00 in the string
+          c = 0;
+        }
+        if (c >= 0x20) {
+          // UTF-8 bytes past ASCII go as they are: JSON.stringify leaves them unescaped.
+          if (c === 0x22 || c === 0x5c) buf[o++] = 0x5c;
+          buf[o++] = c;
+        } else o = jsonControl(buf, o, c);
+      }
+      i++; // the terminating 0x00
+      buf[o++] = 0x22;
+      out.length = o;
+    } else if (tag === DOUBLE) {
+      if (i + 8 > b.length) break;
+      const x = b.slice(i, i + 8);
+      if (x[0] & 0x80) x[0] ^= 0x80;
+      else for (let j = 0; j < 8; j++) x[j] ^= 0xff;
+      const d = new DataView(x.buffer).getFloat64(0);
+      out.ascii(Number.isFinite(d) ? String(d) : "null");
+      i += 8;
+    } else if (tag === FALSE) out.ascii("false");
+    else if (tag === TRUE) out.ascii("true");
+    else {
+      out.length = start;
+      return false;
+    }
+  }
+  out.byte(0x5d); // ]
+  return true;
+}
+
+/** The encoded prefix of a key made of strings (every key under it starts with these bytes). */
+export function encodeStringKey(parts: readonly string[]): Uint8Array {
+  const out: number[] = [];
+  for (const p of parts) {
+    out.push(STRING);
+    for (const byte of encoder.encode(p)) {
+      out.push(byte);
+      if (byte === 0x00) out.push(0xff);
+    }
+    out.push(0x00);
+  }
+  return new Uint8Array(out);
+}

@@ -1,0 +1,98 @@
+/**
+ * Deno KV's key encoding as read from its file (projections/kv-key-codec.ts, kv-file.ts): keys
+ * written by Deno KV itself decode back to the same parts, in the same order `list` gives, and
+ * their key ids come out byte for byte as `keyId` writes them.
+ */
+import fc from "fast-check";
+import { decodeKvKey, encodeStringKey, writeKeyId } from "../../projections/kv-key-codec.ts";
+import { KvFile } from "../../projections/kv-file.ts";
+import { ByteSink } from "../../projections/json-bytes.ts";
+import { keyId } from "../../projections/key-hash.ts";
+import { assert, assertEquals } from "../support/assert.ts";
+
+const part: fc.Arbitrary<Deno.KvKeyPart> = fc.oneof(
+  fc.string(),
+  fc.string({ unit: fc.constantFrom("\u0000", "\u00ff", '"', "\\", "\n", "é", "漢", "😀", "a") }),
+  fc.double(),
+  fc.constantFrom(0, -0, NaN, Infinity, -Infinity, 1.5, -1e300),
+  fc.bigInt({ min: -(2n ** 80n), max: 2n ** 80n }),
+  fc.constantFrom(0n, 1n, -1n, 255n, 256n, -255n, -256n),
+  fc.boolean(),
+  fc.uint8Array({ maxLength: 6 }),
+);
+
+const samePart = (a: Deno.KvKeyPart, b: Deno.KvKeyPart) =>
+  a instanceof Uint8Array && b instanceof Uint8Array
+    ? a.length === b.length && a.every((x, i) => x === b[i])
+    : Object.is(a, b);
+
+Deno.test("KV keys: what Deno KV wrote decodes to the same parts, in list order, with the same ids", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "tcb-kv-keys-" });
+  try {
+    const keys = fc.sample(fc.array(part, { minLength: 1, maxLength: 4 }), {
+      numRuns: 400,
+      seed: 7,
+    });
+    const kv = await Deno.openKv(`${dir}/kv.sqlite3`);
+    for (const k of keys) await kv.set(["k", ...k], 1);
+    const listed = (await Array.fromAsync(kv.list({ prefix: ["k"] }))).map((e) => e.key);
+    kv.close();
+    const file = KvFile.open(`${dir}/kv.sqlite3`);
+    assert(file, "a KV file opens");
+    const raw = [...file.pages(encodeStringKey(["k"]), 50)].flat();
+    file.close();
+    assertEquals(raw.length, listed.length);
+    const sink = new ByteSink();
+    const dec = new TextDecoder();
+    raw.forEach((row, i) => {
+      const key = decodeKvKey(row.key);
+      assert(key, "decodes");
+      assertEquals(key.length, listed[i].length);
+      key.forEach((p, j) => assert(samePart(p, listed[i][j]), `part ${j} of ${keyId(listed[i])}`));
+      sink.reset();
+      const plain = listed[i].every((p) => typeof p !== "bigint" && !(p instanceof Uint8Array));
+      assertEquals(writeKeyId(row.key, sink), plain);
+      if (plain) assertEquals(dec.decode(sink.bytes()), keyId(listed[i]));
+      else assertEquals(sink.length, 0, "a declined key writes nothing");
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("KV keys: a string prefix encodes as the keys under it start", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "tcb-kv-keys-" });
+  try {
+    const kv = await Deno.openKv(`${dir}/kv.sqlite3`);
+    await kv.set(["p", "a\u0000b", "c"], 1);
+    await kv.set(["p", "build", 7], 1);
+    await kv.set(["q"], 1);
+    kv.close();
+    const file = KvFile.open(`${dir}/kv.sqlite3`)!;
+    const prefix = encodeStringKey(["p", "a\u0000b"]);
+    const rows = [...file.pages(prefix)].flat();
+    assertEquals(rows.map((r) => decodeKvKey(r.key)), [["p", "a\u0000b", "c"]]);
+    assertEquals([...rows[0].key.subarray(0, prefix.length)], [...prefix]);
+    assertEquals([...file.pages(encodeStringKey(["p"]))].flat().length, 2);
+    file.close();
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("KV keys: bytes that are not a key do not decode", () => {
+  assertEquals(decodeKvKey(new Uint8Array([0x99])), null);
+  assertEquals(decodeKvKey(new Uint8Array([0x21, 1, 2])), null);
+  assertEquals(decodeKvKey(new Uint8Array([0x15])), null);
+});
+
+Deno.test("KV file: anything but a KV file does not open", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "tcb-kv-keys-" });
+  try {
+    await Deno.writeTextFile(`${dir}/not.sqlite3`, "hello");
+    assertEquals(KvFile.open(`${dir}/not.sqlite3`), null);
+    assertEquals(KvFile.open(`${dir}/missing.sqlite3`), null);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
