@@ -1,38 +1,40 @@
 /** Many KV writes in as few commits as the KV's limits allow (the audit's state and scratch, imports). */
-import { bigintSafe } from "./key-hash.ts";
+
+/** Mutations per commit: Deno KV takes at most 1000 (and 800 KiB in all). */
+const PER_COMMIT = 500;
 
 /**
- * Sets (value null: delete) in as few commits as KV's per-commit limits allow
- * (1000 mutations, 800 KiB); we stay well under both.
+ * Sets (value null: delete) in as few commits as KV's per-commit limits allow. Batches of 500;
+ * a batch the KV refuses as too large is split in two and tried again (sizing every value first,
+ * by its JSON, cost more than the commits themselves).
  */
 export async function commitInBatches(
   kv: Deno.Kv,
   writes: { key: Deno.KvKey; value: unknown }[],
 ): Promise<void> {
-  let atomic = kv.atomic();
-  let n = 0;
-  let bytes = 0;
-  for (const w of writes) {
-    const size = w.value === null
-      ? 64
-      : (w.value instanceof Uint8Array
-        ? w.value.byteLength
-        : JSON.stringify(w.value, bigintSafe).length) + 64;
-    if (n > 0 && (n >= 500 || bytes + size > 512 * 1024)) {
-      await mustCommit(atomic);
-      atomic = kv.atomic();
-      n = 0;
-      bytes = 0;
-    }
-    if (w.value === null) atomic.delete(w.key);
-    else atomic.set(w.key, w.value);
-    n++;
-    bytes += size;
+  for (let i = 0; i < writes.length; i += PER_COMMIT) {
+    await commitSplitting(kv, writes.slice(i, i + PER_COMMIT));
   }
-  if (n > 0) await mustCommit(atomic);
 }
 
-async function mustCommit(atomic: Deno.AtomicOperation): Promise<void> {
-  const res = await atomic.commit();
+async function commitSplitting(
+  kv: Deno.Kv,
+  writes: { key: Deno.KvKey; value: unknown }[],
+): Promise<void> {
+  const atomic = kv.atomic();
+  for (const w of writes) {
+    if (w.value === null) atomic.delete(w.key);
+    else atomic.set(w.key, w.value);
+  }
+  let res: Deno.KvCommitResult | Deno.KvCommitError;
+  try {
+    res = await atomic.commit();
+  } catch (e) {
+    if (writes.length < 2 || !/too large/i.test(String((e as Error)?.message))) throw e;
+    const half = writes.length >> 1;
+    await commitSplitting(kv, writes.slice(0, half));
+    await commitSplitting(kv, writes.slice(half));
+    return;
+  }
   if (!res.ok) throw new Error("KV commit failed");
 }

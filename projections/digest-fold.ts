@@ -8,7 +8,7 @@
 import { projectionKey } from "../events/keys.ts";
 import type { StoredEvent } from "../events/types.ts";
 import { type Held, ProjectionDigest } from "./doc-digest.ts";
-import { KeyFingerprintMap, keyId } from "./key-hash.ts";
+import { KeyFingerprintMap, keyId, partsFingerprint, partsId } from "./key-hash.ts";
 import type { Projection } from "../events/projection.ts";
 import { ProjectionsByType } from "./touches.ts";
 
@@ -50,7 +50,7 @@ export class LastTouch {
       const map = this.#maps.get(p.name)!;
       let n = 0;
       for (const sub of p.keysOf(e)) {
-        map.setMax(keyId(projectionKey(p.name, sub)), e.position);
+        map.setMaxFingerprint(partsFingerprint(p.name, sub), e.position);
         n++;
       }
       if (n) this.touches.set(p.name, this.touches.get(p.name)! + n);
@@ -58,11 +58,11 @@ export class LastTouch {
   }
 
   /**
-   * Never earlier than the true last touch: ids that share a fingerprint share the later
+   * Never earlier than the true last touch: keys that share a fingerprint share the later
    * position, which only keeps a document open longer.
    */
-  of(name: string, id: string): number {
-    return this.#maps.get(name)?.get(id) ?? Infinity;
+  of(name: string, sub: Deno.KvKey): number {
+    return this.#maps.get(name)?.getFingerprint(partsFingerprint(name, sub)) ?? Infinity;
   }
 
   /** The maps of `names`, taken out of this one to be sent elsewhere (their arrays transfer). */
@@ -97,9 +97,17 @@ export function splitByTouches(touches: Map<string, number>, share: number): {
   return { here, there };
 }
 
+/** A document the fold holds until its last touch; its key is made only when it is handed on. */
+interface Open {
+  name: string;
+  sub: Deno.KvKey;
+  doc: unknown;
+}
+
 export class DigestFolder {
   readonly digest: ProjectionDigest;
-  readonly #open = new Map<string, { key: Deno.KvKey; doc: unknown }>();
+  /** By `partsId` (the full key id is made once per document, when it is added). */
+  readonly #open = new Map<string, Open>();
   readonly #maxOpen: number;
   readonly #hold: Held | null;
   readonly #byType: ProjectionsByType;
@@ -120,22 +128,25 @@ export class DigestFolder {
 
   /** False when more than `maxOpen` documents would be open: the caller must fold another way. */
   apply(e: StoredEvent): boolean {
-    const done: string[] = [];
+    let done: string[] | null = null;
     for (const p of this.#byType.of(e)) {
       for (const sub of p.keysOf(e)) {
-        const key = projectionKey(p.name, sub);
-        const id = keyId(key);
-        const doc = p.evolve((this.#open.get(id)?.doc ?? null) as never, e, sub);
-        this.#open.set(id, { key, doc });
-        if (this.#lastTouch!.of(p.name, id) <= e.position) done.push(id);
+        const id = partsId(p.name, sub);
+        const open = this.#open.get(id);
+        const doc = p.evolve((open?.doc ?? null) as never, e, sub);
+        if (open) open.doc = doc;
+        else this.#open.set(id, { name: p.name, sub, doc });
+        if (this.#lastTouch!.of(p.name, sub) <= e.position) (done ??= []).push(id);
       }
     }
     // After the whole event, in case it touches one document twice.
-    for (const id of done) {
-      const slot = this.#open.get(id);
-      if (!slot) continue;
-      this.#open.delete(id);
-      this.#add(id, slot);
+    if (done) {
+      for (const id of done) {
+        const slot = this.#open.get(id);
+        if (!slot) continue;
+        this.#open.delete(id);
+        this.#add(slot);
+      }
     }
     return this.#open.size <= this.#maxOpen;
   }
@@ -143,12 +154,14 @@ export class DigestFolder {
   /** Adds what is still open; after this the digest covers the whole fold. No apply after. */
   finish(): ProjectionDigest {
     this.#lastTouch = null;
-    for (const [id, slot] of this.#open) this.#add(id, slot);
+    for (const slot of this.#open.values()) this.#add(slot);
     this.#open.clear();
     return this.digest;
   }
 
-  #add(id: string, slot: { key: Deno.KvKey; doc: unknown }): void {
-    if (!this.#hold?.takes(slot.key, slot.doc, id)) this.digest.add(slot.key, slot.doc, id);
+  #add(slot: Open): void {
+    const key = projectionKey(slot.name, slot.sub);
+    const id = keyId(key);
+    if (!this.#hold?.takes(key, slot.doc, id)) this.digest.add(key, slot.doc, id);
   }
 }

@@ -19,6 +19,48 @@ export function fingerprint(s: string): number {
   return a >>> 0;
 }
 
+/**
+ * A 32-bit fingerprint of the projection key `[...PROJECTIONS, name, ...sub]` made from its parts,
+ * without building the key or its id (the fold takes one per touch, millions of them). Not the
+ * fingerprint of `keyId`: only ever compared with itself.
+ */
+export function partsFingerprint(name: string, sub: Deno.KvKey): number {
+  let a = 0x811c9dc5;
+  for (let i = 0; i < name.length; i++) a = Math.imul(a ^ name.charCodeAt(i), 0x01000193);
+  for (let j = 0; j < sub.length; j++) {
+    const p = sub[j];
+    if (typeof p === "string") {
+      a = Math.imul(a ^ 0x100, 0x01000193);
+      for (let i = 0; i < p.length; i++) a = Math.imul(a ^ p.charCodeAt(i), 0x01000193);
+    } else if (typeof p === "number" && (p | 0) === p) {
+      a = Math.imul(a ^ 0x101, 0x01000193);
+      a = Math.imul(a ^ (p & 0xffff), 0x01000193);
+      a = Math.imul(a ^ (p >>> 16), 0x01000193);
+    } else {
+      const s = p instanceof Uint8Array ? [...p].join(",") : String(p);
+      const tag = p instanceof Uint8Array ? 0x105 : typeof p === "bigint" ? 0x103 : typeof p === "boolean"
+        ? 0x104
+        : 0x102;
+      a = Math.imul(a ^ tag, 0x01000193);
+      for (let i = 0; i < s.length; i++) a = Math.imul(a ^ s.charCodeAt(i), 0x01000193);
+    }
+  }
+  return a >>> 0;
+}
+
+/**
+ * A string that tells projection keys apart exactly, cheaper than `keyId` for the usual sub-keys
+ * (one string or one integer); for the fold's own bookkeeping, never stored or compared with ids.
+ */
+export function partsId(name: string, sub: Deno.KvKey): string {
+  if (sub.length === 1) {
+    const p = sub[0];
+    if (typeof p === "string") return `${name}\u0000s${p}`;
+    if (typeof p === "number" && Number.isFinite(p) && !Object.is(p, -0)) return `${name}\u0000n${p}`;
+  }
+  return `${name}\u0000k${keyId(sub)}`;
+}
+
 /** Two independent 32-bit FNV-1a style hashes of a string; the second is odd, never 0. */
 export function hashes(s: string): [number, number] {
   let a = 0x811c9dc5;
@@ -125,13 +167,22 @@ export class KeyFingerprintMap {
   }
 
   get(id: string): number | undefined {
-    const i = this.#slot(fingerprint(id));
+    return this.getFingerprint(fingerprint(id));
+  }
+
+  /** `get` by a fingerprint the caller made (`partsFingerprint`). */
+  getFingerprint(f: number): number | undefined {
+    const i = this.#slot(f);
     return this.#values[i] === 0 ? undefined : this.#values[i];
   }
 
   /** Keeps the larger of the value there and `value` (a positive integer). */
   setMax(id: string, value: number): void {
-    const f = fingerprint(id);
+    this.setMaxFingerprint(fingerprint(id), value);
+  }
+
+  /** `setMax` by a fingerprint the caller made (`partsFingerprint`). */
+  setMaxFingerprint(f: number, value: number): void {
     const i = this.#slot(f);
     if (this.#values[i] !== 0) {
       if (value > this.#values[i]) this.#values[i] = value;

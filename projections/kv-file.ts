@@ -24,7 +24,11 @@ export interface RawEntry {
 }
 
 export class KvFile {
-  private constructor(readonly db: DatabaseSync, readonly page: StatementSync) {}
+  private constructor(
+    readonly db: DatabaseSync,
+    readonly page: StatementSync,
+    readonly one: StatementSync,
+  ) {}
 
   /** The KV file at `path`, or null when it is not a KV file this reader knows. */
   static open(path: string): KvFile | null {
@@ -46,7 +50,11 @@ export class KvFile {
       // Rows as arrays, not objects: a third of the cost per row. Deno has the method; its
       // node:sqlite types do not list it yet.
       (page as StatementSync & { setReturnArrays(on: boolean): void }).setReturnArrays(true);
-      return new KvFile(db, page);
+      const one = db.prepare(
+        "select k, v, v_encoding from kv where k = ? and (expiration_ms < 0 or expiration_ms > ?)",
+      );
+      (one as StatementSync & { setReturnArrays(on: boolean): void }).setReturnArrays(true);
+      return new KvFile(db, page, one);
     } catch {
       db?.close();
       return null;
@@ -73,6 +81,14 @@ export class KvFile {
       if (rows.length < size) return;
       after = rows[rows.length - 1][0];
     }
+  }
+
+  /** The entry at `key` (encoded), or null. */
+  get(key: Uint8Array): RawEntry | null {
+    const row = this.one.get(key, Date.now()) as unknown as
+      | [Uint8Array, Uint8Array, number]
+      | undefined;
+    return row ? { key: row[0], value: row[1], encoding: row[2] } : null;
   }
 
   close(): void {

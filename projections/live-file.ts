@@ -6,7 +6,7 @@
  * shared references) are decoded by `node:v8` and written as `docText` writes them.
  */
 import { deserialize } from "node:v8";
-import { PROJECTIONS } from "../events/keys.ts";
+import { HEAD, type LogHead, PROJECTIONS } from "../events/keys.ts";
 import { docText, type ProjectionDigest } from "./doc-digest.ts";
 import { keyId } from "./key-hash.ts";
 import { BYTES, type KvFile, LE64, type RawEntry, V8 } from "./kv-file.ts";
@@ -39,10 +39,13 @@ export async function digestLiveFile(
   const hasher = digest.hasher;
   const names_ = new ProjectionNames(names);
   let strays = 0;
+  const headKey = encodeStringKey(HEAD);
   for (const page of file.pages(encodeStringKey(PROJECTIONS), PAGE)) {
     // Documents changed since the cut were changed by events already in the log when they were
-    // read: poll after reading, before adding, and leave those out (the cut settles them).
-    await cut?.poll();
+    // read: poll after reading, before adding, and leave those out (the cut settles them). The
+    // head read from the file after the page says whether there is anything to poll: a poll
+    // through Deno.Kv costs milliseconds, and a quiet log is the usual case.
+    if (cut && headPosition(file, headKey) > cut.seen) await cut.poll();
     for (const row of page) {
       if (!names_.checked(row.key)) {
         strays++;
@@ -73,6 +76,14 @@ export async function digestLiveFile(
 }
 
 const text = new TextDecoder();
+
+/** The log head's position as the file holds it now (0 when there is none). */
+function headPosition(file: KvFile, key: Uint8Array): number {
+  const row = file.get(key);
+  if (!row || row.encoding !== V8) return 0;
+  const head = deserialize(row.value) as LogHead | null;
+  return typeof head?.position === "number" ? head.position : 0;
+}
 
 /**
  * Whether an encoded projection key is under one of `names` (its second part). Rows come in key

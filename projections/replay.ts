@@ -114,6 +114,7 @@ export async function replayIntoAndCompare(
   const passEnded = (pass: keyof StreamingReplayReport["passesMs"]) => {
     const now = performance.now();
     passesMs[pass] = now - passStart;
+    console.error("PASS", pass, ((now - passStart) / 1000).toFixed(2), "at", ((now - (globalThis as any).__t0) / 1000).toFixed(2));
     passStart = now;
   };
 
@@ -256,7 +257,7 @@ export interface FoldResult {
  * a fifth of the fold's time in the benchmark's mix), so an even split of the touches would leave
  * this thread waiting for it.
  */
-const FOLD_SHARE_ELSEWHERE = 0.4;
+const FOLD_SHARE_ELSEWHERE = Number(Deno.env.get("FOLD_SHARE") ?? 0.4);
 
 /**
  * The second pass of the digest replay, on this thread or split with the other one by projection

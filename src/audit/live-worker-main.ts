@@ -18,20 +18,22 @@ import { announceReady } from "./worker.ts";
 
 /**
  * Batches sent and not yet committed by the main thread. The main thread answers between slices
- * of its own work, so waiting for each answer left this thread idle more than busy; a window of
- * a few batches (index entries, or 40 chunks of 16 KiB when the chunks go into the KV) keeps it
- * reading at a few MiB of memory.
+ * of its own work, so waiting for each answer left this thread idle more than busy. Chunks that
+ * go into the KV (40 of 16 KiB a batch) keep a window of a few batches, a few MiB of memory; when
+ * they go to a file, a batch is only index entries (about 40,000 in all at a million events, a
+ * few MiB), and waiting for the main thread's answers held this pass to its pace: no window then.
  */
-const WINDOW = 8;
+const CHUNKS_WINDOW = 8;
+let window = CHUNKS_WINDOW;
 let inFlight = 0;
 let room: (() => void) | null = null;
 
-/** Sends a batch to the main thread; resolves once fewer than `WINDOW` batches are uncommitted. */
+/** Sends a batch to the main thread; resolves once fewer than `window` batches are uncommitted. */
 async function send(writes: Write[]): Promise<void> {
   const transfer = writes.flatMap((w) => w.value instanceof Uint8Array ? [w.value.buffer] : []);
   self.postMessage({ type: "writes", writes }, transfer as ArrayBuffer[]);
   inFlight++;
-  while (inFlight >= WINDOW) await new Promise<void>((resolve) => (room = resolve));
+  while (inFlight >= window) await new Promise<void>((resolve) => (room = resolve));
 }
 
 /** Resolves when every batch sent has been committed. */
@@ -46,6 +48,7 @@ async function run(req: LiveRequest): Promise<void> {
     const wanted = new Set(req.names);
     const cut = new LiveCut(kv, allProjections.filter((p) => wanted.has(p.name)), req.head);
     file = req.pack && req.docsPath ? await ChunkFile.open(req.docsPath, { fresh: true }) : null;
+    window = file ? Infinity : CHUNKS_WINDOW;
     const docs = req.pack ? new DocChunkWriter(send, file) : null;
     // Straight from the file's rows when it is a KV file this can read (live-file.ts).
     const raw = KvFile.open(req.path);
@@ -65,6 +68,9 @@ async function run(req: LiveRequest): Promise<void> {
         docs ? (key, text, id) => docs.add(key, text, id) : undefined,
       );
     await docs?.finish();
+    // Every chunk's bytes in the file before the answer: the worker is ended once it is sent.
+    file?.close();
+    file = null;
     await drained();
     self.postMessage({
       type: "done",

@@ -1,0 +1,32 @@
+/** Batched KV writes (projections/commit-batches.ts): whatever the values weigh, all land. */
+import { commitInBatches } from "../../projections/commit-batches.ts";
+import { assertEquals, assertRejects } from "../support/assert.ts";
+
+Deno.test("commitInBatches: a batch over the KV's commit size is split until it fits", async () => {
+  const kv = await Deno.openKv(":memory:");
+  try {
+    // 300 values of 30 KB: a batch of them is about nine times what one commit takes.
+    const writes = Array.from({ length: 300 }, (_, i) => ({
+      key: ["x", i],
+      value: { s: `${i}`.repeat(30_000 / `${i}`.length) },
+    }));
+    await commitInBatches(kv, [...writes, { key: ["gone"], value: 1 }]);
+    await commitInBatches(kv, [{ key: ["gone"], value: null }]);
+    const stored = await Array.fromAsync(kv.list({ prefix: [] }));
+    assertEquals(stored.map((e) => e.key), writes.map((w) => w.key));
+    assertEquals(stored.map((e) => e.value), writes.map((w) => w.value));
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test("commitInBatches: a value too large for the KV is still an error", async () => {
+  const kv = await Deno.openKv(":memory:");
+  try {
+    await assertRejects(() =>
+      commitInBatches(kv, [{ key: ["a"], value: 1 }, { key: ["b"], value: "y".repeat(70_000) }])
+    );
+  } finally {
+    kv.close();
+  }
+});
