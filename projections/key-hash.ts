@@ -38,7 +38,11 @@ export function partsFingerprint(name: string, sub: Deno.KvKey): number {
       a = Math.imul(a ^ (p >>> 16), 0x01000193);
     } else {
       const s = p instanceof Uint8Array ? [...p].join(",") : String(p);
-      const tag = p instanceof Uint8Array ? 0x105 : typeof p === "bigint" ? 0x103 : typeof p === "boolean"
+      const tag = p instanceof Uint8Array
+        ? 0x105
+        : typeof p === "bigint"
+        ? 0x103
+        : typeof p === "boolean"
         ? 0x104
         : 0x102;
       a = Math.imul(a ^ tag, 0x01000193);
@@ -56,7 +60,9 @@ export function partsId(name: string, sub: Deno.KvKey): string {
   if (sub.length === 1) {
     const p = sub[0];
     if (typeof p === "string") return `${name}\u0000s${p}`;
-    if (typeof p === "number" && Number.isFinite(p) && !Object.is(p, -0)) return `${name}\u0000n${p}`;
+    if (typeof p === "number" && Number.isFinite(p) && !Object.is(p, -0)) {
+      return `${name}\u0000n${p}`;
+    }
   }
   return `${name}\u0000k${keyId(sub)}`;
 }

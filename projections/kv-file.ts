@@ -28,6 +28,7 @@ export class KvFile {
     readonly db: DatabaseSync,
     readonly page: StatementSync,
     readonly one: StatementSync,
+    readonly versions: StatementSync,
   ) {}
 
   /** The KV file at `path`, or null when it is not a KV file this reader knows. */
@@ -54,7 +55,13 @@ export class KvFile {
         "select k, v, v_encoding from kv where k = ? and (expiration_ms < 0 or expiration_ms > ?)",
       );
       (one as StatementSync & { setReturnArrays(on: boolean): void }).setReturnArrays(true);
-      return new KvFile(db, page, one);
+      // The versionstamp is the commit's version (8 bytes) and the mutation's seq (2 bytes).
+      const versions = db.prepare(
+        "select k, printf('%016x%04x', version, seq) from kv where k > ? and k < ? " +
+          "and (expiration_ms < 0 or expiration_ms > ?) order by k limit ?",
+      );
+      (versions as StatementSync & { setReturnArrays(on: boolean): void }).setReturnArrays(true);
+      return new KvFile(db, page, one, versions);
     } catch {
       db?.close();
       return null;
@@ -78,6 +85,29 @@ export class KvFile {
       ][];
       if (rows.length === 0) return;
       yield rows.map(([key, value, encoding]) => ({ key, value, encoding }));
+      if (rows.length < size) return;
+      after = rows[rows.length - 1][0];
+    }
+  }
+
+  /**
+   * The key and versionstamp (as `Deno.Kv` writes it: 20 hex digits) of every entry under
+   * `prefix`, in key order, without reading the values: SQLite follows a large value's overflow
+   * pages to the columns after it, but nothing is copied out (the incremental audit's prefix
+   * proof: ~0.3 s for the 800 MB of a million events' segments, ~2.3 s through `Deno.Kv`).
+   */
+  *versionstamps(prefix: Uint8Array, size = 4000): Generator<[Uint8Array, string][]> {
+    const end = new Uint8Array(prefix.length + 1);
+    end.set(prefix);
+    end[prefix.length] = 0xff;
+    let after: Uint8Array = prefix;
+    for (;;) {
+      const rows = this.versions.all(after, end, Date.now(), size) as unknown as [
+        Uint8Array,
+        string,
+      ][];
+      if (rows.length === 0) return;
+      yield rows;
       if (rows.length < size) return;
       after = rows[rows.length - 1][0];
     }

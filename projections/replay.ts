@@ -114,7 +114,13 @@ export async function replayIntoAndCompare(
   const passEnded = (pass: keyof StreamingReplayReport["passesMs"]) => {
     const now = performance.now();
     passesMs[pass] = now - passStart;
-    console.error("PASS", pass, ((now - passStart) / 1000).toFixed(2), "at", ((now - (globalThis as any).__t0) / 1000).toFixed(2));
+    console.error(
+      "PASS",
+      pass,
+      ((now - passStart) / 1000).toFixed(2),
+      "at",
+      ((now - (globalThis as any).__t0) / 1000).toFixed(2),
+    );
     passStart = now;
   };
 

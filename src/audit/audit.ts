@@ -218,6 +218,8 @@ interface Replayed {
   checkpoint: Checkpoint | null;
   /** An incremental audit's changed builds: each one's document before and after the new events. */
   builds?: { before: AuditBuildDoc | null; after: AuditBuildDoc | null }[];
+  /** State writes still under way (an incremental audit's touched documents): awaited last. */
+  stateWritten?: Promise<void>;
 }
 
 const chainException = (exception: Exception) => (p: ChainProblem) =>
@@ -331,6 +333,7 @@ async function incremental(
     compared: "incremental",
     moved: r.moved,
     builds: r.tracked as { before: AuditBuildDoc | null; after: AuditBuildDoc | null }[],
+    stateWritten: r.stateWritten,
     checkpoint: clean
       ? await makeCheckpoint(
         opts.kv,
@@ -642,6 +645,9 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
       keyIds: p.keyIds.join(" "),
     });
   }
+
+  // The state is whole before the audit says it is done (the caller then keeps or moves it).
+  await replay.stateWritten;
 
   const summary: AuditSummary = {
     auditedAt: new Date(now()).toISOString(),

@@ -107,6 +107,8 @@ export interface IncrementalReport {
   head: LogHead | null;
   /** The tracked fold's documents the new events touched: before and after them. */
   tracked: { before: unknown; after: unknown }[];
+  /** The touched documents' writes to the state: settled before the state is used again. */
+  stateWritten: Promise<void>;
 }
 
 /**
@@ -158,6 +160,11 @@ export async function replayFrom(
     if (last > from.sealed.through && last <= to) sealed.add(last, vs);
   };
   const folder = new ProjectionFolder(state, auditFolds, { existing: true, cacheSize: 4_000 });
+  // The state's chunk index and Bloom filter do not depend on what the new events touch: read
+  // them while the events are.
+  const file = opts.docsPath ? await ChunkFile.openIfThere(opts.docsPath) : null;
+  const chunks = new DocChunks(state, file);
+  chunks.prefetch();
   const after: StoredEvent[] = [];
   for await (
     const batch of readLog(source, {
@@ -207,8 +214,6 @@ export async function replayFrom(
   await checkNothingAfter(source, head, chain);
 
   // Each touched document: its value at the checkpoint, then the new events, in log order.
-  const file = opts.docsPath ? await ChunkFile.openIfThere(opts.docsPath) : null;
-  const chunks = new DocChunks(state, file);
   const touched = new Map<string, Deno.KvKey>();
   for (const e of after) {
     for (const p of projections) {
@@ -241,8 +246,9 @@ export async function replayFrom(
   const settling = cut.settleMany(docs);
   settling.catch(() => {}); // awaited below
   for (const d of docs) await chunks.set(d.key, d.rebuilt);
-  await chunks.flush();
-  file?.close(); // left to the process on a failure above: the audit stops there anyway
+  // Written while the caller writes its tables; it awaits this before it says the audit is done.
+  const stateWritten = chunks.flush().finally(() => file?.close());
+  stateWritten.catch(() => {}); // awaited by the caller
   const results = await settling;
   for (let i = 0; i < docs.length; i++) {
     const wrong = results[i];
@@ -271,6 +277,7 @@ export async function replayFrom(
     sealed,
     head,
     tracked,
+    stateWritten,
   };
 }
 

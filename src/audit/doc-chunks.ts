@@ -280,8 +280,21 @@ export class DocChunks {
     readonly file: ChunkFile | null = null,
   ) {}
 
-  async #loadIndex(): Promise<Deno.KvKey[]> {
-    if (this.#index) return this.#index;
+  #indexLoading: Promise<Deno.KvKey[]> | null = null;
+  #bloomLoading: Promise<KeyBloomFilter> | null = null;
+
+  /** Starts reading the index and the Bloom filter (a few hundred milliseconds at 1M events). */
+  prefetch(): void {
+    this.#loadIndex().catch(() => {}); // a failure surfaces when `load` awaits it
+    this.#loadBloom().catch(() => {});
+  }
+
+  #loadIndex(): Promise<Deno.KvKey[]> {
+    if (this.#index) return Promise.resolve(this.#index);
+    return this.#indexLoading ??= this.#readIndex();
+  }
+
+  async #readIndex(): Promise<Deno.KvKey[]> {
     const index: Deno.KvKey[] = [];
     for await (const e of this.state.list<ChunkAt>({ prefix: [...INDEX] }, { batchSize: 1000 })) {
       const first = e.key.slice(INDEX.length);
@@ -292,7 +305,7 @@ export class DocChunks {
   }
 
   async #loadBloom(): Promise<KeyBloomFilter> {
-    return this.#bloom ??= await readBloom(this.state);
+    return this.#bloom ??= await (this.#bloomLoading ??= readBloom(this.state));
   }
 
   /** The first key of the chunk that holds (or would hold) `key`; null: below every chunk. */
@@ -402,6 +415,7 @@ export class DocChunks {
     this.#cache.clear();
     this.#overlay.clear();
     this.#index = null;
+    this.#indexLoading = null;
     this.#at.clear();
     await commitInBatches(this.state, writes);
   }

@@ -96,3 +96,26 @@ Deno.test("KV file: anything but a KV file does not open", async () => {
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("KV file: versionstamps read without values are the ones Deno.Kv hands out", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "tcb-kv-keys-" });
+  try {
+    const kv = await Deno.openKv(`${dir}/kv.sqlite3`);
+    for (let i = 0; i < 20; i++) await kv.set(["s", i], new Uint8Array(60_000 - i));
+    const atomic = kv.atomic();
+    for (let i = 20; i < 40; i++) atomic.set(["s", i], { i });
+    await atomic.commit();
+    await kv.set(["s", 3], new Uint8Array(10)); // a newer version of one
+    const listed = await Array.fromAsync(kv.list({ prefix: ["s"] }));
+    kv.close();
+    const file = KvFile.open(`${dir}/kv.sqlite3`)!;
+    const read = [...file.versionstamps(encodeStringKey(["s"]), 7)].flat();
+    file.close();
+    assertEquals(
+      read.map(([k, vs]) => [decodeKvKey(k), vs]),
+      listed.map((e) => [e.key, e.versionstamp]),
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
