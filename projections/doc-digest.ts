@@ -17,7 +17,7 @@ import { PROJECTIONS } from "../events/keys.ts";
 import { readAhead } from "../events/read-ahead.ts";
 import { bigintSafe, keyId } from "./key-hash.ts";
 import type { LiveCut } from "./live-cut.ts";
-import { ByteSink } from "./json-bytes.ts";
+import { ByteSink } from "../src/kernel/json-bytes.ts";
 
 const LANES = 8;
 /** Bytes of the secret prefix each document's line is hashed behind. */

@@ -9,10 +9,10 @@ import { deserialize } from "node:v8";
 import { HEAD, type LogHead, PROJECTIONS } from "../events/keys.ts";
 import { docText, type ProjectionDigest } from "./doc-digest.ts";
 import { keyId } from "./key-hash.ts";
-import { BYTES, type KvFile, LE64, type RawEntry, V8 } from "./kv-file.ts";
-import { decodeKvKey, encodeStringKey, writeKeyId } from "./kv-key-codec.ts";
+import { BYTES, type KvFile, LE64, type RawEntry, V8 } from "../events/kv-file.ts";
+import { decodeKvKey, encodeStringKey, writeKeyId } from "../events/kv-key-codec.ts";
 import type { LiveCut } from "./live-cut.ts";
-import type { ByteSink } from "./json-bytes.ts";
+import type { ByteSink } from "../src/kernel/json-bytes.ts";
 import { v8ToJson } from "./v8-json.ts";
 
 /** Rows read per page; the cut is polled after each page, as the listing does per page. */

@@ -15,7 +15,7 @@
  * 'a' length (index, value)* '@' count length; strings '"' Latin-1, 'c' UTF-16LE (after '\0' padding for alignment); 'I' zigzag int32, 'U' uint32, 'N'
  * float64; '0' null, '_' undefined, 'T'/'F' booleans, '-' a hole in a dense array.
  */
-import { type ByteSink, jsonControl } from "./json-bytes.ts";
+import { type ByteSink, jsonControl } from "../src/kernel/json-bytes.ts";
 
 const HEX = "0123456789abcdef";
 const Q = 0x22;

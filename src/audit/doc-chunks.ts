@@ -24,7 +24,7 @@
 import { KeyBloomFilter, keyId } from "../../projections/key-hash.ts";
 import { commitInBatches } from "../../projections/commit-batches.ts";
 import { compareKvKeys } from "../../projections/kv-order.ts";
-import { ByteSink } from "../../projections/json-bytes.ts";
+import { ByteSink } from "../kernel/json-bytes.ts";
 
 const CHUNKS = ["c"] as const;
 /** One small entry per chunk, so the chunk holding a key is found in memory, not by a read. */

@@ -5,8 +5,8 @@
  */
 import { SegmentFingerprint } from "../../events/log.ts";
 import { LOG_SEGMENTS } from "../../events/keys.ts";
-import { KvFile } from "../../projections/kv-file.ts";
-import { decodeKvKey, encodeStringKey } from "../../projections/kv-key-codec.ts";
+import { KvFile } from "../../events/kv-file.ts";
+import { decodeKvKey, encodeStringKey } from "../../events/kv-key-codec.ts";
 import type { FingerprintRequest } from "./fingerprint-worker.ts";
 import { announceReady } from "./worker.ts";
 

@@ -7,7 +7,7 @@
 import { allProjections } from "../../projections/index.ts";
 import { digestLiveProjections, Held, ProjectionDigest } from "../../projections/doc-digest.ts";
 import { digestLiveFile } from "../../projections/live-file.ts";
-import { KvFile } from "../../projections/kv-file.ts";
+import { KvFile } from "../../events/kv-file.ts";
 import { DigestFolder, LastTouch } from "../../projections/digest-fold.ts";
 import { readLog } from "../../events/log.ts";
 import { LiveCut } from "../../projections/live-cut.ts";

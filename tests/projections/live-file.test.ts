@@ -5,7 +5,7 @@
  */
 import { digestLiveProjections, docText, ProjectionDigest } from "../../projections/doc-digest.ts";
 import { digestLiveFile } from "../../projections/live-file.ts";
-import { KvFile } from "../../projections/kv-file.ts";
+import { KvFile } from "../../events/kv-file.ts";
 import { keyId } from "../../projections/key-hash.ts";
 import { LiveCut } from "../../projections/live-cut.ts";
 import { allProjections } from "../../projections/index.ts";

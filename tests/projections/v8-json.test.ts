@@ -6,8 +6,8 @@
 import fc from "fast-check";
 import { serialize } from "node:v8";
 import { v8ToJson } from "../../projections/v8-json.ts";
-import { ByteSink } from "../../projections/json-bytes.ts";
-import { KvFile } from "../../projections/kv-file.ts";
+import { ByteSink } from "../../src/kernel/json-bytes.ts";
+import { KvFile } from "../../events/kv-file.ts";
 import { assert, assertEquals } from "../support/assert.ts";
 
 const enc = new TextEncoder();

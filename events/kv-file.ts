@@ -23,6 +23,12 @@ export interface RawEntry {
   encoding: number;
 }
 
+/**
+ * A row's versionstamp as `Deno.Kv` hands it out, from its `version` and `seq` columns: the
+ * commit's version (8 bytes) and the mutation's seq (2), in hex.
+ */
+const VERSIONSTAMP = "printf('%016x%04x', version, seq)";
+
 export class KvFile {
   private constructor(
     readonly db: DatabaseSync,
@@ -45,19 +51,19 @@ export class KvFile {
       }
       // Expired entries are gone for Deno.Kv (it deletes them lazily): gone here too.
       const page = db.prepare(
-        "select k, v, v_encoding from kv where k > ? and k < ? " +
+        "select k, v, v_encoding from kv where k >= ? and k < ? " +
           "and (expiration_ms < 0 or expiration_ms > ?) order by k limit ?",
       );
       // Rows as arrays, not objects: a third of the cost per row. Deno has the method; its
       // node:sqlite types do not list it yet.
       (page as StatementSync & { setReturnArrays(on: boolean): void }).setReturnArrays(true);
       const one = db.prepare(
-        "select k, v, v_encoding from kv where k = ? and (expiration_ms < 0 or expiration_ms > ?)",
+        "select k, v, v_encoding from kv where k = ? " +
+          "and (expiration_ms < 0 or expiration_ms > ?)",
       );
       (one as StatementSync & { setReturnArrays(on: boolean): void }).setReturnArrays(true);
-      // The versionstamp is the commit's version (8 bytes) and the mutation's seq (2 bytes).
       const versions = db.prepare(
-        "select k, printf('%016x%04x', version, seq) from kv where k > ? and k < ? " +
+        `select k, ${VERSIONSTAMP} from kv where k > ? and k < ? ` +
           "and (expiration_ms < 0 or expiration_ms > ?) order by k limit ?",
       );
       (versions as StatementSync & { setReturnArrays(on: boolean): void }).setReturnArrays(true);
@@ -76,9 +82,10 @@ export class KvFile {
     const end = new Uint8Array(prefix.length + 1);
     end.set(prefix);
     end[prefix.length] = 0xff;
-    let after: Uint8Array = prefix;
+    // Past the prefix itself: a key under it is longer.
+    let start: Uint8Array = Uint8Array.of(...prefix, 0x00);
     for (;;) {
-      const rows = this.page.all(after, end, Date.now(), size) as unknown as [
+      const rows = this.page.all(start, end, Date.now(), size) as unknown as [
         Uint8Array,
         Uint8Array,
         number,
@@ -86,7 +93,8 @@ export class KvFile {
       if (rows.length === 0) return;
       yield rows.map(([key, value, encoding]) => ({ key, value, encoding }));
       if (rows.length < size) return;
-      after = rows[rows.length - 1][0];
+      // The next key after the last one read: the same bytes and a 0x00.
+      start = Uint8Array.of(...rows[rows.length - 1][0], 0x00);
     }
   }
 

@@ -4,8 +4,8 @@
  * do. The audit reads a KV file's rows directly (kv-file.ts) and needs the keys back.
  *
  * Why our own code: Deno exposes the codec only inside `Deno.Kv`, and no npm package carries it
- * for JavaScript. Only what the reader needs: decoding every kind of part, and encoding
- * string-only prefixes for range bounds.
+ * for JavaScript. Only what the reader needs: decoding every kind of part, and encoding keys of
+ * strings and numbers for range bounds.
  * tests/projections/kv-key-codec.test.ts checks both against keys written by Deno KV itself.
  */
 
@@ -19,7 +19,7 @@ const DOUBLE = 0x21;
 const FALSE = 0x26;
 const TRUE = 0x27;
 
-import { type ByteSink, jsonControl } from "./json-bytes.ts";
+import { type ByteSink, jsonControl } from "../src/kernel/json-bytes.ts";
 
 const decoder = new TextDecoder("utf-8", { fatal: true });
 const encoder = new TextEncoder();
@@ -152,9 +152,20 @@ export function writeKeyId(b: Uint8Array, out: ByteSink): boolean {
 }
 
 /** The encoded prefix of a key made of strings (every key under it starts with these bytes). */
-export function encodeStringKey(parts: readonly string[]): Uint8Array {
+export const encodeStringKey = (parts: readonly string[]): Uint8Array => encodeKvKey(parts);
+
+/** A key of strings and numbers, encoded (the bounds of a range read). */
+export function encodeKvKey(parts: readonly (string | number)[]): Uint8Array {
   const out: number[] = [];
   for (const p of parts) {
+    if (typeof p === "number") {
+      const x = new Uint8Array(8);
+      new DataView(x.buffer).setFloat64(0, p);
+      if (x[0] & 0x80) { for (let j = 0; j < 8; j++) x[j] ^= 0xff; }
+      else x[0] ^= 0x80;
+      out.push(DOUBLE, ...x);
+      continue;
+    }
     out.push(STRING);
     for (const byte of encoder.encode(p)) {
       out.push(byte);

@@ -4,9 +4,9 @@
  * their key ids come out byte for byte as `keyId` writes them.
  */
 import fc from "fast-check";
-import { decodeKvKey, encodeStringKey, writeKeyId } from "../../projections/kv-key-codec.ts";
-import { KvFile } from "../../projections/kv-file.ts";
-import { ByteSink } from "../../projections/json-bytes.ts";
+import { decodeKvKey, encodeStringKey, writeKeyId } from "../../events/kv-key-codec.ts";
+import { KvFile } from "../../events/kv-file.ts";
+import { ByteSink } from "../../src/kernel/json-bytes.ts";
 import { keyId } from "../../projections/key-hash.ts";
 import { assert, assertEquals } from "../support/assert.ts";
 
