@@ -46,7 +46,7 @@ export class KvFile {
         (db.prepare("select name from pragma_table_info('kv')").all() as { name: string }[])
           .map((c) => c.name),
       );
-      for (const c of ["k", "v", "v_encoding", "expiration_ms"]) {
+      for (const c of ["k", "v", "v_encoding", "version", "seq", "expiration_ms"]) {
         if (!columns.has(c)) throw new Error(`no column ${c}`);
       }
       // Expired entries are gone for Deno.Kv (it deletes them lazily): gone here too.
@@ -54,19 +54,19 @@ export class KvFile {
         "select k, v, v_encoding from kv where k >= ? and k < ? " +
           "and (expiration_ms < 0 or expiration_ms > ?) order by k limit ?",
       );
-      // Rows as arrays, not objects: a third of the cost per row. Deno has the method; its
-      // node:sqlite types do not list it yet.
-      (page as StatementSync & { setReturnArrays(on: boolean): void }).setReturnArrays(true);
       const one = db.prepare(
         "select k, v, v_encoding from kv where k = ? " +
           "and (expiration_ms < 0 or expiration_ms > ?)",
       );
-      (one as StatementSync & { setReturnArrays(on: boolean): void }).setReturnArrays(true);
       const versions = db.prepare(
         `select k, ${VERSIONSTAMP} from kv where k > ? and k < ? ` +
           "and (expiration_ms < 0 or expiration_ms > ?) order by k limit ?",
       );
-      (versions as StatementSync & { setReturnArrays(on: boolean): void }).setReturnArrays(true);
+      for (const st of [page, one, versions]) {
+        // Rows as arrays, not objects: a third of the cost per row. Deno has the method; its
+        // node:sqlite types do not list it yet.
+        (st as StatementSync & { setReturnArrays(on: boolean): void }).setReturnArrays(true);
+      }
       return new KvFile(db, page, one, versions);
     } catch {
       db?.close();
