@@ -32,7 +32,8 @@ const NOT_PLAIN = new NotPlain();
 export function v8ToJson(bytes: Uint8Array, out: ByteSink): boolean {
   const start = out.length;
   try {
-    if (bytes.length < 2 || bytes[0] !== 0xff) return false;
+    // Formats before 13 spelled some values differently: those are left to V8's own reader.
+    if (bytes.length < 2 || bytes[0] !== 0xff || bytes[1] < 13) return false;
     const r = new Reader(bytes, out);
     r.i = 2;
     r.skipPadding();
@@ -70,6 +71,13 @@ class Reader {
     }
   }
 
+  /** A varint that must fit 32 bits (anything longer is not what V8 writes for an int). */
+  uint32(): number {
+    const v = this.varint();
+    if (v > 0xffffffff) throw NOT_PLAIN;
+    return v;
+  }
+
   double(): number {
     if (this.i + 8 > this.b.length) throw NOT_PLAIN;
     const d = this.view.getFloat64(this.i, true);
@@ -105,12 +113,12 @@ class Reader {
         this.out.ascii("false");
         return true;
       case 0x49: { // 'I' zigzag int32
-        const z = this.varint();
+        const z = this.uint32();
         this.out.ascii(String((z >>> 1) ^ -(z & 1)));
         return true;
       }
       case 0x55: // 'U' uint32
-        this.out.ascii(String(this.varint()));
+        this.out.ascii(String(this.uint32()));
         return true;
       case 0x4e: // 'N' double
         this.number(this.double());
@@ -169,12 +177,12 @@ class Reader {
         this.utf16(this.varint());
         return;
       case 0x49: {
-        const z = this.varint();
+        const z = this.uint32();
         this.out.ascii(`"${(z >>> 1) ^ -(z & 1)}"`);
         return;
       }
       case 0x55:
-        this.out.ascii(`"${this.varint()}"`);
+        this.out.ascii(`"${this.uint32()}"`);
         return;
       case 0x4e:
         this.out.ascii(`"${String(this.double())}"`);
@@ -218,7 +226,7 @@ class Reader {
       }
       const tag = this.b[this.i++];
       if (tag !== 0x49 && tag !== 0x55) throw NOT_PLAIN;
-      const raw = this.varint();
+      const raw = this.uint32();
       const index = tag === 0x49 ? (raw >>> 1) ^ -(raw & 1) : raw;
       if (index < next || index >= length) throw NOT_PLAIN;
       for (; next < index; next++) out.ascii(next ? ",null" : "null");
