@@ -33,7 +33,7 @@ export async function digestLiveFile(
   names: string[],
   digest: ProjectionDigest,
   cut?: LiveCut,
-  onLine?: (line: Uint8Array, idEnd: number, key?: Deno.KvKey) => void | Promise<void>,
+  onLine?: (line: Uint8Array, idEnd: number, keyOf: () => Deno.KvKey) => void | Promise<void>,
   stats: LiveFileStats = { slowValues: 0 },
 ): Promise<{ digest: ProjectionDigest; strays: number }> {
   const hasher = digest.hasher;
@@ -69,7 +69,8 @@ export async function digestLiveFile(
       if (sink.length - at === 4 && isNullText(sink.buf, at)) continue; // null: no document
       if (how === "slow") stats.slowValues++;
       digest.addLine(hasher);
-      await onLine?.(hasher.line(), idEnd, key);
+      const raw = row.key;
+      await onLine?.(hasher.line(), idEnd, () => key ?? decodeKvKey(raw)!);
     }
   }
   return { digest, strays };
@@ -103,7 +104,9 @@ class ProjectionNames {
   checked(key: Uint8Array): boolean {
     const from = this.#skip;
     const last = this.#last;
-    if (key.length > from + last.length && last.length > 0) {
+    // The cached part ends in its terminating 0x00; a 0xFF after it would make that 0x00 part of
+    // a longer name (an escaped NUL), not the end of this one.
+    if (key.length > from + last.length && last.length > 0 && key[from + last.length] !== 0xff) {
       let same = true;
       for (let i = 0; i < last.length; i++) {
         if (key[from + i] !== last[i]) {

@@ -32,8 +32,9 @@ const NOT_PLAIN = new NotPlain();
 export function v8ToJson(bytes: Uint8Array, out: ByteSink): boolean {
   const start = out.length;
   try {
-    // Formats before 13 spelled some values differently: those are left to V8's own reader.
-    if (bytes.length < 2 || bytes[0] !== 0xff || bytes[1] < 13) return false;
+    // Only the formats this reads as V8 does: before 13 some values were spelled differently, and
+    // V8 refuses a version past its own (Deno KV writes 16), which Deno KV could then not read.
+    if (bytes.length < 2 || bytes[0] !== 0xff || bytes[1] < 13 || bytes[1] > 16) return false;
     const r = new Reader(bytes, out);
     r.i = 2;
     r.skipPadding();
@@ -92,9 +93,9 @@ class Reader {
 
   /**
    * Writes one value; false (writing nothing) for undefined, which JSON.stringify leaves out of
-   * objects and writes as null in arrays. `inArray`: a hole is allowed here.
+   * objects and writes as null in arrays. `inDenseArray`: a hole is allowed here.
    */
-  value(inArray: boolean): boolean {
+  value(inDenseArray: boolean): boolean {
     this.skipPadding();
     const tag = this.b[this.i++];
     switch (tag) {
@@ -103,8 +104,8 @@ class Reader {
         return true;
       case 0x5f: // '_' undefined
         return false;
-      case 0x2d: // '-' the hole
-        if (!inArray) throw NOT_PLAIN;
+      case 0x2d: // '-' the hole: only ever in a dense array (V8 refuses it anywhere else)
+        if (!inDenseArray) throw NOT_PLAIN;
         return false;
       case 0x54: // 'T'
         this.out.ascii("true");
@@ -148,6 +149,10 @@ class Reader {
     out.byte(0x7b); // {
     let first = true;
     let count = 0;
+    /** Where each key's text was written, to refuse a repeated key as V8 does. */
+    const keys: number[] = [];
+    /** The keys of undefined properties, whose text was taken back out of `out`. */
+    let dropped: Uint8Array[] | null = null;
     for (;;) {
       this.skipPadding();
       if (this.b[this.i] === 0x7b) { // '{' end of object
@@ -157,10 +162,23 @@ class Reader {
       }
       const mark = out.length;
       if (!first) out.byte(0x2c); // ,
+      const keyAt = out.length;
       this.key();
+      const keyEnd = out.length;
+      if (
+        repeats(out.buf, keys, keyAt, keyEnd) || repeatsDropped(out.buf, dropped, keyAt, keyEnd)
+      ) {
+        throw NOT_PLAIN;
+      }
       out.byte(0x3a); // :
-      if (this.value(false)) first = false;
-      else out.length = mark; // an undefined property: JSON.stringify leaves it out
+      if (this.value(false)) {
+        first = false;
+        keys.push(keyAt, keyEnd);
+      } else {
+        // An undefined property: JSON.stringify leaves it out (its key still counts as taken).
+        (dropped ??= []).push(out.buf.slice(keyAt, keyEnd));
+        out.length = mark;
+      }
       count++;
     }
     out.byte(0x7d); // }
@@ -231,7 +249,7 @@ class Reader {
       if (index < next || index >= length) throw NOT_PLAIN;
       for (; next < index; next++) out.ascii(next ? ",null" : "null");
       if (next) out.byte(0x2c);
-      if (!this.value(true)) out.ascii("null");
+      if (!this.value(false)) out.ascii("null");
       next++;
       count++;
     }
@@ -307,4 +325,36 @@ class Reader {
     out.length = o;
     this.i = end;
   }
+}
+
+/** Whether the key text at [from, to) of `buf` equals one of `keys` (start, end pairs) before it. */
+function repeats(buf: Uint8Array, keys: number[], from: number, to: number): boolean {
+  const n = to - from;
+  for (let k = 0; k < keys.length; k += 2) {
+    if (keys[k + 1] - keys[k] !== n) continue;
+    let same = true;
+    for (let j = 0; j < n; j++) {
+      if (buf[keys[k] + j] !== buf[from + j]) {
+        same = false;
+        break;
+      }
+    }
+    if (same) return true;
+  }
+  return false;
+}
+
+/** `repeats` for the keys of properties left out (undefined), kept as copies. */
+function repeatsDropped(
+  buf: Uint8Array,
+  dropped: Uint8Array[] | null,
+  from: number,
+  to: number,
+): boolean {
+  if (!dropped) return false;
+  for (const d of dropped) {
+    if (d.length !== to - from) continue;
+    if (d.every((b, j) => b === buf[from + j])) return true;
+  }
+  return false;
 }

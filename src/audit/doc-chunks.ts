@@ -187,29 +187,28 @@ export class DocChunkWriter {
     line.set(idBytes);
     line[idBytes.length] = 0x09;
     const n = enc.encodeInto(text, line.subarray(idBytes.length + 1)).written;
-    return this.addLine(line.subarray(0, idBytes.length + 1 + n), idBytes.length, key);
+    return this.addLine(line.subarray(0, idBytes.length + 1 + n), idBytes.length, () => key);
   }
 
   /**
-   * `add` for a line already made: `<id>\t<JSON text>` in UTF-8, the id its first `idEnd` bytes.
-   * `key` when the caller has it; otherwise the id is parsed back (a key id is its JSON). The
-   * line is copied before any wait.
+   * `add` for a line already made: `<id>\t<JSON text>` in UTF-8, the id its first `idEnd` bytes;
+   * `keyOf` gives the key (asked only for the first document of a chunk). The line is copied
+   * before any wait.
    */
-  async addLine(line: Uint8Array, idEnd: number, key?: Deno.KvKey): Promise<void> {
+  async addLine(line: Uint8Array, idEnd: number, keyOf: () => Deno.KvKey): Promise<void> {
     const id = line.subarray(0, idEnd);
     this.#bloom.addBytes(id, () => dec.decode(id));
-    const firstOf = () => key ?? JSON.parse(dec.decode(id)) as Deno.KvKey;
     if (this.#first && this.#chunk.length + line.length > CHUNK_BYTES) {
       const sealed = this.#chunk.buf.slice(0, this.#chunk.length);
       const first = this.#first;
       this.#chunk.reset();
-      this.#first = firstOf();
+      this.#first = keyOf();
       this.#chunk.append(line);
       this.documents++;
       await this.#seal(first, sealed);
       return;
     }
-    this.#first ??= firstOf();
+    this.#first ??= keyOf();
     if (this.#chunk.length) this.#chunk.byte(0x0a);
     this.#chunk.append(line);
     this.documents++;

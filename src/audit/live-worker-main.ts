@@ -58,7 +58,7 @@ async function run(req: LiveRequest): Promise<void> {
         req.names,
         new ProjectionDigest(req.salt),
         cut,
-        docs ? (line, idEnd, key) => docs.addLine(line, idEnd, key) : undefined,
+        docs ? (line, idEnd, keyOf) => docs.addLine(line, idEnd, keyOf) : undefined,
       ).finally(() => raw.close())
       : await digestLiveProjections(
         kv,

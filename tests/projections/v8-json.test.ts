@@ -4,7 +4,7 @@
  * itself, and declines (leaving the output as it was) whatever is not plain data.
  */
 import fc from "fast-check";
-import { serialize } from "node:v8";
+import { deserialize, serialize } from "node:v8";
 import { v8ToJson } from "../../projections/v8-json.ts";
 import { ByteSink } from "../../src/kernel/json-bytes.ts";
 import { KvFile } from "../../events/kv-file.ts";
@@ -110,6 +110,32 @@ Deno.test("v8 to JSON: declines what is not plain data, and bytes that are not V
   old[1] = 12;
   assertEquals(transcoded(old), null);
   assertEquals(transcoded(new Uint8Array([0xff, 0x0f, 0x49, 0xff, 0xff, 0xff, 0xff, 0x7f])), null);
+});
+
+Deno.test("v8 to JSON: declines what V8 itself refuses to read (Deno KV could not read it either)", () => {
+  const a = [0x22, 1, 0x61]; // the one-byte string "a"
+  const refused = [
+    // A version past V8's own, and one spelled as a two-byte varint.
+    [0xff, 17, 0x6f, ...a, 0x49, 2, 0x7b, 1],
+    [0xff, 0x8d, 0x6f, ...a, 0x49, 2, 0x7b, 1],
+    // A repeated key (the second one undefined, which JSON.stringify would have left out).
+    [0xff, 0x0f, 0x6f, ...a, 0x49, 2, ...a, 0x5f, 0x7b, 2],
+    // A hole in a sparse array (holes belong to dense ones).
+    [0xff, 0x0f, 0x61, 2, 0x49, 0, 0x2d, 0x40, 1, 2],
+  ];
+  for (const bytes of refused) {
+    const b = new Uint8Array(bytes);
+    let v8Reads = true;
+    try {
+      deserialize(b);
+    } catch {
+      v8Reads = false;
+    }
+    assertEquals(v8Reads, false, `V8 refuses ${bytes}`);
+    assertEquals(transcoded(b), null, `declined ${bytes}`);
+  }
+  // The version Deno KV writes is read.
+  assertEquals(transcoded(new Uint8Array([0xff, 16, 0x6f, ...a, 0x49, 2, 0x7b, 1])), '{"a":1}');
   assertEquals(transcoded(new Uint8Array([0x7b, 0x7d])), null);
   // Cut short inside a string, and a trailing byte after the value.
   const whole = new Uint8Array(serialize({ s: "abcdef" }));
