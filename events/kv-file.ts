@@ -5,8 +5,8 @@
  * cost the audit's live pass most of its time; the audit turns the raw bytes into the text it
  * compares (kv-key-codec.ts, v8-json.ts) for a fraction of that.
  *
- * The file is denokv's SQLite layout (`kv` table: k, v, v_encoding, expiration_ms). `open`
- * checks it and answers null for anything else, and the caller lists through `Deno.Kv`. Each page
+ * The file is denokv's SQLite layout (`kv` table: k, v, v_encoding, version, seq). `open` checks
+ * it and answers null for anything else, and the caller lists through `Deno.Kv`. Each page
  * is one statement, so one consistent snapshot of a file a running service writes to (WAL mode:
  * readers do not block the writer); the caller deals with what moves between pages.
  */
