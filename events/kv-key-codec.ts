@@ -5,8 +5,8 @@
  *
  * Why our own code: Deno exposes the codec only inside `Deno.Kv`, and no npm package carries it
  * for JavaScript. Only what the reader needs: decoding every kind of part, and encoding keys of
- * strings and numbers for range bounds.
- * tests/projections/kv-key-codec.test.ts checks both against keys written by Deno KV itself.
+ * strings and numbers for range bounds. tests/events/kv-key-codec.test.ts checks both against keys
+ * written by Deno KV itself, and kv-order.ts orders numbers by the same double encoding.
  */
 
 const BYTES = 0x01;
@@ -37,11 +37,7 @@ export function decodeKvKey(b: Uint8Array): Deno.KvKey | null {
       else key.push(decoder.decode(raw));
     } else if (tag === DOUBLE) {
       if (i + 8 > b.length) return null;
-      const x = b.slice(i, i + 8);
-      // Encoded with the sign bit flipped, and every bit flipped for a negative number.
-      if (x[0] & 0x80) x[0] ^= 0x80;
-      else for (let j = 0; j < 8; j++) x[j] ^= 0xff;
-      key.push(new DataView(x.buffer).getFloat64(0));
+      key.push(decodeDouble(b, i));
       i += 8;
     } else if (tag >= NEG_LONG && tag <= POS_LONG) {
       const int = bigintPart(b, i, tag);
@@ -71,29 +67,32 @@ function bigintPart(b: Uint8Array, i: number, tag: number): [bigint, number] | n
   return [negative ? -v : v, i + n];
 }
 
-/** The bytes of an escaped part up to its terminating 0x00 (0x00 0xFF stands for a 0x00). */
-function escaped(b: Uint8Array, from: number): [Uint8Array, number] {
-  let end = from;
-  let plain = true;
-  for (;;) {
-    if (end >= b.length) return [b.subarray(from, end), end];
-    if (b[end] === 0x00) {
-      if (b[end + 1] === 0xff) {
-        plain = false;
-        end += 2;
-        continue;
-      }
-      break;
-    }
+/**
+ * Where the escaped part (a string's or byte string's bytes) starting at `from` ends: the index of
+ * its terminating 0x00 (a 0x00 followed by 0xFF stands for a 0x00 inside it); -1 when the key ends
+ * first.
+ */
+export function partEnd(b: Uint8Array, from: number): number {
+  for (let end = from; end < b.length; end++) {
+    if (b[end] !== 0x00) continue;
+    if (b[end + 1] !== 0xff) return end;
     end++;
   }
-  if (plain) return [b.subarray(from, end), end + 1];
+  return -1;
+}
+
+/** The bytes of an escaped part up to its terminating 0x00 (0x00 0xFF stands for a 0x00). */
+function escaped(b: Uint8Array, from: number): [Uint8Array, number] {
+  const found = partEnd(b, from);
+  const end = found < 0 ? b.length : found;
+  const after = found < 0 ? b.length : found + 1;
+  if (b.subarray(from, end).indexOf(0x00) < 0) return [b.subarray(from, end), after];
   const out: number[] = [];
   for (let j = from; j < end; j++) {
     out.push(b[j]);
     if (b[j] === 0x00) j++;
   }
-  return [new Uint8Array(out), end + 1];
+  return [new Uint8Array(out), after];
 }
 
 /**
@@ -134,10 +133,7 @@ export function writeKeyId(b: Uint8Array, out: ByteSink): boolean {
       out.length = o;
     } else if (tag === DOUBLE) {
       if (i + 8 > b.length) break;
-      const x = b.slice(i, i + 8);
-      if (x[0] & 0x80) x[0] ^= 0x80;
-      else for (let j = 0; j < 8; j++) x[j] ^= 0xff;
-      const d = new DataView(x.buffer).getFloat64(0);
+      const d = decodeDouble(b, i);
       out.ascii(Number.isFinite(d) ? String(d) : "null");
       i += 8;
     } else if (tag === FALSE) out.ascii("false");
@@ -151,19 +147,35 @@ export function writeKeyId(b: Uint8Array, out: ByteSink): boolean {
   return true;
 }
 
-/** The encoded prefix of a key made of strings (every key under it starts with these bytes). */
-export const encodeStringKey = (parts: readonly string[]): Uint8Array => encodeKvKey(parts);
+/**
+ * A double as a key part stores it (after its tag): big-endian, the sign bit flipped, and every
+ * bit flipped for a negative number, so that the bytes sort as the numbers do.
+ */
+export function encodeDouble(x: number): Uint8Array {
+  const bytes = new Uint8Array(8);
+  new DataView(bytes.buffer).setFloat64(0, x);
+  if (bytes[0] & 0x80) { for (let i = 0; i < 8; i++) bytes[i] ^= 0xff; }
+  else bytes[0] ^= 0x80;
+  return bytes;
+}
 
-/** A key of strings and numbers, encoded (the bounds of a range read). */
+/** The double `encodeDouble` wrote at `b[i..i+8)`. */
+function decodeDouble(b: Uint8Array, i: number): number {
+  const x = b.slice(i, i + 8);
+  if (x[0] & 0x80) x[0] ^= 0x80;
+  else for (let j = 0; j < 8; j++) x[j] ^= 0xff;
+  return new DataView(x.buffer).getFloat64(0);
+}
+
+/**
+ * A key of strings and numbers, encoded (the bounds of a range read; a key of strings alone is
+ * also the prefix every key under it starts with).
+ */
 export function encodeKvKey(parts: readonly (string | number)[]): Uint8Array {
   const out: number[] = [];
   for (const p of parts) {
     if (typeof p === "number") {
-      const x = new Uint8Array(8);
-      new DataView(x.buffer).setFloat64(0, p);
-      if (x[0] & 0x80) { for (let j = 0; j < 8; j++) x[j] ^= 0xff; }
-      else x[0] ^= 0x80;
-      out.push(DOUBLE, ...x);
+      out.push(DOUBLE, ...encodeDouble(p));
       continue;
     }
     out.push(STRING);

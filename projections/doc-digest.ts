@@ -21,7 +21,7 @@ import { ByteSink } from "../src/kernel/json-bytes.ts";
 
 const LANES = 8;
 /** Bytes of the secret prefix each document's line is hashed behind. */
-export const DIGEST_KEY_BYTES = 32;
+const DIGEST_KEY_BYTES = 32;
 
 // One hasher per thread, reset per document (instantiating the WebAssembly module is async).
 const blake3 = await createBLAKE3(256);

@@ -1,4 +1,6 @@
 /** Deno KV's order of keys, for walking two listings side by side (compare-stores.ts, the audit's state). */
+import { encodeDouble } from "../events/kv-key-codec.ts";
+
 /**
  * Deno KV's key order: parts compared in turn, a key before any longer key it is a prefix of;
  * by type Uint8Array < string < bigint < number < false < true; strings by UTF-8 bytes (code
@@ -37,7 +39,7 @@ function compareKeyPart(a: Deno.KvKeyPart, b: Deno.KvKeyPart): number {
   if (ra !== rb) return ra - rb;
   if (ra === 0) return compareBytes(a as Uint8Array, b as Uint8Array);
   if (ra === 2) return (a as bigint) < (b as bigint) ? -1 : (a as bigint) > (b as bigint) ? 1 : 0;
-  if (ra === 3) return compareBytes(orderedDouble(a as number), orderedDouble(b as number));
+  if (ra === 3) return compareBytes(encodeDouble(a as number), encodeDouble(b as number));
   return 0;
 }
 
@@ -63,13 +65,4 @@ function compareBytes(a: Uint8Array, b: Uint8Array): number {
   const n = Math.min(a.length, b.length);
   for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i] - b[i];
   return a.length - b.length;
-}
-
-/** The big-endian bytes of a double with the sign bit flipped (all bits if negative). */
-function orderedDouble(x: number): Uint8Array {
-  const bytes = new Uint8Array(8);
-  new DataView(bytes.buffer).setFloat64(0, x);
-  if (bytes[0] & 0x80) { for (let i = 0; i < 8; i++) bytes[i] ^= 0xff; }
-  else bytes[0] ^= 0x80;
-  return bytes;
 }

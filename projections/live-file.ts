@@ -11,7 +11,7 @@ import { HEAD, type LogHead, PROJECTIONS } from "../events/keys.ts";
 import { docText, type ProjectionDigest } from "./doc-digest.ts";
 import { keyId } from "./key-hash.ts";
 import { BYTES, type KvFile, LE64, type RawEntry, V8 } from "../events/kv-file.ts";
-import { decodeKvKey, encodeStringKey, writeKeyId } from "../events/kv-key-codec.ts";
+import { decodeKvKey, encodeKvKey, partEnd, writeKeyId } from "../events/kv-key-codec.ts";
 import type { LiveCut } from "./live-cut.ts";
 import type { ByteSink } from "../src/kernel/json-bytes.ts";
 import { v8ToJson } from "./v8-json.ts";
@@ -40,8 +40,8 @@ export async function digestLiveFile(
   const hasher = digest.hasher;
   const names_ = new ProjectionNames(names);
   let strays = 0;
-  const headKey = encodeStringKey(HEAD);
-  for (const page of file.pages(encodeStringKey(PROJECTIONS), PAGE)) {
+  const headKey = encodeKvKey(HEAD);
+  for (const page of file.pages(encodeKvKey(PROJECTIONS), PAGE)) {
     // Documents changed since the cut were changed by events already in the log when they were
     // read: poll after reading, before adding, and leave those out (the cut settles them). The
     // head read from the file after the page says whether there is anything to poll: a poll
@@ -96,7 +96,7 @@ class ProjectionNames {
   /** The last name part seen (tag to terminator) and whether it is checked. */
   #last = new Uint8Array(0);
   #lastChecked = false;
-  readonly #skip = encodeStringKey(PROJECTIONS).length;
+  readonly #skip = encodeKvKey(PROJECTIONS).length;
 
   constructor(names: string[]) {
     this.#names = new Set(names);
@@ -119,12 +119,8 @@ class ProjectionNames {
     }
     const part = decodeKvKey(key)?.[PROJECTIONS.length];
     this.#lastChecked = typeof part === "string" && this.#names.has(part);
-    // The name's encoded part: its tag, its bytes, and the terminating 0x00 (names hold none).
-    let end = from + 1;
-    while (end < key.length && (key[end] !== 0x00 || key[end + 1] === 0xff)) {
-      end += key[end] === 0x00 ? 2 : 1;
-    }
-    if (end >= key.length) end = -1;
+    // The name's encoded part: its tag, its bytes, and the terminating 0x00.
+    const end = partEnd(key, from + 1);
     this.#last = key[from] === 0x02 && end > 0 ? key.slice(from, end + 1) : new Uint8Array(0);
     return this.#lastChecked;
   }

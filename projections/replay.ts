@@ -71,7 +71,6 @@ export async function replayIntoAndCompare(
     onEvent?: (e: StoredEvent) => void | Promise<void>;
     /** Counts the KV entries the log reads take. */
     stats?: ReadStats;
-
     /** Each live document that went into the digest, as JSON text (the audit's state keeps it). */
     onLiveDoc?: (key: Deno.KvKey, text: string, id: string) => void | Promise<void>;
     /** Each document that moved after the head, with its rebuilt value at the head. */

@@ -198,23 +198,27 @@ export class DocChunkWriter {
   async addLine(line: Uint8Array, idEnd: number, keyOf: () => Deno.KvKey): Promise<void> {
     const id = line.subarray(0, idEnd);
     this.#bloom.addBytes(id, () => dec.decode(id));
-    if (this.#first && this.#chunk.length + line.length > CHUNK_BYTES) {
-      const sealed = this.#chunk.buf.slice(0, this.#chunk.length);
-      const first = this.#first;
-      this.#chunk.reset();
-      this.#first = keyOf();
-      this.#chunk.append(line);
-      this.documents++;
-      await this.#seal(first, sealed);
-      return;
-    }
+    // The full chunk is taken before this line goes in; it is sealed after (the line is copied).
+    const full = this.#first && this.#chunk.length + line.length > CHUNK_BYTES
+      ? this.#take()
+      : null;
     this.#first ??= keyOf();
     if (this.#chunk.length) this.#chunk.byte(0x0a);
     this.#chunk.append(line);
     this.documents++;
+    if (full) await this.#seal(full);
   }
 
-  async #seal(first: Deno.KvKey, bytes: Uint8Array): Promise<void> {
+  /** The chunk filled so far (its first key and bytes), leaving an empty one; null when empty. */
+  #take(): { first: Deno.KvKey; bytes: Uint8Array } | null {
+    if (!this.#first) return null;
+    const taken = { first: this.#first, bytes: this.#chunk.buf.slice(0, this.#chunk.length) };
+    this.#first = null;
+    this.#chunk.reset();
+    return taken;
+  }
+
+  async #seal({ first, bytes }: { first: Deno.KvKey; bytes: Uint8Array }): Promise<void> {
     this.#pending.push(...await chunkWrite(first, bytes, this.file));
     // Index entries alone (the bytes went to the file) are small: more of them to a commit.
     if (this.#pending.length >= (this.file ? 400 : 40)) await this.#commit();
@@ -234,12 +238,8 @@ export class DocChunkWriter {
   }
 
   async finish(): Promise<void> {
-    if (this.#first) {
-      const first = this.#first;
-      this.#first = null;
-      await this.#seal(first, this.#chunk.buf.slice(0, this.#chunk.length));
-      this.#chunk.reset();
-    }
+    const last = this.#take();
+    if (last) await this.#seal(last);
     this.#pending.push(...bloomWrites(this.#bloom));
     await this.#commit();
     await this.#writing;

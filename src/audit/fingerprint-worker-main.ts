@@ -6,7 +6,7 @@
 import { SegmentFingerprint } from "../../events/log.ts";
 import { LOG_SEGMENTS } from "../../events/keys.ts";
 import { KvFile } from "../../events/kv-file.ts";
-import { decodeKvKey, encodeStringKey } from "../../events/kv-key-codec.ts";
+import { decodeKvKey, encodeKvKey } from "../../events/kv-key-codec.ts";
 import type { FingerprintRequest } from "./fingerprint-worker.ts";
 import { announceReady } from "./worker.ts";
 
@@ -20,7 +20,7 @@ function fromFile(path: string, through: number, stats: { reads: number }) {
   try {
     const f = new SegmentFingerprint();
     if (through <= 0) return f;
-    for (const page of file.versionstamps(encodeStringKey(LOG_SEGMENTS))) {
+    for (const page of file.versionstamps(encodeKvKey(LOG_SEGMENTS))) {
       for (const [key, versionstamp] of page) {
         const last = decodeKvKey(key)?.[LOG_SEGMENTS.length];
         if (typeof last !== "number") throw new Error("a log segment key that is not a position");

@@ -4,11 +4,12 @@
  * their key ids come out byte for byte as `keyId` writes them.
  */
 import fc from "fast-check";
-import { decodeKvKey, encodeStringKey, writeKeyId } from "../../events/kv-key-codec.ts";
+import { decodeKvKey, encodeKvKey, writeKeyId } from "../../events/kv-key-codec.ts";
 import { KvFile } from "../../events/kv-file.ts";
 import { ByteSink } from "../../src/kernel/json-bytes.ts";
 import { keyId } from "../../projections/key-hash.ts";
 import { assert, assertEquals } from "../support/assert.ts";
+import { withTempDir } from "../support/temp-dir.ts";
 
 const part: fc.Arbitrary<Deno.KvKeyPart> = fc.oneof(
   fc.string(),
@@ -27,8 +28,7 @@ const samePart = (a: Deno.KvKeyPart, b: Deno.KvKeyPart) =>
     : Object.is(a, b);
 
 Deno.test("KV keys: what Deno KV wrote decodes to the same parts, in list order, with the same ids", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "tcb-kv-keys-" });
-  try {
+  await withTempDir("tcb-kv-keys-", async (dir) => {
     const keys = fc.sample(fc.array(part, { minLength: 1, maxLength: 4 }), {
       numRuns: 400,
       seed: 7,
@@ -39,7 +39,7 @@ Deno.test("KV keys: what Deno KV wrote decodes to the same parts, in list order,
     kv.close();
     const file = KvFile.open(`${dir}/kv.sqlite3`);
     assert(file, "a KV file opens");
-    const raw = [...file.pages(encodeStringKey(["k"]), 50)].flat();
+    const raw = [...file.pages(encodeKvKey(["k"]), 50)].flat();
     file.close();
     assertEquals(raw.length, listed.length);
     const sink = new ByteSink();
@@ -55,29 +55,24 @@ Deno.test("KV keys: what Deno KV wrote decodes to the same parts, in list order,
       if (plain) assertEquals(dec.decode(sink.bytes()), keyId(listed[i]));
       else assertEquals(sink.length, 0, "a declined key writes nothing");
     });
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });
 
 Deno.test("KV keys: a string prefix encodes as the keys under it start", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "tcb-kv-keys-" });
-  try {
+  await withTempDir("tcb-kv-keys-", async (dir) => {
     const kv = await Deno.openKv(`${dir}/kv.sqlite3`);
     await kv.set(["p", "a\u0000b", "c"], 1);
     await kv.set(["p", "build", 7], 1);
     await kv.set(["q"], 1);
     kv.close();
     const file = KvFile.open(`${dir}/kv.sqlite3`)!;
-    const prefix = encodeStringKey(["p", "a\u0000b"]);
+    const prefix = encodeKvKey(["p", "a\u0000b"]);
     const rows = [...file.pages(prefix)].flat();
     assertEquals(rows.map((r) => decodeKvKey(r.key)), [["p", "a\u0000b", "c"]]);
     assertEquals([...rows[0].key.subarray(0, prefix.length)], [...prefix]);
-    assertEquals([...file.pages(encodeStringKey(["p"]))].flat().length, 2);
+    assertEquals([...file.pages(encodeKvKey(["p"]))].flat().length, 2);
     file.close();
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });
 
 Deno.test("KV keys: bytes that are not a key do not decode", () => {
@@ -87,19 +82,15 @@ Deno.test("KV keys: bytes that are not a key do not decode", () => {
 });
 
 Deno.test("KV file: anything but a KV file does not open", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "tcb-kv-keys-" });
-  try {
+  await withTempDir("tcb-kv-keys-", async (dir) => {
     await Deno.writeTextFile(`${dir}/not.sqlite3`, "hello");
     assertEquals(KvFile.open(`${dir}/not.sqlite3`), null);
     assertEquals(KvFile.open(`${dir}/missing.sqlite3`), null);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });
 
 Deno.test("KV file: versionstamps read without values are the ones Deno.Kv hands out", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "tcb-kv-keys-" });
-  try {
+  await withTempDir("tcb-kv-keys-", async (dir) => {
     const kv = await Deno.openKv(`${dir}/kv.sqlite3`);
     for (let i = 0; i < 20; i++) await kv.set(["s", i], new Uint8Array(60_000 - i));
     const atomic = kv.atomic();
@@ -109,13 +100,11 @@ Deno.test("KV file: versionstamps read without values are the ones Deno.Kv hands
     const listed = await Array.fromAsync(kv.list({ prefix: ["s"] }));
     kv.close();
     const file = KvFile.open(`${dir}/kv.sqlite3`)!;
-    const read = [...file.versionstamps(encodeStringKey(["s"]), 7)].flat();
+    const read = [...file.versionstamps(encodeKvKey(["s"]), 7)].flat();
     file.close();
     assertEquals(
       read.map(([k, vs]) => [decodeKvKey(k), vs]),
       listed.map((e) => [e.key, e.versionstamp]),
     );
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });

@@ -9,6 +9,7 @@ import { v8ToJson } from "../../projections/v8-json.ts";
 import { ByteSink } from "../../src/kernel/json-bytes.ts";
 import { KvFile } from "../../events/kv-file.ts";
 import { assert, assertEquals } from "../support/assert.ts";
+import { withTempDir } from "../support/temp-dir.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -144,8 +145,7 @@ Deno.test("v8 to JSON: declines what V8 itself refuses to read (Deno KV could no
 });
 
 Deno.test("v8 to JSON: values as Deno KV stores them in its file", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "tcb-v8-json-" });
-  try {
+  await withTempDir("tcb-v8-json-", async (dir) => {
     const values = fc.sample(value, { numRuns: 300, seed: 17 });
     const kv = await Deno.openKv(`${dir}/kv.sqlite3`);
     for (let i = 0; i < values.length; i++) await kv.set(["v", i], values[i]);
@@ -162,7 +162,5 @@ Deno.test("v8 to JSON: values as Deno KV stores them in its file", async () => {
     }
     file.close();
     assertEquals(n, values.length);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });
