@@ -216,7 +216,7 @@ export class ChainNode {
   #publishPrice(): void {
     const data = encodePythPriceAccount({
       priceUsd: this.#solUsd,
-      publishTime: Math.floor(Date.now() / 1000),
+      publishTime: Math.floor(this.#now() / 1000),
       slot: this.blocks.slot,
       publisher: this.faucet.publicKey.toBytes(),
     });
@@ -237,7 +237,7 @@ export class ChainNode {
         this.#feedLamports,
         encodePriceUpdateV2({
           priceUsd: this.#solUsd,
-          publishTime: Math.floor(Date.now() / 1000),
+          publishTime: Math.floor(this.#now() / 1000),
           postedSlot: this.blocks.slot,
           writeAuthority: this.faucet.publicKey.toBytes(),
         }),
