@@ -4,6 +4,7 @@ import type { Projection } from "../events/projection.ts";
 import { commitInBatches } from "./commit-batches.ts";
 import { KeyBloomFilter, keyId } from "./key-hash.ts";
 import { ProjectionsByType } from "./touches.ts";
+import { getAll } from "./get-all.ts";
 
 /**
  * A fold whose documents live in a KV, behind a bounded write-back cache: memory stays flat
@@ -54,16 +55,16 @@ export class ProjectionFolder {
     }
   }
 
-  /** Reads the documents of `keys` into the cache, ten to a read (an `existing` target). */
-  async preload(keys: Deno.KvKey[]): Promise<void> {
-    const todo = keys.filter((k) => !this.#cache.has(keyId(k)));
-    for (let i = 0; i < todo.length; i += 10) {
-      const batch = todo.slice(i, i + 10);
-      const entries = await this.target.getMany(batch);
-      entries.forEach((e, j) => {
-        if (e.value !== null) this.#cache.set(keyId(batch[j]), { key: batch[j], doc: e.value });
-      });
-    }
+  /**
+   * Reads the documents of `keys` into the cache (an `existing` target), ten to a read and a few
+   * reads at a time, and returns them as they were before any event is applied (null: none).
+   * Call it before `apply`.
+   */
+  async preload(keys: Deno.KvKey[]): Promise<unknown[]> {
+    const values = await getAll(this.target, keys);
+    // Absent ones too: a new document then costs no read when its first event comes.
+    keys.forEach((key, i) => this.#cache.set(keyId(key), { key, doc: values[i] }));
+    return values;
   }
 
   async #load(id: string, key: Deno.KvKey): Promise<unknown> {

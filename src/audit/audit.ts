@@ -20,7 +20,8 @@ import type { ProjectionMismatch } from "../../projections/compare-stores.ts";
 import { replayIntoAndCompare } from "../../projections/replay.ts";
 import type { Projection } from "../../events/projection.ts";
 import { type ReadStats, SegmentFingerprint } from "../../events/log.ts";
-import { type Checkpoint, getAll, makeCheckpoint, replayFrom } from "./checkpoint.ts";
+import { type Checkpoint, makeCheckpoint, replayFrom } from "./checkpoint.ts";
+import { getAll } from "../../projections/get-all.ts";
 import { ChunkFile, DocChunks, DocChunkWriter } from "./doc-chunks.ts";
 import {
   AUDIT_BUILD,
