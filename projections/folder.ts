@@ -57,14 +57,16 @@ export class ProjectionFolder {
 
   /**
    * Reads the documents of `keys` into the cache (an `existing` target), ten to a read and a few
-   * reads at a time, and returns them as they were before any event is applied (null: none).
-   * Call it before `apply`.
+   * reads at a time, and returns their values (null: none); a document already in the cache is
+   * not read, and its cached value is returned.
    */
   async preload(keys: Deno.KvKey[]): Promise<unknown[]> {
-    const values = await getAll(this.target, keys);
+    const ids = keys.map(keyId);
+    const todo = keys.filter((_, i) => !this.#cache.has(ids[i]));
+    const read = await getAll(this.target, todo);
     // Absent ones too: a new document then costs no read when its first event comes.
-    keys.forEach((key, i) => this.#cache.set(keyId(key), { key, doc: values[i] }));
-    return values;
+    todo.forEach((key, i) => this.#cache.set(keyId(key), { key, doc: read[i] }));
+    return ids.map((id) => this.#cache.get(id)!.doc);
   }
 
   async #load(id: string, key: Deno.KvKey): Promise<unknown> {

@@ -25,6 +25,7 @@ import { KeyBloomFilter, keyId } from "../../projections/key-hash.ts";
 import { commitInBatches } from "../../projections/commit-batches.ts";
 import { compareKvKeys } from "../../projections/kv-order.ts";
 import { ByteSink } from "../kernel/json-bytes.ts";
+import { getAll } from "../../projections/get-all.ts";
 
 const CHUNKS = ["c"] as const;
 /** One small entry per chunk, so the chunk holding a key is found in memory, not by a read. */
@@ -340,14 +341,11 @@ export class DocChunks {
       const cid = keyId(first);
       if (!this.#cache.has(cid)) chunks.set(cid, first);
     }
-    for (let i = 0; i < overlay.length; i += 10) {
-      const batch = overlay.slice(i, i + 10);
-      const entries = await this.state.getMany<Uint8Array[]>(batch.map(overlayKey));
-      entries.forEach((e, j) => {
-        const text = e.value ? dec.decode(e.value) : null;
-        this.#overlay.set(keyId(batch[j]), { key: batch[j], text, dirty: false });
-      });
-    }
+    const overlaid = await getAll<Uint8Array>(this.state, overlay.map(overlayKey));
+    overlay.forEach((key, i) => {
+      const text = overlaid[i] ? dec.decode(overlaid[i]!) : null;
+      this.#overlay.set(keyId(key), { key, text, dirty: false });
+    });
     const firsts = [...chunks.values()];
     const inKv = firsts.filter((f) => !Array.isArray(this.#at.get(keyId(f))));
     for (const first of firsts) {
@@ -356,16 +354,12 @@ export class DocChunks {
       if (!this.file) throw new MissingDocsError();
       this.#cache.set(keyId(first), parseChunk(first, await this.file.read(at)));
     }
-    for (let i = 0; i < inKv.length; i += 10) {
-      const batch = inKv.slice(i, i + 10);
-      const entries = await this.state.getMany<Uint8Array[]>(batch.map(chunkKey));
-      entries.forEach((e, j) => {
-        const c = e.value
-          ? parseChunk(batch[j], e.value)
-          : { first: batch[j], docs: new Map(), dirty: false };
-        this.#cache.set(keyId(batch[j]), c);
-      });
-    }
+    const stored = await getAll<Uint8Array>(this.state, inKv.map(chunkKey));
+    inKv.forEach((first, i) => {
+      const bytes = stored[i];
+      const c = bytes ? parseChunk(first, bytes) : { first, docs: new Map(), dirty: false };
+      this.#cache.set(keyId(first), c);
+    });
   }
 
   /** The chunk already read that holds `id`, if any. */

@@ -72,3 +72,24 @@ Deno.test("given more documents than one read takes, when the folder preloads th
     state.close();
   }
 });
+
+Deno.test("given a document the folder already folded, when it is preloaded again, then the folded value stays and is returned", async () => {
+  const state = await Deno.openKv(":memory:");
+  try {
+    const a = projectionKey("counter", ["a"]);
+    await state.set(a, { n: 5 });
+    const { kv, gets } = counting(state);
+    const folder = new ProjectionFolder(kv, [counter], { existing: true });
+    await folder.apply(event("a", 1));
+    const readsBefore = gets();
+
+    assertEquals(await folder.preload([a]), [{ n: 6 }]);
+    await folder.apply(event("a", 2));
+    await folder.flush();
+
+    assertEquals(gets(), readsBefore, "nothing read again");
+    assertEquals((await state.get(a)).value, { n: 7 });
+  } finally {
+    state.close();
+  }
+});
