@@ -3,14 +3,24 @@
  * log records the last position that touches each document (`LastTouch`); the fold then hands a
  * document to the digest as soon as its last event is applied. Memory follows the documents
  * still open at one point of the log (a few thousand in the benchmark's million-event log) plus
- * 8 to 16 bytes a document for `LastTouch`, not the documents themselves.
+ * 8 to 16 bytes for each document `LastTouch` keeps (those touched more than once) and a few bits
+ * for each of the others, not the documents themselves.
  */
 import { projectionKey } from "../events/keys.ts";
 import type { StoredEvent } from "../events/types.ts";
 import { type Held, ProjectionDigest } from "./doc-digest.ts";
-import { KeyFingerprintMap, keyId, partsFingerprint, partsId } from "./key-hash.ts";
+import {
+  FingerprintFilter,
+  KeyFingerprintMap,
+  keyId,
+  partsFingerprint,
+  partsId,
+} from "./key-hash.ts";
 import type { Projection } from "../events/projection.ts";
 import { ProjectionsByType } from "./touches.ts";
+
+/** First touches the filter is sized for, per event: the benchmark's mix has about two. */
+const FIRST_TOUCHES_PER_EVENT = 2;
 
 /** One projection's last touches, as sent to another thread (the arrays are transferred). */
 export interface LastTouchPart {
@@ -24,13 +34,25 @@ export interface LastTouchPart {
  * The last log position that touches each document of `projections`, one map per projection so
  * that the fold can be split between threads by projection (`take`), and the touches each
  * projection had (how much folding it will take).
+ *
+ * A document's first touch only marks it seen (`FingerprintFilter`); the maps take its later
+ * touches. Most documents are touched once (each build's entries in the index projections: five
+ * of the eight largest at a million events), and the maps were the largest part of the chain
+ * pass's memory; a document the maps do not hold has no touch after the one being folded.
  */
 export class LastTouch {
   readonly #maps = new Map<string, KeyFingerprintMap>();
   readonly touches = new Map<string, number>();
   readonly #byType: ProjectionsByType;
+  readonly #seen: FingerprintFilter;
 
-  constructor(readonly projections: Projection[], parts: LastTouchPart[] = []) {
+  /** `events`: about how many the log holds, to size the filter of first touches by. */
+  constructor(
+    readonly projections: Projection[],
+    parts: LastTouchPart[] = [],
+    events = 0,
+  ) {
+    this.#seen = new FingerprintFilter(events * FIRST_TOUCHES_PER_EVENT);
     this.#byType = new ProjectionsByType(projections);
     const given = new Map(parts.map((part) => [part.name, part]));
     for (const p of projections) {
@@ -50,7 +72,9 @@ export class LastTouch {
       const map = this.#maps.get(p.name)!;
       let n = 0;
       for (const sub of p.keysOf(e)) {
-        map.setMaxFingerprint(partsFingerprint(p.name, sub), e.position);
+        const f = partsFingerprint(p.name, sub);
+        // Mistaken for seen now and then: that touch is kept too, as a later one would be.
+        if (this.#seen.add(f)) map.setMaxFingerprint(f, e.position);
         n++;
       }
       if (n) this.touches.set(p.name, this.touches.get(p.name)! + n);
@@ -58,11 +82,21 @@ export class LastTouch {
   }
 
   /**
-   * Never earlier than the true last touch: keys that share a fingerprint share the later
-   * position, which only keeps a document open longer.
+   * The last touch of a document touched at `now`: never earlier than the true one (keys that
+   * share a fingerprint share the later position, which only keeps a document open longer), and
+   * `now` when no touch came after the document's first. Infinity for a projection not recorded.
    */
-  of(name: string, sub: Deno.KvKey): number {
-    return this.#maps.get(name)?.getFingerprint(partsFingerprint(name, sub)) ?? Infinity;
+  of(name: string, sub: Deno.KvKey, now: number): number {
+    const map = this.#maps.get(name);
+    if (!map) return Infinity;
+    return map.getFingerprint(partsFingerprint(name, sub)) ?? now;
+  }
+
+  /** Documents the maps hold (touched more than once, or first touches mistaken for later ones). */
+  get kept(): number {
+    let n = 0;
+    for (const map of this.#maps.values()) n += map.size;
+    return n;
   }
 
   /** The maps of `names`, taken out of this one to be sent elsewhere (their arrays transfer). */
@@ -136,7 +170,7 @@ export class DigestFolder {
         const doc = p.evolve((open?.doc ?? null) as never, e, sub);
         if (open) open.doc = doc;
         else this.#open.set(id, { name: p.name, sub, doc });
-        if (this.#lastTouch!.of(p.name, sub) <= e.position) (done ??= []).push(id);
+        if (this.#lastTouch!.of(p.name, sub, e.position) <= e.position) (done ??= []).push(id);
       }
     }
     // After the whole event, in case it touches one document twice.

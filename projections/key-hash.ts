@@ -1,8 +1,8 @@
 /**
  * Projection key ids (a KV key as one string) and their hashing for the replay's bookkeeping: a
- * Bloom filter for "maybe spilled" and a map by 32-bit fingerprint for "last touched". Both live
- * in typed arrays, so a million keys cost megabytes, not the hundreds a `Map<string, …>` of them
- * would.
+ * Bloom filter of ids for "in the audit's state", one of fingerprints for "touched before", and a
+ * map by 32-bit fingerprint for "last touched". All live in typed arrays, so a million keys cost
+ * megabytes, not the hundreds a `Map<string, …>` of them would.
  */
 
 /** A `JSON.stringify` replacer for values that may hold bigints (which JSON cannot). */
@@ -135,6 +135,34 @@ export class KeyBloomFilter {
     const f = new KeyBloomFilter();
     f.bytes.set(bytes.subarray(0, f.bytes.length));
     return f;
+  }
+}
+
+/**
+ * An approximate set of 32-bit fingerprints (a Bloom filter, two probes, about 8 bits for each
+ * fingerprint it is sized for): `add` tells whether the fingerprint was (probably) there already.
+ * It never answers "new" for one it was given; past its size it answers "there" more often.
+ */
+export class FingerprintFilter {
+  readonly #bits: Uint32Array;
+  readonly #mask: number;
+
+  constructor(expected: number) {
+    const bits = 1 << Math.min(30, Math.max(16, Math.ceil(Math.log2(Math.max(1, expected) * 8))));
+    this.#bits = new Uint32Array(bits >>> 5);
+    this.#mask = bits - 1;
+  }
+
+  /** Adds `f`; true when it was (probably) there already. */
+  add(f: number): boolean {
+    const a = f & this.#mask;
+    // The second probe from a remix of the fingerprint's bits, so the two differ for most.
+    const b = (Math.imul(f ^ (f >>> 16), 0x45d9f3b) ^ (f >>> 13)) & this.#mask;
+    const wa = a >>> 5, ba = 1 << (a & 31), wb = b >>> 5, bb = 1 << (b & 31);
+    const there = (this.#bits[wa] & ba) !== 0 && (this.#bits[wb] & bb) !== 0;
+    this.#bits[wa] |= ba;
+    this.#bits[wb] |= bb;
+    return there;
   }
 }
 

@@ -104,9 +104,9 @@ export async function replayIntoAndCompare(
   const folder = scratchFolds.length > 0
     ? new ProjectionFolder(scratch, scratchFolds, cache)
     : null;
-  let lastTouch = opts.exact ? null : new LastTouch(digested);
   // Stop at the head read up front: a service still writing cannot move the goalposts mid-walk.
   const to = head?.position ?? 0;
+  let lastTouch = opts.exact ? null : new LastTouch(digested, [], to);
   const events = () => readLog(source, { head, to, batchSize: opts.batchSize, stats: opts.stats });
 
   const passesMs: StreamingReplayReport["passesMs"] = {};

@@ -1,0 +1,112 @@
+/**
+ * The fold's last touches (digest-fold.ts `LastTouch`): a document's first touch only marks it
+ * seen, so the maps hold just the documents touched again, and the fold still hands every
+ * document to the digest whole, at or after its last touch.
+ */
+import fc from "fast-check";
+import { assert, assertEquals } from "../support/assert.ts";
+import { DigestFolder, LastTouch } from "../../projections/digest-fold.ts";
+import { ProjectionDigest } from "../../projections/doc-digest.ts";
+import { FingerprintFilter } from "../../projections/key-hash.ts";
+import { projectionKey } from "../../events/keys.ts";
+import type { Projection } from "../../events/projection.ts";
+import type { StoredEvent } from "../../events/types.ts";
+
+/** A fold that counts each document's touches and lists the positions that touched it. */
+const counter: Projection<{ touches: number[] }> = {
+  name: "counter",
+  keysOf: (e) => (e as unknown as { data: { keys: string[] } }).data.keys.map((k) => [k]),
+  evolve: (doc, e) => ({ touches: [...(doc?.touches ?? []), e.position] }),
+};
+
+const events = (touches: string[][]): StoredEvent[] =>
+  touches.map((keys, i) =>
+    ({
+      type: "Touched",
+      data: { keys },
+      at: 0,
+      stream: "s",
+      streamPosition: i + 1,
+      position: i + 1,
+      prevHash: "",
+      hash: "",
+    }) as unknown as StoredEvent
+  );
+
+/** The digest of the fold done in memory, every document kept to the end. */
+function wholeDigest(log: StoredEvent[], salt: string): ProjectionDigest {
+  const docs = new Map<string, unknown>();
+  for (const e of log) {
+    for (const [k] of counter.keysOf(e) as [string][]) {
+      docs.set(k, counter.evolve((docs.get(k) ?? null) as never, e, [k]));
+    }
+  }
+  const digest = new ProjectionDigest(salt);
+  for (const [k, doc] of docs) digest.add(projectionKey(counter.name, [k]), doc);
+  return digest;
+}
+
+const touchLists = fc.array(
+  fc.array(fc.constantFrom(...Array.from({ length: 40 }, (_, i) => `k${i}`)), { maxLength: 3 }),
+  { maxLength: 200 },
+);
+
+Deno.test("given any touches, when folded by last touch, then the digest is the whole fold's", () => {
+  fc.assert(
+    fc.property(touchLists, fc.integer({ min: 0, max: 400 }), (touches, sizedFor) => {
+      const log = events(touches);
+      // Sized for fewer events than there are, the filter mistakes first touches for later ones.
+      const lastTouch = new LastTouch([counter], [], sizedFor);
+      for (const e of log) lastTouch.record(e);
+      const folder = new DigestFolder([counter], lastTouch, "salt", { maxOpen: 1_000 });
+      for (const e of log) assert(folder.apply(e));
+      const digest = folder.finish();
+      const whole = wholeDigest(log, "salt");
+      assertEquals(digest.count, whole.count);
+      assert(digest.equals(whole));
+    }),
+  );
+});
+
+Deno.test("given documents touched once, when their last touches are recorded, then the maps skip them and the fold closes them at once", () => {
+  // 1,000 documents touched once, 10 touched twice (the second time at the end).
+  const touches = [
+    ...Array.from({ length: 1_000 }, (_, i) => [`once${i}`]),
+    ...Array.from({ length: 10 }, (_, i) => [`twice${i}`]),
+    ...Array.from({ length: 10 }, (_, i) => [`twice${i}`]),
+  ];
+  const log = events(touches);
+  const lastTouch = new LastTouch([counter], [], log.length);
+  for (const e of log) lastTouch.record(e);
+  // The ten touched twice, and a few first touches the filter mistook for later ones.
+  assert(lastTouch.kept >= 10 && lastTouch.kept < 100, `${lastTouch.kept} kept`);
+  assertEquals(lastTouch.of("counter", ["once5"], 6), 6);
+  assertEquals(lastTouch.of("counter", ["twice3"], 1_004), 1_014);
+  // Only the ten touched twice are open at once: one more and the fold would give up.
+  const folder = new DigestFolder([counter], lastTouch, "salt", { maxOpen: 10 });
+  for (const e of log) assert(folder.apply(e), `open past 10 at ${e.position}`);
+  assert(folder.finish().equals(wholeDigest(log, "salt")));
+});
+
+Deno.test("FingerprintFilter never answers new for a fingerprint it was given", () => {
+  fc.assert(
+    fc.property(
+      fc.array(fc.integer({ min: 0, max: 2 ** 32 - 1 }), { maxLength: 500 }),
+      fc.integer({ min: 0, max: 1_000 }),
+      (fingerprints, sizedFor) => {
+        const filter = new FingerprintFilter(sizedFor);
+        const given = new Set<number>();
+        for (const f of fingerprints) {
+          const there = filter.add(f);
+          if (given.has(f)) assert(there, `${f} forgotten`);
+          given.add(f);
+        }
+      },
+    ),
+  );
+  // At the size it was made for, few new fingerprints pass for seen (two probes, 8 bits each).
+  const filter = new FingerprintFilter(100_000);
+  let mistaken = 0;
+  for (let i = 0; i < 100_000; i++) if (filter.add(Math.imul(i, 0x9e3779b1) >>> 0)) mistaken++;
+  assert(mistaken < 8_000, `${mistaken} of 100,000 mistaken for seen`);
+});
