@@ -36,6 +36,7 @@ import {
 import { ProjectionFolder } from "../../projections/folder.ts";
 import type { ProjectionMismatch } from "../../projections/compare-stores.ts";
 import { ChunkFile, DocChunks } from "./doc-chunks.ts";
+import type { KvFile } from "../../events/kv-file.ts";
 
 export const CHECKPOINT_VERSION = 1;
 
@@ -135,6 +136,8 @@ export async function replayFrom(
     fingerprint?: (through: number) => Promise<SegmentFingerprint>;
     /** An audit fold whose touched documents are reported before and after (`tracked`). */
     track?: string;
+    /** The source's file, when it is one: the touched documents are settled from it (live-cut.ts). */
+    sourceFile?: KvFile | null;
   } = {},
 ): Promise<IncrementalReport> {
   const head = (await source.get<LogHead>(HEAD)).value;
@@ -244,7 +247,7 @@ export async function replayFrom(
       }
     }
   }
-  const cut = new LiveCut(source, projections, head);
+  const cut = new LiveCut(source, projections, head, opts.sourceFile ?? null);
   const mismatches: ProjectionMismatch[] = [];
   const docs = [...rebuilt].map(([id, { key, doc }]) => ({ id, key, rebuilt: doc }));
   // Compared with the live documents (the source) while they are written to the state.

@@ -103,3 +103,68 @@ Deno.test("live file: documents moved after the head are left out, as the listin
     assert(read.digest.equals(listed.digest), "same digest");
   });
 });
+
+Deno.test("live file: settling from the file reads one snapshot and answers as settling through the KV does", async () => {
+  await withKvFile(async (kv, path, store) => {
+    const head = await store.head();
+    // Rebuilt at the head: every build document and index entry as the store wrote them.
+    const docs = await Array.fromAsync(kv.list({ prefix: ["p"] }), (e) => ({
+      key: e.key,
+      rebuilt: e.value,
+    }));
+    // After the head: build 3 moves (settled by its event), build 5 is edited behind the
+    // store's back (a mismatch), and build 6's document is deleted behind its back.
+    await store.append([{ stream: "build-3", expectedVersion: "any", events: [confirmed(3)] }]);
+    const five = ["p", "build", 5];
+    await kv.set(five, { ...(await kv.get<Record<string, unknown>>(five)).value, name: "Edited" });
+    await kv.delete(["p", "build", 6]);
+    const viaKv = await new LiveCut(kv, allProjections, head).settleMany(docs);
+    const file = KvFile.open(path)!;
+    try {
+      const cut = new LiveCut(kv, allProjections, head, file);
+      const viaFile = await cut.settleMany(docs);
+      assert(cut.moved.has(keyId(["p", "build", 3])), "the cut followed the log to the head");
+      assertEquals(viaFile, viaKv);
+      const wrong = docs.flatMap((d, i) => viaFile[i] ? [keyId(d.key)] : []);
+      assertEquals(wrong.sort(), [keyId(five), keyId(["p", "build", 6])].sort());
+      assertEquals(
+        (viaFile[docs.findIndex((d) => keyId(d.key) === keyId(five))]!.live as {
+          name: string;
+        }).name,
+        "Edited",
+      );
+    } finally {
+      file.close();
+    }
+  });
+});
+
+Deno.test("live file: a commit made while settling from the file is not seen half-way (one snapshot)", async () => {
+  await withKvFile(async (kv, path, store) => {
+    const head = await store.head();
+    const docs = await Array.fromAsync(kv.list({ prefix: ["p"] }), (e) => ({
+      key: e.key,
+      rebuilt: e.value,
+    }));
+    await store.append([{ stream: "build-3", expectedVersion: "any", events: [confirmed(3)] }]);
+    const file = KvFile.open(path)!;
+    /** Commits build 6's outcome after the head was read and before the documents are. */
+    class Racing extends LiveCut {
+      raced = false;
+      override async poll(to?: number) {
+        await super.poll(to);
+        if (this.raced) return;
+        this.raced = true;
+        await store.append([{ stream: "build-6", expectedVersion: "any", events: [confirmed(6)] }]);
+      }
+    }
+    try {
+      const cut = new Racing(kv, allProjections, head, file);
+      const results = await cut.settleMany(docs);
+      assert(cut.raced, "the commit was made mid-settle");
+      assertEquals(results.filter((r) => r !== null), []);
+    } finally {
+      file.close();
+    }
+  });
+});
