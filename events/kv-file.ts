@@ -11,7 +11,6 @@
  * readers do not block the writer); the caller deals with what moves between pages.
  */
 import { DatabaseSync, type StatementSync } from "node:sqlite";
-import { deserialize } from "node:v8";
 
 /** How a value is stored: V8's serialization, a little-endian u64 (`Deno.KvU64`), raw bytes. */
 export const V8 = 1;
@@ -99,34 +98,9 @@ export class KvFile {
     return row ? { key: row[0], value: row[1], encoding: row[2] } : null;
   }
 
-  /**
-   * Runs `read` in one read transaction: every statement it runs on this file sees the same
-   * snapshot, however long it takes and whatever the service commits meanwhile.
-   */
-  async snapshot<T>(read: () => Promise<T>): Promise<T> {
-    this.db.exec("BEGIN");
-    try {
-      return await read();
-    } finally {
-      this.db.exec("COMMIT");
-    }
-  }
-
   close(): void {
     this.db.close();
   }
-}
-
-/** A value as `Deno.Kv` would hand it out. */
-export function decodeRawValue(row: RawEntry): unknown {
-  if (row.encoding === V8) return deserialize(row.value);
-  if (row.encoding === BYTES) return new Uint8Array(row.value);
-  if (row.encoding === LE64) {
-    return new Deno.KvU64(
-      new DataView(row.value.buffer, row.value.byteOffset).getBigUint64(0, true),
-    );
-  }
-  throw new Error(`a KV value in an encoding this reader does not know (${row.encoding})`);
 }
 
 /**

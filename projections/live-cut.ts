@@ -8,18 +8,12 @@
  * reads the document and the head in one consistent `getMany`, folds the events after H0 up to
  * that head onto the document rebuilt at H0, and compares. A document edited behind the store's
  * back is never explained by events, so it stays a mismatch.
- *
- * Given the KV's file (kv-file.ts), `settleMany` reads the head and every document in one read
- * transaction on it instead: one snapshot, each document a lookup on this thread, where 2,500
- * `getMany`s of nine waited on the KV's thread (1.0-1.4 s of a 10,000-event incremental audit).
  */
 import { canonicalJson } from "../events/hash.ts";
 import { HEAD, type LogHead, projectionKey, PROJECTIONS } from "../events/keys.ts";
 import { readEvents } from "../events/log.ts";
 import type { StoredEvent } from "../events/types.ts";
 import { keyId } from "./key-hash.ts";
-import { decodeRawValue, type KvFile } from "../events/kv-file.ts";
-import { encodeKvKey } from "../events/kv-key-codec.ts";
 import type { Projection } from "../events/projection.ts";
 
 export class LiveCut {
@@ -39,8 +33,6 @@ export class LiveCut {
     readonly kv: Deno.Kv,
     readonly projections: Projection[],
     readonly cut: LogHead | null,
-    /** The same KV's file, when it is one this thread can read (`KvFile.open`). */
-    readonly file: KvFile | null = null,
   ) {
     this.#seen = cut?.position ?? 0;
     this.#prevHash = cut?.hash ?? "";
@@ -89,9 +81,6 @@ export class LiveCut {
   async settleMany(
     docs: { key: Deno.KvKey; rebuilt: unknown }[],
   ): Promise<({ live: unknown; expected: unknown } | null)[]> {
-    if (this.file && docs.every((d) => encodable(d.key))) {
-      return this.#settleInFile(this.file, docs);
-    }
     const out: ({ live: unknown; expected: unknown } | null)[] = [];
     const read = (i: number) =>
       this.kv.getMany<unknown[]>([HEAD, ...docs.slice(i, i + 9).map((d) => d.key)]);
@@ -107,22 +96,6 @@ export class LiveCut {
       );
     }
     return out;
-  }
-
-  /** `settleMany` in one read transaction on the file: every document against one head. */
-  #settleInFile(
-    file: KvFile,
-    docs: { key: Deno.KvKey; rebuilt: unknown }[],
-  ): Promise<({ live: unknown; expected: unknown } | null)[]> {
-    return file.snapshot(async () => {
-      const headRow = file.get(encodeKvKey(HEAD));
-      const at = (headRow ? decodeRawValue(headRow) as LogHead | null : null)?.position ?? 0;
-      if (at > this.#seen) await this.poll(at);
-      return docs.map((d) => {
-        const row = file.get(encodeKvKey(d.key as (string | number)[]));
-        return this.#compare(d.key, d.rebuilt, at, row ? decodeRawValue(row) : null);
-      });
-    });
   }
 
   #compare(
@@ -145,7 +118,3 @@ export class LiveCut {
     return canonicalJson(live) === canonicalJson(doc ?? null) ? null : { live, expected: doc };
   }
 }
-
-/** Keys `encodeKvKey` writes as Deno KV does: strings and numbers (the rest go through the KV). */
-const encodable = (key: Deno.KvKey) =>
-  key.every((k) => typeof k === "string" || typeof k === "number");

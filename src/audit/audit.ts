@@ -20,7 +20,6 @@ import type { ProjectionMismatch } from "../../projections/compare-stores.ts";
 import { replayIntoAndCompare } from "../../projections/replay.ts";
 import type { Projection } from "../../events/projection.ts";
 import { type ReadStats, SegmentFingerprint } from "../../events/log.ts";
-import { KvFile } from "../../events/kv-file.ts";
 import { type Checkpoint, makeCheckpoint, replayFrom } from "./checkpoint.ts";
 import { getAll } from "../../projections/get-all.ts";
 import { ChunkFile, DocChunks, DocChunkWriter } from "./doc-chunks.ts";
@@ -310,10 +309,8 @@ async function incremental(
   stats: ReadStats,
   exception: Exception,
 ): Promise<Replayed> {
-  const sourceFile = opts.kvPath ? KvFile.open(opts.kvPath) : null;
   const r = await replayFrom(opts.kv, opts.scratch, allProjections, auditFoldsOf(), from, {
     stats,
-    sourceFile,
     docsPath: opts.docsPath ?? null,
     track: AUDIT_BUILD,
     // The prefix proof on the other core when the KV is a file (fingerprint-worker.ts).
@@ -326,7 +323,7 @@ async function incremental(
       : undefined,
     onChainProblem: chainException(exception),
     onMismatch: mismatchException(exception),
-  }).finally(() => sourceFile?.close());
+  });
   const now = opts.now ?? Date.now;
   const clean = r.chain.ok && r.mismatchCount === 0;
   return {

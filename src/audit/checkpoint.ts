@@ -36,7 +36,6 @@ import {
 import { ProjectionFolder } from "../../projections/folder.ts";
 import type { ProjectionMismatch } from "../../projections/compare-stores.ts";
 import { ChunkFile, DocChunks } from "./doc-chunks.ts";
-import type { KvFile } from "../../events/kv-file.ts";
 
 export const CHECKPOINT_VERSION = 1;
 
@@ -136,8 +135,6 @@ export async function replayFrom(
     fingerprint?: (through: number) => Promise<SegmentFingerprint>;
     /** An audit fold whose touched documents are reported before and after (`tracked`). */
     track?: string;
-    /** The source's file, when it is one: the touched documents are settled from it (live-cut.ts). */
-    sourceFile?: KvFile | null;
   } = {},
 ): Promise<IncrementalReport> {
   const head = (await source.get<LogHead>(HEAD)).value;
@@ -247,7 +244,7 @@ export async function replayFrom(
       }
     }
   }
-  const cut = new LiveCut(source, projections, head, opts.sourceFile ?? null);
+  const cut = new LiveCut(source, projections, head);
   const mismatches: ProjectionMismatch[] = [];
   const docs = [...rebuilt].map(([id, { key, doc }]) => ({ id, key, rebuilt: doc }));
   // Compared with the live documents (the source) while they are written to the state.

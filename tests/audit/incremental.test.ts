@@ -104,25 +104,19 @@ Deno.test("an incremental audit catches an event changed before the checkpoint",
   }
 });
 
-for (const read of ["through the KV", "from its file"] as const) {
-  Deno.test(`an incremental audit names a touched document edited behind the store's back (${read})`, async () => {
-    await withLog(async (kv, store, dir) => {
-      const kvPath = read === "from its file" ? `${dir}/service.sqlite3` : null;
-      const first = await auditInto(kv, dir, "first", { kvPath });
-      await more(store, 13, 14);
-      const key = projectionKey("build", [13]);
-      const doc = (await kv.get<Record<string, unknown>>(key)).value!;
-      await kv.set(key, { ...doc, feeLamports: "1" });
-      const inc = await auditInto(kv, dir, "inc", { from: first, kvPath });
-      assertEquals(inc.summary.projections.mismatches, 1);
-      const [m] = inc.sink.rows("exceptions").filter((r) => r.kind === "projection_mismatch");
-      assertMatch(String(m.detail), /^\["p","build",13\]: feeLamports: live "1"/);
-      // Every other touched document settled as equal, from wherever it was read.
-      assertEquals(inc.summary.exceptions.byKind.projection_mismatch, 1);
-      assert(inc.summary.projections.documents > 10, "the touched documents were compared");
-    });
+Deno.test("an incremental audit names a touched document edited behind the store's back", async () => {
+  await withLog(async (kv, store, dir) => {
+    const first = await audit(kv, dir, "first");
+    await more(store, 13, 14);
+    const key = projectionKey("build", [13]);
+    const doc = (await kv.get<Record<string, unknown>>(key)).value!;
+    await kv.set(key, { ...doc, feeLamports: "1" });
+    const inc = await audit(kv, dir, "inc", first);
+    assertEquals(inc.summary.projections.mismatches, 1);
+    const [m] = inc.sink.rows("exceptions").filter((r) => r.kind === "projection_mismatch");
+    assertMatch(String(m.detail), /^\["p","build",13\]: feeLamports: live "1"/);
   });
-}
+});
 
 Deno.test("an incremental audit too far behind its checkpoint refuses, asking for a full audit", async () => {
   await withLog(async (kv, _store, dir) => {
