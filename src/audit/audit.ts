@@ -11,6 +11,7 @@
 import { canonicalJson } from "../../events/hash.ts";
 import { HEAD, type LogHead, PROJECTIONS } from "../../events/keys.ts";
 import { listDocs } from "../commands/read.ts";
+import { readAhead } from "../../events/read-ahead.ts";
 import { allProjections, registered } from "../../projections/index.ts";
 import { keysProjection, keyStatus } from "../../projections/keys.ts";
 import { purchasesProjection } from "../../projections/purchases.ts";
@@ -585,7 +586,12 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
   const spliced = await splice();
   if (!spliced) await discardSplicePrep(prep);
   if (!spliced) {
-    for await (const b of listDocs(scratch, auditBuildProjection, [], { batchSize: 500 })) {
+    // Read ahead: the next page is read while this one's rows are written.
+    const builds = readAhead(
+      listDocs(scratch, auditBuildProjection, [], { batchSize: 500 }),
+      1_000,
+    );
+    for await (const b of builds) {
       pending.push(b);
       if (pending.length >= concurrency) await drain();
     }
