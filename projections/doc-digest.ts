@@ -198,11 +198,13 @@ export async function addStoredDocuments(
 /** Rebuilt documents kept out of the digest (those the live cut settles one by one). */
 export class Held {
   readonly docs = new Map<string, unknown>();
-  constructor(readonly ids: { has(id: string): boolean }) {}
+  constructor(readonly ids: { has(id: string): boolean; readonly size: number }) {}
 
   /** True (and kept) when `key` is one of `ids`. */
   takes(key: Deno.KvKey, doc: unknown, id = keyId(key)): boolean {
-    if (!this.ids.has(id)) return false;
+    // Usually none are held: asking an empty set still hashes the id, a fresh string for every
+    // document the fold hands on (0.7 s of CPU at a million events).
+    if (this.ids.size === 0 || !this.ids.has(id)) return false;
     this.docs.set(id, doc);
     return true;
   }
