@@ -52,21 +52,6 @@ export function partsFingerprint(name: string, sub: Deno.KvKey): number {
   return a >>> 0;
 }
 
-/**
- * A string that tells projection keys apart exactly, cheaper than `keyId` for the usual sub-keys
- * (one string or one integer); for the fold's own bookkeeping, never stored or compared with ids.
- */
-export function partsId(name: string, sub: Deno.KvKey): string {
-  if (sub.length === 1) {
-    const p = sub[0];
-    if (typeof p === "string") return `${name}\u0000s${p}`;
-    if (typeof p === "number" && Number.isFinite(p) && !Object.is(p, -0)) {
-      return `${name}\u0000n${p}`;
-    }
-  }
-  return `${name}\u0000k${keyId(sub)}`;
-}
-
 /** Two independent 32-bit FNV-1a style hashes of a string; the second is odd, never 0. */
 export function hashes(s: string): [number, number] {
   let a = 0x811c9dc5;
