@@ -43,6 +43,7 @@ import {
   type SplicedRow,
 } from "./table-splice.ts";
 import { addBuild, type Totals, zero } from "./totals.ts";
+import type { AuditProgress } from "./progress.ts";
 
 const TOTAL_COLUMNS = [
   "builds",
@@ -159,6 +160,9 @@ export interface AuditOptions {
   docsPath?: string | null;
   /** See `replayIntoAndCompare`: tests change the live KV between passes with it. */
   onPass?: (pass: "chain" | "live") => void | Promise<void>;
+  onProgress?: (p: AuditProgress) => void;
+  /** Events between two "events" reports (default 100,000). */
+  progressEvery?: number;
 }
 
 const totalsRow = (t: Totals): Row => ({
@@ -222,6 +226,8 @@ interface Replayed {
   builds?: { before: AuditBuildDoc | null; after: AuditBuildDoc | null }[];
   /** State writes still under way (an incremental audit's touched documents): awaited last. */
   stateWritten?: Promise<void>;
+  /** The full audit's passes and how long each took. */
+  passesMs?: Partial<Record<string, number>>;
 }
 
 const chainException = (exception: Exception) => (p: ChainProblem) =>
@@ -244,7 +250,14 @@ async function full(opts: AuditOptions, stats: ReadStats, exception: Exception):
   const file = docsPath && !kvPath ? await ChunkFile.open(docsPath, { fresh: true }) : null;
   const docs = kvPath ? null : new DocChunkWriter(scratch, file);
   const moved: { key: Deno.KvKey; doc: unknown }[] = [];
+  const progress = opts.onProgress;
+  const every = Math.max(1, opts.progressEvery ?? 100_000);
   const replay = await replayIntoAndCompare(kv, scratch, allProjections, {
+    onEvent: progress
+      ? (e) => {
+        if (e.position % every === 0) progress({ step: "events", done: e.position, of: to });
+      }
+      : undefined,
     extra: auditProjections,
     // Read back below for the per-key totals and the purchases table.
     keepInScratch: [keysProjection.name, purchasesProjection.name],
@@ -300,6 +313,7 @@ async function full(opts: AuditOptions, stats: ReadStats, exception: Exception):
     compared: replay.compared,
     moved: replay.moved ?? 0,
     checkpoint,
+    passesMs: replay.passesMs,
   };
 }
 
@@ -391,6 +405,7 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
     : null;
   preparing?.catch(() => {}); // awaited below
   let replay: Replayed;
+  const replayStart = performance.now();
   try {
     replay = from
       ? await incremental(opts, from, stats, exception)
@@ -401,6 +416,12 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
   }
   const prep = await preparing;
   const head = replay.head;
+  opts.onProgress?.({
+    step: "replayed",
+    ms: performance.now() - replayStart,
+    passesMs: replay.passesMs ?? {},
+  });
+  const tablesStart = performance.now();
 
   // Builds, in buildId order, with their totals.
   let overall = zero();
@@ -655,6 +676,7 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
 
   // The state is whole before the audit says it is done (the caller then keeps or moves it).
   await replay.stateWritten;
+  opts.onProgress?.({ step: "tables", ms: performance.now() - tablesStart });
 
   const summary: AuditSummary = {
     auditedAt: new Date(now()).toISOString(),

@@ -14,6 +14,7 @@ import { runAudit } from "../audit/audit.ts";
 import { rpcTxReader } from "../audit/chain-check.ts";
 import { AUDIT_TABLES } from "../audit/audit.ts";
 import { FileSink } from "../audit/sink.ts";
+import { progressLine } from "../audit/progress.ts";
 import { readCheckpoint, TooFarBehindError } from "../audit/checkpoint.ts";
 import { MissingDocsError } from "../audit/doc-chunks.ts";
 import { importEvents, ImportRefused, readLines } from "../audit/events-io.ts";
@@ -139,6 +140,7 @@ await runCli(async () => {
           : kvPath,
         readTx: connection ? rpcTxReader(connection) : null,
         docsPath,
+        onProgress: (p) => console.error(progressLine(p)),
       });
     } catch (e) {
       if (e instanceof TooFarBehindError) throw new CliError(e.message);

@@ -11,6 +11,7 @@ import {
   unverifiedLabel,
 } from "../../src/audit/audit.ts";
 import { checkOnChain, type TxView } from "../../src/audit/chain-check.ts";
+import type { AuditProgress } from "../../src/audit/progress.ts";
 import { csvCell, FileSink, MemorySink } from "../../src/audit/sink.ts";
 import { cleanWorkload, TREASURY, workload } from "./fixtures.ts";
 import { withKvs } from "../support/kv.ts";
@@ -52,6 +53,32 @@ Deno.test("a clean history audits clean: chain ok, projections equal, totals add
     assertEquals(k1.collectedLamports, (4n * 19933334n).toString());
     assertEquals(k1.confirmedFeeUsd, 11.96);
     assertEquals(sink.rows("purchases").length, 1);
+  });
+});
+
+Deno.test("an audit reports its progress: events as they are verified, then the replay, then the tables", async () => {
+  await withKvs(async (kv, scratch) => {
+    await cleanWorkload(kv);
+    const steps: AuditProgress[] = [];
+    await runAudit({
+      kv,
+      scratch,
+      sink: new MemorySink(),
+      now: () => 0,
+      progressEvery: 4,
+      onProgress: (p) => steps.push(p),
+    });
+    assertEquals(steps.map((p) => p.step === "events" ? `events ${p.done}/${p.of}` : p.step), [
+      "events 4/13",
+      "events 8/13",
+      "events 12/13",
+      "replayed",
+      "tables",
+    ]);
+    const replayed = steps.find((p) => p.step === "replayed");
+    assert(
+      replayed?.step === "replayed" && "chain" in replayed.passesMs && "fold" in replayed.passesMs,
+    );
   });
 });
 
