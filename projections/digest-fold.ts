@@ -38,7 +38,8 @@ export class LastTouch {
   readonly #maps = new Map<string, KeyFingerprintMap>();
   readonly touches = new Map<string, number>();
   readonly #byType: ProjectionsByType;
-  readonly #seen: FingerprintFilter;
+  /** Let go of once the touches are recorded (`recorded`): the fold does not need it. */
+  #seen: FingerprintFilter | null;
 
   /** `events`: about how many the log holds, to size the filter of first touches by. */
   constructor(
@@ -68,7 +69,7 @@ export class LastTouch {
       for (const sub of p.keysOf(e)) {
         const f = partsFingerprint(p.name, sub);
         // Mistaken for seen now and then: that touch is kept too, as a later one would be.
-        if (this.#seen.add(f)) map.setMaxFingerprint(f, e.position);
+        if (this.#seen!.add(f)) map.setMaxFingerprint(f, e.position);
         n++;
       }
       if (n) this.touches.set(p.name, this.touches.get(p.name)! + n);
@@ -89,6 +90,11 @@ export class LastTouch {
     const map = this.#maps.get(name);
     if (!map) return Infinity;
     return map.getFingerprint(f) ?? now;
+  }
+
+  /** Every touch is recorded: the filter of first touches goes (2 MiB at a million events). */
+  recorded(): void {
+    this.#seen = null;
   }
 
   /** Documents the maps hold (touched more than once, or first touches mistaken for later ones). */
@@ -224,6 +230,7 @@ export class DigestFolder {
   ) {
     this.#hold = opts.hold ?? null;
     this.#byType = new ProjectionsByType(projections);
+    lastTouch.recorded();
     this.#lastTouch = lastTouch;
     this.digest = new ProjectionDigest(salt);
     this.#maxOpen = Math.max(1, opts.maxOpen ?? 50_000);

@@ -133,7 +133,9 @@ export class FingerprintFilter {
   readonly #mask: number;
 
   constructor(expected: number) {
-    const bits = 1 << Math.min(30, Math.max(16, Math.ceil(Math.log2(Math.max(1, expected) * 8))));
+    // 8 KiB to 16 MiB: past about 8 million first touches more of them pass for seen, which only
+    // puts more into the last-touch maps.
+    const bits = 1 << Math.min(27, Math.max(16, Math.ceil(Math.log2(Math.max(1, expected) * 8))));
     this.#bits = new Uint32Array(bits >>> 5);
     this.#mask = bits - 1;
   }

@@ -61,7 +61,7 @@ Deno.test("given any touches, when folded by last touch, then the digest is the 
   fc.assert(
     fc.property(touchLists, fc.integer({ min: 0, max: 400 }), (touches, sizedFor) => {
       const log = events(touches);
-      // Sized for fewer events than there are, the filter mistakes first touches for later ones.
+      // The size only changes how many first touches pass for seen (the test below forces many).
       const lastTouch = new LastTouch([counter], [], sizedFor);
       for (const e of log) lastTouch.record(e);
       const folder = new DigestFolder([counter], lastTouch, "salt", { maxOpen: 1_000 });
@@ -141,4 +141,50 @@ Deno.test("given documents whose keys share a fingerprint, or differ only as -0 
   const digest = folder.finish();
   assertEquals(digest.count, subs.length);
   assert(digest.equals(wholeDigest(log, "salt")));
+});
+
+Deno.test("given more first touches than the filter was sized for, when some pass for seen, then the fold is still whole", () => {
+  // 20,000 documents touched once and 50 touched twice, through a filter sized for none (its
+  // smallest: 65,536 bits), so that many first touches are mistaken for later ones.
+  const touches: string[][] = [];
+  for (let i = 0; i < 20_000; i++) {
+    touches.push([`once${i}`]);
+    if (i % 400 === 0) touches.push([`twice${i}`]);
+  }
+  for (let i = 0; i < 20_000; i += 400) touches.push([`twice${i}`]);
+  const log = events(touches);
+  const lastTouch = new LastTouch([counter], [], 0);
+  for (const e of log) lastTouch.record(e);
+  assert(
+    lastTouch.kept > 500,
+    `${lastTouch.kept} kept: first touches were mistaken for later ones`,
+  );
+  const folder = new DigestFolder([counter], lastTouch, "salt", { maxOpen: 1_000 });
+  for (const e of log) assert(folder.apply(e));
+  const digest = folder.finish();
+  assertEquals(digest.count, 20_050);
+  assert(digest.equals(wholeDigest(log, "salt")));
+});
+
+Deno.test("given two keys with the same fingerprint, one touched once and one twice, in either order, then both are folded whole", () => {
+  const byFingerprint = new Map<number, string>();
+  let pair: [string, string] | null = null;
+  for (let i = 0; !pair; i++) {
+    const k = `c${i}`;
+    const f = partsFingerprint("counter", [k]);
+    const other = byFingerprint.get(f);
+    if (other !== undefined) pair = [other, k];
+    byFingerprint.set(f, k);
+  }
+  const [a, b] = pair;
+  for (const touches of [[[b], ["x"], [b], [a]], [[a], [b], ["x"], [b]], [[b], [a], [b]]]) {
+    const log = events(touches);
+    const lastTouch = new LastTouch([counter], [], log.length);
+    for (const e of log) lastTouch.record(e);
+    const folder = new DigestFolder([counter], lastTouch, "salt");
+    for (const e of log) assert(folder.apply(e));
+    const digest = folder.finish();
+    assertEquals(digest.count, 3 - (touches.flat().includes("x") ? 0 : 1));
+    assert(digest.equals(wholeDigest(log, "salt")), JSON.stringify(touches));
+  }
 });
