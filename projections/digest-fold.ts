@@ -3,8 +3,8 @@
  * log records the last position that touches each document (`LastTouch`); the fold then hands a
  * document to the digest as soon as its last event is applied. Memory follows the documents
  * still open at one point of the log (a few thousand in the benchmark's million-event log) plus
- * 8 to 16 bytes for each document `LastTouch` keeps (those touched more than once) and a few bits
- * for each of the others, not the documents themselves.
+ * 8 to 16 bytes for each document `LastTouch` keeps (those touched more than once) and, while the
+ * log is first read, 8 to 16 bits for each of the others, not the documents themselves.
  */
 import { projectionKey } from "../events/keys.ts";
 import type { StoredEvent } from "../events/types.ts";
