@@ -77,15 +77,11 @@ export class LastTouch {
   }
 
   /**
-   * The last touch of a document touched at `now`: never earlier than the true one (keys that
-   * share a fingerprint share the later position, which only keeps a document open longer), and
-   * `now` when no touch came after the document's first. Infinity for a projection not recorded.
+   * The last touch of a document touched at `now`, by its key's `partsFingerprint`: never earlier
+   * than the true one (keys that share a fingerprint share the later position, which only keeps a
+   * document open longer), and `now` when no touch came after the document's first. Infinity for
+   * a projection not recorded.
    */
-  of(name: string, sub: Deno.KvKey, now: number): number {
-    return this.ofFingerprint(name, partsFingerprint(name, sub), now);
-  }
-
-  /** `of` by the key's `partsFingerprint`, made by the caller. */
   ofFingerprint(name: string, f: number, now: number): number {
     const map = this.#maps.get(name);
     if (!map) return Infinity;
@@ -230,7 +226,6 @@ export class DigestFolder {
   ) {
     this.#hold = opts.hold ?? null;
     this.#byType = new ProjectionsByType(projections);
-    lastTouch.recorded();
     this.#lastTouch = lastTouch;
     this.digest = new ProjectionDigest(salt);
     this.#maxOpen = Math.max(1, opts.maxOpen ?? 50_000);

@@ -62,10 +62,10 @@ export class ProjectionFolder {
    */
   async preload(keys: Deno.KvKey[]): Promise<unknown[]> {
     const ids = keys.map(keyId);
-    const todo = keys.filter((_, i) => !this.#cache.has(ids[i]));
-    const read = await getAll(this.target, todo);
+    const todo = keys.flatMap((_, i) => this.#cache.has(ids[i]) ? [] : [i]);
+    const read = await getAll(this.target, todo.map((i) => keys[i]));
     // Absent ones too: a new document then costs no read when its first event comes.
-    todo.forEach((key, i) => this.#cache.set(keyId(key), { key, doc: read[i] }));
+    todo.forEach((i, j) => this.#cache.set(ids[i], { key: keys[i], doc: read[j] }));
     return ids.map((id) => this.#cache.get(id)!.doc);
   }
 

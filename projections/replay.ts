@@ -137,6 +137,7 @@ export async function replayIntoAndCompare(
       await opts.onEvent?.(r.event);
     }
   }
+  lastTouch?.recorded();
   const chain = verifier.finish(head);
   await checkNothingAfter(source, head, chain);
   for (; reported < verifier.problems.length; reported++) {

@@ -86,8 +86,10 @@ Deno.test("given documents touched once, when their last touches are recorded, t
   for (const e of log) lastTouch.record(e);
   // The ten touched twice, and a few first touches the filter mistook for later ones.
   assert(lastTouch.kept >= 10 && lastTouch.kept < 100, `${lastTouch.kept} kept`);
-  assertEquals(lastTouch.of("counter", ["once5"], 6), 6);
-  assertEquals(lastTouch.of("counter", ["twice3"], 1_004), 1_014);
+  const of = (k: string, now: number) =>
+    lastTouch.ofFingerprint("counter", partsFingerprint("counter", [k]), now);
+  assertEquals(of("once5", 6), 6);
+  assertEquals(of("twice3", 1_004), 1_014);
   // Only the ten touched twice are open at once: one more and the fold would give up.
   const folder = new DigestFolder([counter], lastTouch, "salt", { maxOpen: 10 });
   for (const e of log) assert(folder.apply(e), `open past 10 at ${e.position}`);
