@@ -7,7 +7,7 @@ import { assert, assertEquals } from "../support/assert.ts";
 import { decodeSegment, packSegments, SEGMENT_BYTES } from "../../events/codec.ts";
 import { eventHash } from "../../events/hash.ts";
 import { HEAD, LOG_SEGMENTS, LOG_TAIL, type LogHead } from "../../events/keys.ts";
-import { readEvents } from "../../events/log.ts";
+import { readEvents, releaseBytes } from "../../events/log.ts";
 import { EventStore } from "../../events/store.ts";
 import type { DomainEvent, StoredEvent } from "../../events/types.ts";
 import { allProjections } from "../../projections/index.ts";
@@ -147,4 +147,47 @@ Deno.test("an edited, deleted or reordered event inside a sealed segment breaks 
       assertEquals(Math.min(...v.problems.map((p) => p.position)) <= 11, true);
     });
   }
+});
+
+Deno.test("reading the log frees each segment's bytes once its text is decoded", async () => {
+  await withLog(200, async (kv) => {
+    const segments: Uint8Array[] = [];
+    // The KV as readLog sees it, keeping a hand on every segment value it is given.
+    const watched = {
+      get: kv.get.bind(kv),
+      getMany: kv.getMany.bind(kv),
+      list: (selector: Deno.KvListSelector, options?: Deno.KvListOptions) =>
+        (async function* () {
+          for await (const entry of kv.list(selector, options)) {
+            if (entry.key[0] === LOG_SEGMENTS[0] && entry.key[1] === LOG_SEGMENTS[1]) {
+              segments.push(entry.value as Uint8Array);
+            }
+            yield entry;
+          }
+        })(),
+    } as unknown as Deno.Kv;
+    const read: StoredEvent[] = [];
+    for await (const e of readEvents(watched)) read.push(e);
+    const expected: StoredEvent[] = [];
+    for await (const e of readEvents(kv)) expected.push(e);
+    assertEquals(read, expected);
+    assertEquals(read.length, 200);
+    assert(segments.length > 1, `${segments.length} segments read`);
+    for (const value of segments) {
+      assert((value.buffer as ArrayBuffer).detached, "a segment's bytes were kept");
+    }
+  });
+});
+
+Deno.test("releaseBytes frees a value that is its whole buffer, and never a view into a larger one", () => {
+  const whole = new Uint8Array([1, 2, 3, 4]);
+  releaseBytes(whole);
+  assert((whole.buffer as ArrayBuffer).detached);
+  assertEquals(whole.byteLength, 0);
+  const shared = new Uint8Array([1, 2, 3, 4, 5, 6]);
+  const view = shared.subarray(1, 4);
+  releaseBytes(view);
+  assert(!(shared.buffer as ArrayBuffer).detached);
+  assertEquals([...view], [2, 3, 4]);
+  assertEquals([...shared], [1, 2, 3, 4, 5, 6]);
 });
