@@ -18,6 +18,10 @@ const CHILD = new URL("../lib/events-child.ts", here).pathname;
 const AUDIT = new URL("../../src/cli/audit.ts", here).pathname;
 const CACHE = new URL("../results/cache/", here).pathname;
 
+/** The V8 flags `deno task audit` runs with (deno.json; tests/audit/task-flags.test.ts). */
+export const AUDIT_V8_FLAGS =
+  "--max-old-space-size=128,--max-semi-space-size=4,--no-allocation-site-pretenuring";
+
 export interface EventsOptions {
   quick: boolean;
   /** Events in the large log. */
@@ -207,7 +211,7 @@ const audit = async (kvPath: string, out: string, from?: string) => {
     "run",
     "-A",
     "--unstable-kv",
-    "--v8-flags=--max-old-space-size=128,--max-semi-space-size=4",
+    `--v8-flags=${AUDIT_V8_FLAGS}`,
     AUDIT,
     "--kv",
     kvPath,
