@@ -18,6 +18,12 @@ export interface Projection<D = unknown> {
   keysOf(event: StoredEvent): Deno.KvKey[];
   /** The next document; null deletes it. Must be pure: no clock, no I/O. */
   evolve(doc: D | null, event: StoredEvent, key: Deno.KvKey): D | null;
+  /**
+   * True when no later event is expected to change `doc` (a build with its outcome). A fold that
+   * caches documents writes such a one out at once instead of holding it; a later event that does
+   * touch it still finds it. Only a hint: the result is the same without it.
+   */
+  settled?(doc: D): boolean;
 }
 
 /** A projection that says which events it folds: what the registry accepts. */

@@ -7,12 +7,21 @@ import { ProjectionsByType } from "./touches.ts";
 import { getAll } from "./get-all.ts";
 
 /**
+ * Settled documents (`Projection.settled`) are written out this many at a time instead of being
+ * held until the cache evicts them: the audit's cache then holds only the builds still waiting
+ * for an outcome (its peak 8-20 MiB lower at a million events, BENCHMARKS.md).
+ */
+export const SETTLED_BATCH = 256;
+
+/**
  * A fold whose documents live in a KV, behind a bounded write-back cache: memory stays flat
  * however many documents the projections hold, and the result can be listed in key order.
  * Used by the audit (into a scratch KV) and by events:import (into the KV being rebuilt).
  */
 export class ProjectionFolder {
-  readonly #cache = new Map<string, { key: Deno.KvKey; doc: unknown }>();
+  readonly #cache = new Map<string, { key: Deno.KvKey; doc: unknown; settled?: boolean }>();
+  /** Ids of cached documents that were settled when last folded, to be written out soon. */
+  #settled: string[] = [];
   readonly #cacheSize: number;
   /** Ids ever written to the target; a miss outside it needs no KV read. Made on first spill. */
   #spilled: KeyBloomFilter | null = null;
@@ -45,9 +54,13 @@ export class ProjectionFolder {
         const hit = this.#cache.get(id);
         const prev = hit ? hit.doc : await this.#load(id, key);
         this.#cache.delete(id);
-        this.#cache.set(id, { key, doc: p.evolve(prev as never, e, sub) });
+        const doc = p.evolve(prev as never, e, sub);
+        const settled = doc !== null && (p.settled?.(doc as never) ?? false);
+        this.#cache.set(id, { key, doc, settled });
+        if (settled) this.#settled.push(id);
       }
     }
+    if (this.#settled.length >= SETTLED_BATCH) await this.#writeSettled();
     if (this.#cache.size > this.#cacheSize) {
       // Evict a tenth at a time: one batched write instead of a KV commit per new document.
       const low = this.#cacheSize - Math.max(1, Math.floor(this.#cacheSize / 10));
@@ -79,6 +92,19 @@ export class ProjectionFolder {
     return (await this.target.get(key)).value;
   }
 
+  /** Writes out the cached documents still settled (a later touch may have unsettled one). */
+  async #writeSettled(): Promise<void> {
+    const out: { key: Deno.KvKey; doc: unknown }[] = [];
+    for (const id of this.#settled) {
+      const slot = this.#cache.get(id);
+      if (!slot?.settled) continue;
+      this.#cache.delete(id);
+      out.push(slot);
+    }
+    this.#settled = [];
+    await this.#write(out);
+  }
+
   async #evict(n: number): Promise<void> {
     const out: { key: Deno.KvKey; doc: unknown }[] = [];
     for (const [id, slot] of this.#cache) {
@@ -96,6 +122,7 @@ export class ProjectionFolder {
   async flush(): Promise<void> {
     const out = [...this.#cache.values()];
     this.#cache.clear();
+    this.#settled = [];
     await this.#write(out);
     await this.#writing;
     this.#inFlight.clear();

@@ -66,6 +66,7 @@ const orphan = (buildId: number, mint: string): AuditBuildDoc => ({
 
 export const auditBuildProjection: Projection<AuditBuildDoc> = {
   name: AUDIT_BUILD,
+  settled: (doc) => FINAL_STATUSES.includes(doc.status),
   keysOf(e) {
     return isBuildEvent(e) ? [[e.data.buildId]] : [];
   },

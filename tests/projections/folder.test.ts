@@ -3,7 +3,7 @@
  * document the new events touch is read once, up front, absent ones included, so folding the
  * events reads nothing more.
  */
-import { ProjectionFolder } from "../../projections/folder.ts";
+import { ProjectionFolder, SETTLED_BATCH } from "../../projections/folder.ts";
 import type { Projection } from "../../events/projection.ts";
 import type { StoredEvent } from "../../events/types.ts";
 import { projectionKey } from "../../events/keys.ts";
@@ -92,4 +92,68 @@ Deno.test("given a document the folder already folded, when it is preloaded agai
   } finally {
     state.close();
   }
+});
+
+/** A document per stream, settled at its second touch; a later touch unsettles it again. */
+const twoStep: Projection<{ n: number }> = {
+  name: "two_step",
+  keysOf: (e) => [[e.stream]],
+  evolve: (doc, _e) => ({ n: (doc?.n ?? 0) + 1 }),
+  settled: (doc) => doc.n === 2,
+};
+const { settled: _, ...unhinted } = twoStep;
+
+/** Folds `events` into a fresh KV; `written()` counts the documents handed to the KV so far. */
+async function fold(
+  projection: Projection<{ n: number }>,
+  events: StoredEvent[],
+  beforeFlush?: (written: number) => void,
+): Promise<Deno.KvEntry<unknown>[]> {
+  const kv = await Deno.openKv(":memory:");
+  let written = 0;
+  const counted = new Proxy(kv, {
+    get(target, prop) {
+      if (prop === "atomic") {
+        return () => {
+          const op = target.atomic();
+          const set = op.set.bind(op);
+          op.set = (key, value, options) => {
+            written++;
+            return set(key, value, options);
+          };
+          return op;
+        };
+      }
+      const v = Reflect.get(target, prop);
+      return typeof v === "function" ? v.bind(target) : v;
+    },
+  });
+  try {
+    const folder = new ProjectionFolder(counted, [projection], { cacheSize: 100_000 });
+    for (const e of events) await folder.apply(e);
+    beforeFlush?.(written);
+    await folder.flush();
+    return await Array.fromAsync(kv.list({ prefix: [] }));
+  } finally {
+    kv.close();
+  }
+}
+
+Deno.test("given documents that settle, when the folder folds them, then it writes them out in batches before the flush, and the result is the same as without the hint", async () => {
+  const streams = SETTLED_BATCH + 44;
+  // Each stream touched twice (settled), and the first ten a third time after they were written.
+  const events = [
+    ...Array.from({ length: streams }, (_, i) => event(`s${i}`, 2 * i + 1)),
+    ...Array.from({ length: streams }, (_, i) => event(`s${i}`, 2 * i + 2)),
+    ...Array.from({ length: 10 }, (_, i) => event(`s${i}`, 2 * streams + i + 1)),
+  ];
+  let before = 0;
+  const hinted = await fold(twoStep, events, (written) => (before = written));
+  // Nothing is evicted with a cache this large: only the settled batch went out early.
+  assertEquals(before, SETTLED_BATCH);
+  const plain = await fold(unhinted as Projection<{ n: number }>, events);
+  assertEquals(hinted.map((e) => [e.key, e.value]), plain.map((e) => [e.key, e.value]));
+  assertEquals(hinted.length, streams);
+  // The third touch found the written value: 3, not 1.
+  assertEquals(hinted.find((e) => e.key.at(-1) === "s0")?.value, { n: 3 });
 });
