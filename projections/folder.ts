@@ -18,8 +18,15 @@ export const SETTLED_BATCH = 256;
  * however many documents the projections hold, and the result can be listed in key order.
  * Used by the audit (into a scratch KV) and by events:import (into the KV being rebuilt).
  */
+/** A cached document; `settled` as its projection said when it was last folded. */
+interface Slot {
+  key: Deno.KvKey;
+  doc: unknown;
+  settled?: boolean;
+}
+
 export class ProjectionFolder {
-  readonly #cache = new Map<string, { key: Deno.KvKey; doc: unknown; settled?: boolean }>();
+  readonly #cache = new Map<string, Slot>();
   /** Ids of cached documents that were settled when last folded, to be written out soon. */
   #settled: string[] = [];
   readonly #cacheSize: number;
@@ -94,23 +101,23 @@ export class ProjectionFolder {
 
   /** Writes out the cached documents still settled (a later touch may have unsettled one). */
   async #writeSettled(): Promise<void> {
-    const out: { key: Deno.KvKey; doc: unknown }[] = [];
+    const out: [string, Slot][] = [];
     for (const id of this.#settled) {
       const slot = this.#cache.get(id);
       if (!slot?.settled) continue;
       this.#cache.delete(id);
-      out.push(slot);
+      out.push([id, slot]);
     }
     this.#settled = [];
     await this.#write(out);
   }
 
   async #evict(n: number): Promise<void> {
-    const out: { key: Deno.KvKey; doc: unknown }[] = [];
+    const out: [string, Slot][] = [];
     for (const [id, slot] of this.#cache) {
       if (out.length >= n) break;
       this.#cache.delete(id);
-      out.push(slot);
+      out.push([id, slot]);
     }
     await this.#write(out);
   }
@@ -120,7 +127,7 @@ export class ProjectionFolder {
    * let go (a later `apply` reads what it needs back from the target).
    */
   async flush(): Promise<void> {
-    const out = [...this.#cache.values()];
+    const out = [...this.#cache];
     this.#cache.clear();
     this.#settled = [];
     await this.#write(out);
@@ -129,23 +136,23 @@ export class ProjectionFolder {
   }
 
   /**
-   * Starts committing `docs` once the previous batch is in, and returns without waiting for
-   * this one: the KV writes (most of a rebuild's time) overlap with folding the next events.
+   * Starts committing `docs` (by the id the cache holds them by) once the previous batch is in,
+   * and returns without waiting for this one: the KV writes (most of a rebuild's time) overlap
+   * with folding the next events.
    */
-  async #write(docs: { key: Deno.KvKey; doc: unknown }[]): Promise<void> {
+  async #write(docs: [string, Slot][]): Promise<void> {
     await this.#writing;
     if (docs.length === 0) return;
     this.#spilled ??= new KeyBloomFilter();
     const batch = new Map<string, unknown>();
-    for (const d of docs) {
-      const id = keyId(d.key);
+    for (const [id, { doc }] of docs) {
       this.#spilled.add(id);
-      batch.set(id, d.doc);
+      batch.set(id, doc);
     }
     this.#inFlight = batch;
     this.#writing = commitInBatches(
       this.target,
-      docs.map((d) => ({ key: d.key, value: d.doc })),
+      docs.map(([, { key, doc }]) => ({ key, value: doc })),
     ).then(() => {
       // Committed: the KV has these now; let them go unless the cache still holds them.
       if (this.#inFlight === batch) this.#inFlight = new Map();
