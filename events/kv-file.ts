@@ -10,7 +10,10 @@
  * is one statement, so one consistent snapshot of a file a running service writes to (WAL mode:
  * readers do not block the writer); the caller deals with what moves between pages.
  */
+import { deserialize } from "node:v8";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
+import { HEAD, type LogHead } from "./keys.ts";
+import { encodeKvKey } from "./kv-key-codec.ts";
 
 /** How a value is stored: V8's serialization, a little-endian u64 (`Deno.KvU64`), raw bytes. */
 export const V8 = 1;
@@ -90,6 +93,19 @@ export class KvFile {
     return paged<[Uint8Array, string]>(this.versions, prefix, size);
   }
 
+  /**
+   * Runs `read` in one read transaction: every read it makes sees the same snapshot of a file a
+   * running service writes to (WAL mode), as one `getMany` through `Deno.Kv` would.
+   */
+  inSnapshot<T>(read: () => T): T {
+    this.db.exec("BEGIN");
+    try {
+      return read();
+    } finally {
+      this.db.exec("COMMIT");
+    }
+  }
+
   /** The entry at `key` (encoded), or null. */
   get(key: Uint8Array): RawEntry | null {
     const row = this.one.get(key) as unknown as
@@ -123,4 +139,14 @@ function* paged<Row extends [Uint8Array, ...unknown[]]>(
     if (rows.length < size) return;
     after = rows[rows.length - 1][0];
   }
+}
+
+const HEAD_KEY = encodeKvKey(HEAD);
+
+/** The log head's position as the file holds it now (0 when there is none). */
+export function logHeadPosition(file: KvFile): number {
+  const row = file.get(HEAD_KEY);
+  if (!row || row.encoding !== V8) return 0;
+  const head = deserialize(row.value) as LogHead | null;
+  return typeof head?.position === "number" ? head.position : 0;
 }

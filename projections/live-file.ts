@@ -7,14 +7,14 @@
  * `node:v8` and written as `docText` writes them (or refused, as Deno KV refuses them).
  */
 import { deserialize } from "node:v8";
-import { HEAD, type LogHead, PROJECTIONS } from "../events/keys.ts";
+import { PROJECTIONS } from "../events/keys.ts";
 import { docText, type ProjectionDigest } from "./doc-digest.ts";
 import { keyId } from "./key-hash.ts";
-import { BYTES, type KvFile, LE64, type RawEntry, V8 } from "../events/kv-file.ts";
+import { BYTES, type KvFile, LE64, logHeadPosition, type RawEntry, V8 } from "../events/kv-file.ts";
 import { decodeKvKey, encodeKvKey, partEnd, writeKeyId } from "../events/kv-key-codec.ts";
 import type { LiveCut } from "./live-cut.ts";
 import type { ByteSink } from "../src/kernel/json-bytes.ts";
-import { v8ToJson } from "./v8-json.ts";
+import { isNullText, v8ToJson } from "./v8-json.ts";
 
 /** Rows read per page; the cut is polled after each page, as the listing does per page. */
 const PAGE = 1000;
@@ -40,13 +40,12 @@ export async function digestLiveFile(
   const hasher = digest.hasher;
   const names_ = new ProjectionNames(names);
   let strays = 0;
-  const headKey = encodeKvKey(HEAD);
   for (const page of file.pages(encodeKvKey(PROJECTIONS), PAGE)) {
     // Documents changed since the cut were changed by events already in the log when they were
     // read: poll after reading, before adding, and leave those out (the cut settles them). The
     // head read from the file after the page says whether there is anything to poll: a poll
     // through Deno.Kv costs milliseconds, and a quiet log is the usual case.
-    if (cut && headPosition(file, headKey) > cut.seen) await cut.poll();
+    if (cut && logHeadPosition(file) > cut.seen) await cut.poll();
     for (const row of page) {
       if (!names_.checked(row.key)) {
         strays++;
@@ -78,14 +77,6 @@ export async function digestLiveFile(
 }
 
 const text = new TextDecoder();
-
-/** The log head's position as the file holds it now (0 when there is none). */
-function headPosition(file: KvFile, key: Uint8Array): number {
-  const row = file.get(key);
-  if (!row || row.encoding !== V8) return 0;
-  const head = deserialize(row.value) as LogHead | null;
-  return typeof head?.position === "number" ? head.position : 0;
-}
 
 /**
  * Whether an encoded projection key is under one of `names` (its second part). Rows come in key
@@ -146,6 +137,3 @@ function decodeValue(row: RawEntry): unknown {
   }
   throw new Error(`a KV value in an encoding this reader does not know (${row.encoding})`);
 }
-
-const isNullText = (b: Uint8Array, at: number) =>
-  b[at] === 0x6e && b[at + 1] === 0x75 && b[at + 2] === 0x6c && b[at + 3] === 0x6c;

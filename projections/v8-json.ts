@@ -358,3 +358,7 @@ function repeatsDropped(
   }
   return false;
 }
+
+/** Whether the four bytes at `at` are the text `null` (a value written as no document). */
+export const isNullText = (b: Uint8Array, at: number): boolean =>
+  b[at] === 0x6e && b[at + 1] === 0x75 && b[at + 2] === 0x6c && b[at + 3] === 0x6c;

@@ -72,11 +72,7 @@ export function sha256(...parts: (Uint8Array | string)[]): Uint8Array {
   return new Uint8Array(h.digest());
 }
 
-export function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
+export { bytesEqual } from "../kernel/bytes.ts";
 
 export function concatBytes(parts: Uint8Array[]): Uint8Array {
   let len = 0;

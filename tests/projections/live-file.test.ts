@@ -5,7 +5,10 @@
  */
 import { digestLiveProjections, docText, ProjectionDigest } from "../../projections/doc-digest.ts";
 import { digestLiveFile } from "../../projections/live-file.ts";
-import { KvFile } from "../../events/kv-file.ts";
+import { KvFile, logHeadPosition } from "../../events/kv-file.ts";
+import { encodeKvKey } from "../../events/kv-key-codec.ts";
+import { HEAD } from "../../events/keys.ts";
+import { DatabaseSync } from "node:sqlite";
 import { keyId } from "../../projections/key-hash.ts";
 import { LiveCut } from "../../projections/live-cut.ts";
 import { allProjections } from "../../projections/index.ts";
@@ -101,5 +104,25 @@ Deno.test("live file: documents moved after the head are left out, as the listin
     assert(cutB.moved.size > 0, "documents moved");
     assertEquals([...cutB.moved.keys()].sort(), [...cutA.moved.keys()].sort());
     assert(read.digest.equals(listed.digest), "same digest");
+  });
+});
+
+Deno.test("KV file: the reads of one snapshot do not see a commit made meanwhile; the next read does", async () => {
+  await withKvFile(async (_kv, path, store) => {
+    const position = (await store.head()).position;
+    const file = KvFile.open(path)!;
+    const writer = new DatabaseSync(path);
+    try {
+      const inside = file.inSnapshot(() => {
+        const first = logHeadPosition(file);
+        writer.prepare("delete from kv where k = ?").run(encodeKvKey(HEAD));
+        return [first, logHeadPosition(file)];
+      });
+      assertEquals(inside, [position, position]);
+      assertEquals(logHeadPosition(file), 0);
+    } finally {
+      writer.close();
+      file.close();
+    }
   });
 });
