@@ -32,6 +32,7 @@ import {
 } from "./folds.ts";
 import { liveInWorker } from "./live-worker.ts";
 import { fingerprintInWorker } from "./fingerprint-worker.ts";
+import { liveTextsInWorker } from "./live-text-worker.ts";
 import { type ChainCheck, checkOnChain, type TxReader } from "./chain-check.ts";
 import { type AuditSink, csvRow, FileSink, type Row } from "./sink.ts";
 import {
@@ -324,6 +325,8 @@ async function incremental(
   stats: ReadStats,
   exception: Exception,
 ): Promise<Replayed> {
+  // The touched live documents are read from the file on the other core (live-text-worker.ts).
+  const texts = opts.kvPath ? liveTextsInWorker(opts.kvPath) : null;
   const r = await replayFrom(opts.kv, opts.scratch, allProjections, auditFoldsOf(), from, {
     stats,
     docsPath: opts.docsPath ?? null,
@@ -336,9 +339,10 @@ async function incremental(
         return r.fingerprint;
       }
       : undefined,
+    liveTexts: texts ? (keys) => texts.read(keys) : undefined,
     onChainProblem: chainException(exception),
     onMismatch: mismatchException(exception),
-  });
+  }).finally(() => texts?.end());
   const now = opts.now ?? Date.now;
   const clean = r.chain.ok && r.mismatchCount === 0;
   return {

@@ -36,6 +36,10 @@ import {
 import { ProjectionFolder } from "../../projections/folder.ts";
 import type { ProjectionMismatch } from "../../projections/compare-stores.ts";
 import { ChunkFile, DocChunks } from "./doc-chunks.ts";
+import { docText } from "../../projections/doc-digest.ts";
+import { liveText, type LiveTexts } from "./live-text-worker.ts";
+import { ByteSink } from "../kernel/json-bytes.ts";
+import { bytesEqual } from "../kernel/bytes.ts";
 
 export const CHECKPOINT_VERSION = 1;
 
@@ -135,6 +139,11 @@ export async function replayFrom(
     fingerprint?: (through: number) => Promise<SegmentFingerprint>;
     /** An audit fold whose touched documents are reported before and after (`tracked`). */
     track?: string;
+    /**
+     * Reads the live documents at `keys` in one snapshot, as text (live-text-worker.ts: the CLI's
+     * audit of a file, on the other core); null, or unset: each is read through `source`.
+     */
+    liveTexts?: (keys: Deno.KvKey[]) => Promise<LiveTexts | null>;
   } = {},
 ): Promise<IncrementalReport> {
   const head = (await source.get<LogHead>(HEAD)).value;
@@ -228,18 +237,17 @@ export async function replayFrom(
       }
     }
   }
-  await chunks.load([...touched.values()]);
+  const touchedKeys = [...touched.values()];
+  // The live documents are read while this thread rebuilds them (in `touched`'s order).
+  const reading = opts.liveTexts?.(touchedKeys) ?? null;
+  reading?.catch(() => {}); // awaited below
+  await chunks.load(touchedKeys);
   const rebuilt = new Map<string, { key: Deno.KvKey; doc: unknown }>();
+  for (const [id, key] of touched) rebuilt.set(id, { key, doc: (await chunks.get(key)) ?? null });
   for (const e of after) {
     for (const p of projections) {
       for (const sub of p.keysOf(e)) {
-        const key = projectionKey(p.name, sub);
-        const id = keyId(key);
-        let slot = rebuilt.get(id);
-        if (!slot) {
-          slot = { key, doc: (await chunks.get(key)) ?? null };
-          rebuilt.set(id, slot);
-        }
+        const slot = rebuilt.get(keyId(projectionKey(p.name, sub)))!;
         slot.doc = p.evolve(slot.doc as never, e, sub);
       }
     }
@@ -248,7 +256,7 @@ export async function replayFrom(
   const mismatches: ProjectionMismatch[] = [];
   const docs = [...rebuilt].map(([id, { key, doc }]) => ({ id, key, rebuilt: doc }));
   // Compared with the live documents (the source) while they are written to the state.
-  const settling = cut.settleMany(docs);
+  const settling = settleAll(cut, docs, await reading);
   settling.catch(() => {}); // awaited below
   for (const d of docs) await chunks.set(d.key, d.rebuilt);
   // Written while the caller writes its tables; it awaits this before it says the audit is done.
@@ -285,4 +293,36 @@ export async function replayFrom(
     tracked,
     stateWritten,
   };
+}
+
+/**
+ * `cut.settleMany(docs)`, with the live texts of a snapshot (`live`, read in `docs`' order) taken
+ * first: a document no event after the cut moved up to the snapshot's head, whose live text is its
+ * rebuilt one's, is equal (equal JSON text is an equal value). Every other one (moved, differing,
+ * or not read) is settled through the KV as before, which names a real mismatch and passes one
+ * that only differs in property order.
+ */
+async function settleAll(
+  cut: LiveCut,
+  docs: { id: string; key: Deno.KvKey; rebuilt: unknown }[],
+  live: LiveTexts | null,
+): Promise<({ live: unknown; expected: unknown } | null)[]> {
+  if (!live) return await cut.settleMany(docs);
+  if (live.starts.length !== docs.length) throw new Error("live texts for other documents");
+  if (live.at > cut.seen) await cut.poll(live.at);
+  const out: ({ live: unknown; expected: unknown } | null)[] = new Array(docs.length).fill(null);
+  const rest: number[] = [];
+  const mine = new ByteSink();
+  docs.forEach((d, i) => {
+    const text = liveText(live, i);
+    mine.reset();
+    if (d.rebuilt !== null && d.rebuilt !== undefined) mine.text(docText(d.rebuilt));
+    if (
+      text === null || !bytesEqual(text, mine.bytes()) ||
+      (cut.moved.size > 0 && cut.moved.has(d.id))
+    ) rest.push(i);
+  });
+  const settled = await cut.settleMany(rest.map((i) => docs[i]));
+  rest.forEach((i, j) => (out[i] = settled[j]));
+  return out;
 }

@@ -256,3 +256,28 @@ export async function withFileLog(
     await Deno.remove(dir, { recursive: true });
   }
 }
+
+/** Build i: confirmed, except every fourth (left open) and every fifth (fee-less). */
+export async function builds(store: EventStore, i: number) {
+  const events = [built(i, "k1", "p1", "2026-11-22")];
+  if (i % 5 === 0) events.push(unverified(i, "k1", "0"));
+  else if (i % 4 !== 0) events.push(confirmed(i));
+  await store.append([{ stream: `build-${i}`, expectedVersion: 0, events }]);
+}
+
+/** Builds `from` to `to`, an outcome for build 4 (an old document changes) and a new purchase. */
+export async function more(store: EventStore, from: number, to: number) {
+  for (let i = from; i <= to; i++) await builds(store, i);
+  await store.append([{ stream: "build-4", expectedVersion: "any", events: [confirmed(4)] }]);
+  await purchaseWithKey(store, `p${from}`, `k${from}`, "WalletB");
+}
+
+/** `withFileLog` seeded with a purchase and builds 1 to 12, for the incremental audit's tests. */
+export const withIncrementalLog = (
+  prefix: string,
+  fn: (kv: Deno.Kv, store: EventStore, dir: string) => Promise<void>,
+) =>
+  withFileLog(prefix, async (store) => {
+    await purchaseWithKey(store, "p1", "k1", "WalletA");
+    for (let i = 1; i <= 12; i++) await builds(store, i);
+  }, fn);

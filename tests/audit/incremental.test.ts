@@ -14,41 +14,14 @@ import {
 import { runAudit } from "../../src/audit/audit.ts";
 import { MemorySink } from "../../src/audit/sink.ts";
 import { isSealed, rewriteEvent } from "../events/support/tamper.ts";
-import {
-  type Audited,
-  auditInto,
-  built,
-  confirmed,
-  purchaseWithKey,
-  tablesOf,
-  unverified,
-  withFileLog,
-} from "./fixtures.ts";
+import { type Audited, auditInto, more, tablesOf, withIncrementalLog } from "./fixtures.ts";
 
 const audit = (kv: Deno.Kv, dir: string, name: string, from?: Audited) =>
   auditInto(kv, dir, name, { from });
 const tables = tablesOf;
 
 const withLog = (fn: (kv: Deno.Kv, store: EventStore, dir: string) => Promise<void>) =>
-  withFileLog("tcb-incremental-", async (store) => {
-    await purchaseWithKey(store, "p1", "k1", "WalletA");
-    for (let i = 1; i <= 12; i++) await builds(store, i);
-  }, fn);
-
-/** Build i: confirmed, except every fourth (left open) and every fifth (fee-less). */
-async function builds(store: EventStore, i: number) {
-  const events = [built(i, "k1", "p1", "2026-11-22")];
-  if (i % 5 === 0) events.push(unverified(i, "k1", "0"));
-  else if (i % 4 !== 0) events.push(confirmed(i));
-  await store.append([{ stream: `build-${i}`, expectedVersion: 0, events }]);
-}
-
-async function more(store: EventStore, from: number, to: number) {
-  for (let i = from; i <= to; i++) await builds(store, i);
-  // An outcome for a build left open before the checkpoint: an old document changes.
-  await store.append([{ stream: "build-4", expectedVersion: "any", events: [confirmed(4)] }]);
-  await purchaseWithKey(store, `p${from}`, `k${from}`, "WalletB");
-}
+  withIncrementalLog("tcb-incremental-", fn);
 
 Deno.test("an incremental audit writes the tables a full audit writes, and chains on", async () => {
   await withLog(async (kv, store, dir) => {
