@@ -45,6 +45,8 @@ import {
 } from "./table-splice.ts";
 import { addBuild, type Totals, zero } from "./totals.ts";
 import type { AuditProgress } from "./progress.ts";
+const __tr = (m: string) =>
+  Deno.env.get("AUDIT_TRACE") && console.error("TRACE", m, (performance.now() / 1000).toFixed(2));
 
 const TOTAL_COLUMNS = [
   "builds",
@@ -159,6 +161,8 @@ export interface AuditOptions {
    * `ChunkFile`); a full audit starts it empty. Unset: they go into `scratch`.
    */
   docsPath?: string | null;
+  /** `scratch`'s file, when it is one (an incremental audit finds its chunks there). */
+  statePath?: string | null;
   /** See `replayIntoAndCompare`: tests change the live KV between passes with it. */
   onPass?: (pass: "chain" | "live") => void | Promise<void>;
   onProgress?: (p: AuditProgress) => void;
@@ -330,6 +334,7 @@ async function incremental(
   const r = await replayFrom(opts.kv, opts.scratch, allProjections, auditFoldsOf(), from, {
     stats,
     docsPath: opts.docsPath ?? null,
+    statePath: opts.statePath ?? null,
     track: AUDIT_BUILD,
     // The prefix proof on the other core when the KV is a file (fingerprint-worker.ts).
     fingerprint: opts.kvPath

@@ -36,6 +36,10 @@ import {
 import { ProjectionFolder } from "../../projections/folder.ts";
 import type { ProjectionMismatch } from "../../projections/compare-stores.ts";
 import { ChunkFile, DocChunks } from "./doc-chunks.ts";
+import { KvFile } from "../../events/kv-file.ts";
+const __tr = (m: string) =>
+  Deno.env.get("AUDIT_TRACE") && console.error("TRACE", m, (performance.now() / 1000).toFixed(2));
+
 import { docText } from "../../projections/doc-digest.ts";
 import { liveText, type LiveTexts } from "./live-text-worker.ts";
 import { ByteSink } from "../kernel/json-bytes.ts";
@@ -130,6 +134,8 @@ export async function replayFrom(
     stats?: ReadStats;
     /** The file the state's document chunks are in (doc-chunks.ts `ChunkFile`); null: the KV. */
     docsPath?: string | null;
+    /** The state KV's file, when it is one: where its chunks are is then read from it directly. */
+    statePath?: string | null;
     onChainProblem?: (p: ChainProblem) => void | Promise<void>;
     onMismatch?: (m: ProjectionMismatch) => void | Promise<void>;
     /**
@@ -173,7 +179,8 @@ export async function replayFrom(
   // The state's chunk index and Bloom filter do not depend on what the new events touch: read
   // them while the events are.
   const file = opts.docsPath ? await ChunkFile.openIfThere(opts.docsPath) : null;
-  const chunks = new DocChunks(state, file);
+  const stateFile = opts.statePath ? KvFile.open(opts.statePath) : null;
+  const chunks = new DocChunks(state, file, stateFile);
   chunks.prefetch();
   const after: StoredEvent[] = [];
   for await (
@@ -260,7 +267,10 @@ export async function replayFrom(
   settling.catch(() => {}); // awaited below
   for (const d of docs) await chunks.set(d.key, d.rebuilt);
   // Written while the caller writes its tables; it awaits this before it says the audit is done.
-  const stateWritten = chunks.flush().finally(() => file?.close());
+  const stateWritten = chunks.flush().finally(() => {
+    file?.close();
+    stateFile?.close();
+  });
   stateWritten.catch(() => {}); // awaited by the caller
   const results = await settling;
   for (let i = 0; i < docs.length; i++) {

@@ -140,6 +140,7 @@ await runCli(async () => {
           : kvPath,
         readTx: connection ? rpcTxReader(connection) : null,
         docsPath,
+        statePath,
         onProgress: (p) => console.error(progressLine(p)),
       });
     } catch (e) {

@@ -1,10 +1,36 @@
-/** The incremental audit's document store: packed chunks, found by an in-memory index. */
+/**
+ * The incremental audit's document store: packed chunks, found by an in-memory index, or by one
+ * query per document in the state KV's file.
+ */
 import { assert, assertEquals } from "../support/assert.ts";
 import { ChunkFile, DocChunks, DocChunkWriter } from "../../src/audit/doc-chunks.ts";
+import { KvFile } from "../../events/kv-file.ts";
 
-async function readsBack(opts: { file: boolean }) {
-  const kv = await Deno.openKv(":memory:");
+/** `kv`, counting the listings of the chunk index (`["i", ...]`). */
+function countingIndexLists(kv: Deno.Kv) {
+  const lists = { index: 0 };
+  const wrapped = new Proxy(kv, {
+    get(target, prop) {
+      if (prop === "list") {
+        return (selector: Deno.KvListSelector, o?: Deno.KvListOptions) => {
+          if ("prefix" in selector && selector.prefix[0] === "i") lists.index++;
+          return target.list(selector, o);
+        };
+      }
+      const v = Reflect.get(target, prop, target);
+      return typeof v === "function" ? v.bind(target) : v;
+    },
+  });
+  return { kv: wrapped, lists };
+}
+
+async function readsBack(opts: { file: boolean; stateFile?: boolean }) {
   const dir = await Deno.makeTempDir({ prefix: "tcb-doc-chunks-" });
+  const statePath = `${dir}/state.sqlite3`;
+  const { kv, lists } = countingIndexLists(
+    await Deno.openKv(opts.stateFile ? statePath : ":memory:"),
+  );
+  const stateFile = () => opts.stateFile ? KvFile.open(statePath) : null;
   const open = (fresh: boolean) =>
     opts.file ? ChunkFile.open(`${dir}/docs.bin`, { fresh }) : Promise.resolve(null);
   const first = await open(true);
@@ -17,7 +43,8 @@ async function readsBack(opts: { file: boolean }) {
     first?.close();
 
     const file = await open(false);
-    const c = new DocChunks(kv, file);
+    const view = stateFile();
+    const c = new DocChunks(kv, file, view);
     assertEquals(await c.get(["p", "b", 150]), doc(150));
     assertEquals(await c.get(["p", "b", 1000]), undefined);
     // Below every chunk, far past the last one (hundreds of KiB into one chunk), and deletes.
@@ -27,9 +54,11 @@ async function readsBack(opts: { file: boolean }) {
     await c.set(["p", "b", 151], { changed: true });
     await c.flush();
     file?.close();
+    view?.close();
 
     const later = await open(false);
-    const again = new DocChunks(kv, later);
+    const laterView = stateFile();
+    const again = new DocChunks(kv, later, laterView);
     await again.load([["p", "a", 3], ["p", "b", 1599], ["p", "b", 151]]);
     assertEquals(await again.get(["p", "a", 3]), doc(3));
     assertEquals(await again.get(["p", "b", 1599]), doc(1599));
@@ -37,6 +66,10 @@ async function readsBack(opts: { file: boolean }) {
     assertEquals(await again.get(["p", "b", 151]), { changed: true });
     assertEquals(await again.get(["p", "b", 299]), doc(299));
     later?.close();
+    laterView?.close();
+    // Found in the state's file, the chunks cost no listing of the whole index.
+    if (opts.stateFile) assertEquals(lists.index, 0);
+    else assert(lists.index > 0);
     let inKv = 0;
     for await (const e of kv.list<Uint8Array>({ prefix: ["c"] })) {
       inKv++;
@@ -56,3 +89,6 @@ Deno.test("documents read back from chunks; inserts, deletes and growth past the
 
 Deno.test("the same with the chunks' bytes in a file beside the state KV", () =>
   readsBack({ file: true }));
+
+Deno.test("the same with each document's chunk found in the state KV's file, the index never listed", () =>
+  readsBack({ file: true, stateFile: true }));

@@ -220,6 +220,8 @@ export async function auditInto(
       sink,
       from: opts.from?.summary.checkpoint ?? null,
       kvPath: opts.kvPath ?? null,
+      // As the CLI does: an incremental audit finds its chunks in the state's file.
+      statePath: state,
       now: () => 0,
     });
     return { summary, sink, state };
