@@ -45,8 +45,6 @@ import {
 } from "./table-splice.ts";
 import { addBuild, type Totals, zero } from "./totals.ts";
 import type { AuditProgress } from "./progress.ts";
-const __tr = (m: string) =>
-  Deno.env.get("AUDIT_TRACE") && console.error("TRACE", m, (performance.now() / 1000).toFixed(2));
 
 const TOTAL_COLUMNS = [
   "builds",
