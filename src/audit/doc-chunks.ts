@@ -27,7 +27,7 @@ import { commitInBatches } from "../../projections/commit-batches.ts";
 import { compareKvKeys } from "../../projections/kv-order.ts";
 import { ByteSink } from "../kernel/json-bytes.ts";
 import { getAll } from "../../projections/get-all.ts";
-import { type KvFile, V8 } from "../../events/kv-file.ts";
+import { BYTES, type KvFile, V8 } from "../../events/kv-file.ts";
 import { decodeKvKey, encodeKvKey } from "../../events/kv-key-codec.ts";
 import { deserialize } from "node:v8";
 
@@ -359,7 +359,7 @@ export class DocChunks {
       const cid = keyId(first);
       if (!this.#cache.has(cid)) chunks.set(cid, first);
     }
-    const overlaid = await getAll<Uint8Array>(this.state, overlay.map(overlayKey));
+    const overlaid = await this.#overlaid(overlay);
     overlay.forEach((key, i) => {
       const text = overlaid[i] ? dec.decode(overlaid[i]!) : null;
       this.#overlay.set(keyId(key), { key, text, dirty: false });
@@ -393,6 +393,19 @@ export class DocChunks {
     } else first = this.#locate(await this.#loadIndex(), key);
     this.#firstById.set(id, first);
     return first;
+  }
+
+  /** The overlay entries of `keys` (null: none), from the state's file when it has one. */
+  async #overlaid(keys: Deno.KvKey[]): Promise<(Uint8Array | null)[]> {
+    const file = this.stateFile;
+    if (!file || !keys.every(encodable)) {
+      return await getAll<Uint8Array>(this.state, keys.map(overlayKey));
+    }
+    return keys.map((key) => {
+      const row = file.get(encodeKvKey(overlayKey(key) as (string | number)[]));
+      if (row && row.encoding !== BYTES) throw new Error("a state overlay entry that is not bytes");
+      return row ? row.value : null;
+    });
   }
 
   /** The chunk already read that holds `id`, if any. */
