@@ -3,7 +3,8 @@
  * no account), plus snapshot/restore used to make multi-step execution atomic.
  */
 import { Account, type LiteSvm } from "litesvm/internal";
-import { base58Encode, bytesEqual } from "./codec.ts";
+import { base58Encode } from "./codec.ts";
+import { bytesEqual } from "../kernel/bytes.ts";
 
 export class AccountSnap {
   #ownerStr: string | undefined;

@@ -72,8 +72,6 @@ export function sha256(...parts: (Uint8Array | string)[]): Uint8Array {
   return new Uint8Array(h.digest());
 }
 
-export { bytesEqual } from "../kernel/bytes.ts";
-
 export function concatBytes(parts: Uint8Array[]): Uint8Array {
   let len = 0;
   for (const p of parts) len += p.length;
