@@ -45,6 +45,7 @@ import {
 } from "./table-splice.ts";
 import { addBuild, type Totals, zero } from "./totals.ts";
 import type { AuditProgress } from "./progress.ts";
+import { isoUtc } from "../kernel/time.ts";
 
 const TOTAL_COLUMNS = [
   "builds",
@@ -181,7 +182,7 @@ const totalsRow = (t: Totals): Row => ({
   confirmedFeeUsd: t.confirmedFeeCents / 100,
 });
 
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+const iso = (ms: number | null) => (ms === null ? null : isoUtc(ms));
 
 export interface AuditSummary {
   auditedAt: string;

@@ -2,6 +2,7 @@
  * Where audit rows go. Rows are written as they are produced, so a long history never sits in
  * memory: each table becomes `<table>.csv` and `<table>.json` (a JSON array) side by side.
  */
+import { ByteSink } from "../kernel/json-bytes.ts";
 
 export type Row = Record<string, string | number | boolean | null>;
 
@@ -41,10 +42,15 @@ const NUMERIC = /^-?\d+(\.\d+)?$/;
  */
 export function csvCell(v: Row[string]): string {
   if (v === null || v === undefined) return "";
-  let s = String(v);
-  if (typeof v === "string" && /^[=+\-@\t\r]/.test(s) && !NUMERIC.test(s)) s = `'${s}`;
+  // A number or a boolean has nothing to defuse or quote.
+  if (typeof v !== "string") return String(v);
+  let s = v;
+  if (FORMULA_START.has(s.charCodeAt(0)) && !NUMERIC.test(s)) s = `'${s}`;
   return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
 }
+
+/** = + - @ tab CR: what a spreadsheet may read as the start of a formula. */
+const FORMULA_START = new Set([0x3d, 0x2b, 0x2d, 0x40, 0x09, 0x0d]);
 
 export function csvLine(cells: Row[string][]): string {
   return cells.map(csvCell).join(",") + "\r\n";
@@ -61,34 +67,37 @@ interface TableFiles {
   rows: number;
 }
 
-/** UTF-8 bytes of `text` (most rows are ASCII: then its length). */
-export const utf8Length = (text: string): number =>
-  /[\u0080-\uffff]/.test(text) ? new TextEncoder().encode(text).length : text.length;
-
-/** Collects text and writes it in large pieces: a write per row cost more than the row. */
+/**
+ * Collects text as UTF-8 and writes it in large pieces: a write per row cost more than the row.
+ * Two buffers: one fills while the other is written.
+ */
 class BufferedFile {
-  #parts: string[] = [];
-  #size = 0;
-  /** Bytes put so far (written or still buffered): where the next text starts in the file. */
-  offset = 0;
-  readonly #enc = new TextEncoder();
+  #filling = new ByteSink();
+  #spare = new ByteSink();
+  #written = 0;
 
   constructor(readonly file: Deno.FsFile) {}
 
+  /** Bytes put so far (written or still buffered): where the next text starts in the file. */
+  get offset(): number {
+    return this.#written + this.#filling.length;
+  }
+
   async put(text: string): Promise<void> {
-    this.#parts.push(text);
-    this.#size += text.length;
-    this.offset += utf8Length(text);
-    if (this.#size >= 256 * 1024) await this.flush();
+    this.#filling.text(text);
+    if (this.#filling.length >= 256 * 1024) await this.flush();
   }
 
   async flush(): Promise<void> {
-    if (this.#size === 0 && this.#parts.length === 0) return;
-    const bytes = this.#enc.encode(this.#parts.join(""));
-    this.#parts = [];
-    this.#size = 0;
+    const full = this.#filling;
+    if (full.length === 0) return;
+    this.#filling = this.#spare;
+    this.#spare = full;
+    this.#written += full.length;
+    const bytes = full.bytes();
     let off = 0;
     while (off < bytes.length) off += await this.file.write(bytes.subarray(off));
+    full.reset();
   }
 
   async close(): Promise<void> {

@@ -4,7 +4,9 @@ import { Keypair } from "@solana/web3.js";
 import bs58 from "bs58";
 import { ed25519 } from "@noble/curves/ed25519";
 import { ApiError, ERROR_CODES, statusOf } from "../../src/kernel/errors.ts";
-import { DAY_MS, secondsUntilUtcMidnight, utcDay } from "../../src/kernel/time.ts";
+import { DAY_MS, isoUtc, secondsUntilUtcMidnight, utcDay } from "../../src/kernel/time.ts";
+import fc from "fast-check";
+import { bytesEqual } from "../../src/kernel/bytes.ts";
 import { isAddress, parseAddress } from "../../src/kernel/base58.ts";
 import { parseIp } from "../../src/kernel/ipaddr.ts";
 import { sha256Hex, toHex } from "../../src/kernel/hashing.ts";
@@ -33,6 +35,23 @@ Deno.test("time: the UTC day, and seconds to the next 00:00 UTC (never 0)", () =
   assertEquals(secondsUntilUtcMidnight(midnight - 1), 1);
   assertEquals(secondsUntilUtcMidnight(midnight - 1_500), 2);
   assertEquals(secondsUntilUtcMidnight(midnight + DAY_MS / 2), 43_200);
+});
+
+Deno.test("time: isoUtc writes what Date.toISOString writes, for any moment", () => {
+  const same = (ms: number) => assertEquals(isoUtc(ms), new Date(ms).toISOString(), String(ms));
+  // Whole milliseconds in the range it formats itself, and around its edges.
+  fc.assert(fc.property(fc.integer({ min: 0, max: 253_402_300_799_999 }), (ms) => same(ms)));
+  for (const ms of [0, 1, 999, 1000, DAY_MS - 1, DAY_MS, 951_782_400_000, 253_402_300_799_999]) {
+    same(ms);
+  }
+  // The ones it leaves to Date: before 1970, past 9999, fractions.
+  for (const ms of [-1, -DAY_MS - 1, 253_402_300_800_000, 1.5, 8.64e15]) same(ms);
+});
+
+Deno.test("bytes: equal by content and length", () => {
+  assert(bytesEqual(Uint8Array.of(1, 2), Uint8Array.of(1, 2)));
+  assert(!bytesEqual(Uint8Array.of(1, 2), Uint8Array.of(1, 3)));
+  assert(!bytesEqual(Uint8Array.of(1, 2), Uint8Array.of(1, 2, 0)));
 });
 
 Deno.test("base58: canonical 32-byte addresses only", () => {
