@@ -127,3 +127,15 @@ for (const revert of [false, true]) {
     });
   });
 }
+
+Deno.test("a path that is not a KV file this reader knows answers null: the documents are then settled through the KV", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "tcb-live-text-" });
+  const worker = liveTextsInWorker(`${dir}/not-a-kv.txt`);
+  try {
+    await Deno.writeTextFile(`${dir}/not-a-kv.txt`, "plain text\n");
+    assertEquals(await worker.read([["p", "build", 1]]), null);
+  } finally {
+    worker.end();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
