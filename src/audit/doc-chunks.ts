@@ -457,6 +457,9 @@ export class DocChunks {
     this.#indexLoading = null;
     this.#at.clear();
     this.#firstById.clear();
+    // In key order: each commit then fills neighbouring pages of the KV's B-tree instead of one
+    // page per write all over it (20,853 overlay writes at 10,000 events: 0.25 s instead of 0.9 s).
+    writes.sort((a, b) => compareKvKeys(a.key, b.key));
     await commitInBatches(this.state, writes);
   }
 }
