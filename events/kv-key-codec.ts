@@ -167,6 +167,10 @@ function decodeDouble(b: Uint8Array, i: number): number {
   return new DataView(x.buffer).getFloat64(0);
 }
 
+/** Whether `encodeKvKey` takes `key`: its parts are strings and numbers only. */
+export const encodableKey = (key: Deno.KvKey): key is (string | number)[] =>
+  key.every((p) => typeof p === "string" || typeof p === "number");
+
 /**
  * A key of strings and numbers, encoded (the bounds of a range read; a key of strings alone is
  * also the prefix every key under it starts with).

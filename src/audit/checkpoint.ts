@@ -38,7 +38,6 @@ import { ProjectionsByType } from "../../projections/touches.ts";
 import type { ProjectionMismatch } from "../../projections/compare-stores.ts";
 import { ChunkFile, DocChunks } from "./doc-chunks.ts";
 import { KvFile } from "../../events/kv-file.ts";
-
 import { docText } from "../../projections/doc-digest.ts";
 import { liveText, type LiveTexts } from "./live-text-worker.ts";
 import { ByteSink } from "../kernel/json-bytes.ts";
@@ -175,8 +174,8 @@ export async function replayFrom(
     if (last > from.sealed.through && last <= to) sealed.add(last, vs);
   };
   const folder = new ProjectionFolder(state, auditFolds, { existing: true, cacheSize: 4_000 });
-  // The state's chunk index and Bloom filter do not depend on what the new events touch: read
-  // them while the events are.
+  // The state's Bloom filter (and its chunk index, when the state is not a file) do not depend on
+  // what the new events touch: read them while the events are.
   const file = opts.docsPath ? await ChunkFile.openIfThere(opts.docsPath) : null;
   const stateFile = opts.statePath ? KvFile.open(opts.statePath) : null;
   const chunks = new DocChunks(state, file, stateFile);

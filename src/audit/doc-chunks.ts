@@ -28,7 +28,7 @@ import { compareKvKeys } from "../../projections/kv-order.ts";
 import { ByteSink } from "../kernel/json-bytes.ts";
 import { getAll } from "../../projections/get-all.ts";
 import { BYTES, type KvFile, V8 } from "../../events/kv-file.ts";
-import { decodeKvKey, encodeKvKey } from "../../events/kv-key-codec.ts";
+import { decodeKvKey, encodableKey, encodeKvKey } from "../../events/kv-key-codec.ts";
 import { deserialize } from "node:v8";
 
 const CHUNKS = ["c"] as const;
@@ -268,10 +268,6 @@ function parseChunk(first: Deno.KvKey, value: Uint8Array): Chunk {
   return { first, docs, dirty: false };
 }
 
-/** Keys of strings and numbers, the parts `encodeKvKey` encodes. */
-const encodable = (key: Deno.KvKey): key is (string | number)[] =>
-  key.every((p) => typeof p === "string" || typeof p === "number");
-
 const INDEX_BYTES = encodeKvKey(INDEX);
 
 /** Reads and updates documents in the chunks and the overlay (the incremental audit). */
@@ -385,7 +381,7 @@ export class DocChunks {
     const known = this.#firstById.get(id);
     if (known !== undefined) return known;
     let first: Deno.KvKey | null;
-    if (this.stateFile && encodable(key)) {
+    if (this.stateFile && encodableKey(key)) {
       const row = this.stateFile.floor(INDEX_BYTES, encodeKvKey([...INDEX, ...key]));
       first = row ? decodeKvKey(row.key)?.slice(INDEX.length) ?? null : null;
       if (row && (!first || row.encoding !== V8)) throw new Error("a state index entry unread");
@@ -398,7 +394,7 @@ export class DocChunks {
   /** The overlay entries of `keys` (null: none), from the state's file when it has one. */
   async #overlaid(keys: Deno.KvKey[]): Promise<(Uint8Array | null)[]> {
     const file = this.stateFile;
-    if (!file || !keys.every(encodable)) {
+    if (!file || !keys.every(encodableKey)) {
       return await getAll<Uint8Array>(this.state, keys.map(overlayKey));
     }
     return keys.map((key) => {

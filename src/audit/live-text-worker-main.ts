@@ -4,15 +4,11 @@
  * The worker side of live-text-worker.ts: one snapshot read, then it answers and is terminated.
  */
 import { KvFile, logHeadPosition, V8 } from "../../events/kv-file.ts";
-import { encodeKvKey } from "../../events/kv-key-codec.ts";
+import { encodableKey, encodeKvKey } from "../../events/kv-key-codec.ts";
 import { isNullText, v8ToJson } from "../../projections/v8-json.ts";
 import { ByteSink } from "../kernel/json-bytes.ts";
 import type { LiveTextRequest } from "./live-text-worker.ts";
 import { announceReady } from "./worker.ts";
-
-/** Keys of strings and numbers are encoded here; any other part is left to the caller. */
-const encodable = (key: Deno.KvKey): key is (string | number)[] =>
-  key.every((p) => typeof p === "string" || typeof p === "number");
 
 function run(req: LiveTextRequest): void {
   const file = KvFile.open(req.path);
@@ -28,7 +24,8 @@ function run(req: LiveTextRequest): void {
     const at = file.inSnapshot(() => {
       for (let i = 0; i < n; i++) {
         const key = req.keys[i];
-        if (!encodable(key)) continue;
+        // A key with other parts than strings and numbers is left to the caller.
+        if (!encodableKey(key)) continue;
         const row = file.get(encodeKvKey(key));
         const start = sink.length;
         if (row && (row.encoding !== V8 || !v8ToJson(row.value, sink))) continue;
