@@ -180,130 +180,140 @@ export async function replayFrom(
   const stateFile = opts.statePath ? KvFile.open(opts.statePath) : null;
   const chunks = new DocChunks(state, file, stateFile);
   chunks.prefetch();
-  const after: StoredEvent[] = [];
-  for await (
-    const batch of readLog(source, {
-      head,
-      from: from.sealed.through + 1,
-      to,
-      prevHash: from.sealed.hash,
-      stats,
-    })
-  ) {
-    for (const r of batch) {
-      verifier.checkRead(r);
-      const e = r.event;
-      if (e.position === from.position && e.hash !== from.hash) {
-        problem(e.position, "the event at the checkpoint is not the one the checkpoint verified");
-      }
-      if (e.position > from.position) after.push(e);
-    }
-  }
-  stats.onSegment = undefined;
-  // The audit's folds: their documents read ten to a read, then the new events folded in.
-  const foldKeys = new Map<string, Deno.KvKey>();
-  for (const e of after) {
-    for (const p of auditFolds) {
-      for (const sub of p.keysOf(e)) {
-        const key = projectionKey(p.name, sub);
-        foldKeys.set(keyId(key), key);
-      }
-    }
-  }
-  const keys = [...foldKeys.values()];
-  const isTracked = (k: Deno.KvKey) =>
-    opts.track !== undefined && k[PROJECTIONS.length] === opts.track;
-  const trackedKeys = keys.filter(isTracked);
-  // The folds, and the projection documents below, are independent (disjoint keys in the
-  // state; the comparison reads the source): each waits on KV reads and writes, so they overlap.
-  const folding = (async () => {
-    // One read of every fold document the new events touch, absent ones included: a new
-    // document then costs no read of its own when its first event comes (a read each, queued
-    // behind the state's other reads and writes, was a second of a 10,000-event audit).
-    const before = await folder.preload(keys);
-    const trackedBefore = before.filter((_, i) => isTracked(keys[i]));
-    for (const e of after) await folder.apply(e);
-    await folder.flush();
-    // Folded again here from their values before: read back from the state, they waited behind
-    // its other writes (0.3-0.5 s at 10,000 events).
-    const tracking = auditFolds.find((p) => p.name === opts.track);
-    const trackedAfter = tracking ? foldInMemory(tracking, trackedKeys, trackedBefore, after) : [];
-    return trackedKeys.map((_, i) => ({ before: trackedBefore[i], after: trackedAfter[i] }));
-  })();
-  folding.catch(() => {}); // awaited below
-  const chain = verifier.finish(head);
-  // The count covers the events read: from the last sealed point before the checkpoint.
-  await checkNothingAfter(source, head, chain);
-
-  // Each touched document: its value at the checkpoint, then the new events, in log order.
-  const touched = new Map<string, Deno.KvKey>();
-  for (const e of after) {
-    for (const p of projections) {
-      for (const sub of p.keysOf(e)) {
-        const key = projectionKey(p.name, sub);
-        touched.set(keyId(key), key);
-      }
-    }
-  }
-  const touchedKeys = [...touched.values()];
-  // The live documents are read while this thread rebuilds them (in `touched`'s order).
-  const reading = opts.liveTexts?.(touchedKeys) ?? null;
-  reading?.catch(() => {}); // awaited below
-  await chunks.load(touchedKeys);
-  const rebuilt = new Map<string, { key: Deno.KvKey; doc: unknown }>();
-  for (const [id, key] of touched) rebuilt.set(id, { key, doc: (await chunks.get(key)) ?? null });
-  for (const e of after) {
-    for (const p of projections) {
-      for (const sub of p.keysOf(e)) {
-        const slot = rebuilt.get(keyId(projectionKey(p.name, sub)))!;
-        slot.doc = p.evolve(slot.doc as never, e, sub);
-      }
-    }
-  }
-  const cut = new LiveCut(source, projections, head);
-  const mismatches: ProjectionMismatch[] = [];
-  const docs = [...rebuilt].map(([id, { key, doc }]) => ({ id, key, rebuilt: doc }));
-  // Compared with the live documents (the source) while they are written to the state.
-  const settling = settleAll(cut, docs, await reading);
-  settling.catch(() => {}); // awaited below
-  for (const d of docs) await chunks.set(d.key, d.rebuilt);
-  // Written while the caller writes its tables; it awaits this before it says the audit is done.
-  const stateWritten = chunks.flush().finally(() => {
+  const closeFiles = () => {
     file?.close();
     stateFile?.close();
-  });
-  stateWritten.catch(() => {}); // awaited by the caller
-  const results = await settling;
-  for (let i = 0; i < docs.length; i++) {
-    const wrong = results[i];
-    if (wrong) mismatches.push({ key: docs[i].id, live: wrong.live, rebuilt: wrong.expected });
-  }
-  const tracked = await folding;
-
-  const before = await proof;
-
-  if (before.count !== from.sealed.count || before.digest !== from.sealed.digest) {
-    verifier.problems.splice(proofAt, 0, {
-      position: from.sealed.through,
-      problem: `the sealed log up to ${from.sealed.through} changed since the checkpoint ` +
-        `(${before.count} segments, the checkpoint saw ${from.sealed.count}): run a full audit`,
-    });
-    chain.ok = false;
-  }
-  for (const p of verifier.problems) await opts.onChainProblem?.(p);
-  for (const m of mismatches) await opts.onMismatch?.(m);
-  const mismatchCount = mismatches.length;
-  return {
-    chain,
-    newEvents: after.length,
-    documents: rebuilt.size,
-    mismatchCount,
-    moved: cut.moved.size,
-    sealed,
-    head,
-    tracked,
-    stateWritten,
   };
+  // Closed once the state is written (`stateWritten`), or here when anything before it fails.
+  let handedOver = false;
+  try {
+    const after: StoredEvent[] = [];
+    for await (
+      const batch of readLog(source, {
+        head,
+        from: from.sealed.through + 1,
+        to,
+        prevHash: from.sealed.hash,
+        stats,
+      })
+    ) {
+      for (const r of batch) {
+        verifier.checkRead(r);
+        const e = r.event;
+        if (e.position === from.position && e.hash !== from.hash) {
+          problem(e.position, "the event at the checkpoint is not the one the checkpoint verified");
+        }
+        if (e.position > from.position) after.push(e);
+      }
+    }
+    stats.onSegment = undefined;
+    // The audit's folds: their documents read ten to a read, then the new events folded in.
+    const foldKeys = new Map<string, Deno.KvKey>();
+    for (const e of after) {
+      for (const p of auditFolds) {
+        for (const sub of p.keysOf(e)) {
+          const key = projectionKey(p.name, sub);
+          foldKeys.set(keyId(key), key);
+        }
+      }
+    }
+    const keys = [...foldKeys.values()];
+    const isTracked = (k: Deno.KvKey) =>
+      opts.track !== undefined && k[PROJECTIONS.length] === opts.track;
+    const trackedKeys = keys.filter(isTracked);
+    // The folds, and the projection documents below, are independent (disjoint keys in the
+    // state; the comparison reads the source): each waits on KV reads and writes, so they overlap.
+    const folding = (async () => {
+      // One read of every fold document the new events touch, absent ones included: a new
+      // document then costs no read of its own when its first event comes (a read each, queued
+      // behind the state's other reads and writes, was a second of a 10,000-event audit).
+      const before = await folder.preload(keys);
+      const trackedBefore = before.filter((_, i) => isTracked(keys[i]));
+      for (const e of after) await folder.apply(e);
+      await folder.flush();
+      // Folded again here from their values before: read back from the state, they waited behind
+      // its other writes (0.3-0.5 s at 10,000 events).
+      const tracking = auditFolds.find((p) => p.name === opts.track);
+      const trackedAfter = tracking
+        ? foldInMemory(tracking, trackedKeys, trackedBefore, after)
+        : [];
+      return trackedKeys.map((_, i) => ({ before: trackedBefore[i], after: trackedAfter[i] }));
+    })();
+    folding.catch(() => {}); // awaited below
+    const chain = verifier.finish(head);
+    // The count covers the events read: from the last sealed point before the checkpoint.
+    await checkNothingAfter(source, head, chain);
+
+    // Each touched document: its value at the checkpoint, then the new events, in log order.
+    const touched = new Map<string, Deno.KvKey>();
+    for (const e of after) {
+      for (const p of projections) {
+        for (const sub of p.keysOf(e)) {
+          const key = projectionKey(p.name, sub);
+          touched.set(keyId(key), key);
+        }
+      }
+    }
+    const touchedKeys = [...touched.values()];
+    // The live documents are read while this thread rebuilds them (in `touched`'s order).
+    const reading = opts.liveTexts?.(touchedKeys) ?? null;
+    reading?.catch(() => {}); // awaited below
+    await chunks.load(touchedKeys);
+    const rebuilt = new Map<string, { key: Deno.KvKey; doc: unknown }>();
+    for (const [id, key] of touched) rebuilt.set(id, { key, doc: (await chunks.get(key)) ?? null });
+    for (const e of after) {
+      for (const p of projections) {
+        for (const sub of p.keysOf(e)) {
+          const slot = rebuilt.get(keyId(projectionKey(p.name, sub)))!;
+          slot.doc = p.evolve(slot.doc as never, e, sub);
+        }
+      }
+    }
+    const cut = new LiveCut(source, projections, head);
+    const mismatches: ProjectionMismatch[] = [];
+    const docs = [...rebuilt].map(([id, { key, doc }]) => ({ id, key, rebuilt: doc }));
+    // Compared with the live documents (the source) while they are written to the state.
+    const settling = settleAll(cut, docs, await reading);
+    settling.catch(() => {}); // awaited below
+    for (const d of docs) await chunks.set(d.key, d.rebuilt);
+    // Written while the caller writes its tables; it awaits this before it says the audit is done.
+    const stateWritten = chunks.flush().finally(closeFiles);
+    handedOver = true;
+    stateWritten.catch(() => {}); // awaited by the caller
+    const results = await settling;
+    for (let i = 0; i < docs.length; i++) {
+      const wrong = results[i];
+      if (wrong) mismatches.push({ key: docs[i].id, live: wrong.live, rebuilt: wrong.expected });
+    }
+    const tracked = await folding;
+
+    const before = await proof;
+
+    if (before.count !== from.sealed.count || before.digest !== from.sealed.digest) {
+      verifier.problems.splice(proofAt, 0, {
+        position: from.sealed.through,
+        problem: `the sealed log up to ${from.sealed.through} changed since the checkpoint ` +
+          `(${before.count} segments, the checkpoint saw ${from.sealed.count}): run a full audit`,
+      });
+      chain.ok = false;
+    }
+    for (const p of verifier.problems) await opts.onChainProblem?.(p);
+    for (const m of mismatches) await opts.onMismatch?.(m);
+    const mismatchCount = mismatches.length;
+    return {
+      chain,
+      newEvents: after.length,
+      documents: rebuilt.size,
+      mismatchCount,
+      moved: cut.moved.size,
+      sealed,
+      head,
+      tracked,
+      stateWritten,
+    };
+  } finally {
+    if (!handedOver) closeFiles();
+  }
 }
 
 /**
@@ -320,6 +330,8 @@ async function settleAll(
 ): Promise<({ live: unknown; expected: unknown } | null)[]> {
   if (!live) return await cut.settleMany(docs);
   if (live.starts.length !== docs.length) throw new Error("live texts for other documents");
+  // A snapshot older than the audit's head (another file than the one audited) proves nothing.
+  if (live.at < cut.seen) return await cut.settleMany(docs);
   if (live.at > cut.seen) await cut.poll(live.at);
   const out: ({ live: unknown; expected: unknown } | null)[] = new Array(docs.length).fill(null);
   const rest: number[] = [];

@@ -69,12 +69,14 @@ interface TableFiles {
 
 /**
  * Collects text as UTF-8 and writes it in large pieces: a write per row cost more than the row.
- * Two buffers: one fills while the other is written.
+ * Two buffers: the next rows go into one while the other is written; flushes run one at a time,
+ * so a buffer is only filled again once its bytes are out.
  */
 class BufferedFile {
   #filling = new ByteSink();
   #spare = new ByteSink();
   #written = 0;
+  #flushing: Promise<void> = Promise.resolve();
 
   constructor(readonly file: Deno.FsFile) {}
 
@@ -88,7 +90,11 @@ class BufferedFile {
     if (this.#filling.length >= 256 * 1024) await this.flush();
   }
 
-  async flush(): Promise<void> {
+  flush(): Promise<void> {
+    return (this.#flushing = this.#flushing.then(() => this.#writeOut()));
+  }
+
+  async #writeOut(): Promise<void> {
     const full = this.#filling;
     if (full.length === 0) return;
     this.#filling = this.#spare;

@@ -12,7 +12,7 @@ import {
 } from "../../src/audit/audit.ts";
 import { checkOnChain, type TxView } from "../../src/audit/chain-check.ts";
 import type { AuditProgress } from "../../src/audit/progress.ts";
-import { csvCell, FileSink, MemorySink } from "../../src/audit/sink.ts";
+import { csvCell, csvRow, FileSink, MemorySink } from "../../src/audit/sink.ts";
 import { cleanWorkload, TREASURY, workload } from "./fixtures.ts";
 import { withKvs } from "../support/kv.ts";
 
@@ -328,6 +328,36 @@ Deno.test("CSV cells are quoted and defused against spreadsheet formulas", () =>
   assertEquals(csvCell("-5"), "-5");
   assertEquals(csvCell(null), "");
   assertEquals(csvCell(12), "12");
+});
+
+Deno.test("FileSink: where each row starts is its byte offset in the files, across many flushes and multi-byte text", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const sink = await FileSink.create(dir, { t: ["n", "name"] });
+    const at: { csv: number; json: number }[] = [];
+    const rows = Array.from({ length: 10_000 }, (_, n) => ({
+      n,
+      name: n % 3 ? `Jeton «été» 🚀 ${"x".repeat(n % 200)}` : `plain ${n}`,
+    }));
+    for (const row of rows) {
+      at.push(sink.next("t")!);
+      await sink.write("t", row);
+    }
+    await sink.close({});
+    const csv = await Deno.readFile(`${dir}/t.csv`);
+    const json = await Deno.readFile(`${dir}/t.json`);
+    assert(csv.length > 3 * 256 * 1024, "the CSV was written in several flushes");
+    const text = (b: Uint8Array, from: number, to: number) =>
+      new TextDecoder().decode(b.subarray(from, to));
+    for (const n of [0, 1, 2, 2_999, 6_001, 9_998, 9_999]) {
+      const end = n + 1 < rows.length ? at[n + 1] : { csv: csv.length, json: json.length - 2 };
+      assertEquals(text(csv, at[n].csv, end.csv), csvRow(["n", "name"], rows[n]));
+      const obj = text(json, at[n].json, n + 1 < rows.length ? end.json - 2 : end.json);
+      assertEquals(JSON.parse(obj), rows[n]);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
 
 Deno.test("FileSink writes a CSV and a JSON file per table and a summary", async () => {

@@ -39,6 +39,8 @@ async function readsBack(opts: { file: boolean; stateFile?: boolean }) {
     const doc = (i: number) => ({ n: i, pad: "x".repeat(300) });
     // In KV key order, as the live projections are listed.
     for (let i = 100; i < 300; i++) await w.add(["p", "b", i], JSON.stringify(doc(i)));
+    // A key part the file's encoder does not take: found through the index even with the file.
+    await w.add(["p", "z", 1n], JSON.stringify(doc(1)));
     await w.finish();
     first?.close();
 
@@ -67,9 +69,15 @@ async function readsBack(opts: { file: boolean; stateFile?: boolean }) {
     assertEquals(await again.get(["p", "b", 299]), doc(299));
     later?.close();
     laterView?.close();
-    // Found in the state's file, the chunks cost no listing of the whole index.
+    // Found in the state's file, the chunks cost no listing of the whole index...
     if (opts.stateFile) assertEquals(lists.index, 0);
     else assert(lists.index > 0);
+    // ...but for a key it cannot encode.
+    const third = new DocChunks(kv, await open(false), stateFile());
+    assertEquals(await third.get(["p", "z", 1n]), doc(1));
+    assert(lists.index > 0, "the index was not read for a key the file cannot take");
+    third.file?.close();
+    third.stateFile?.close();
     let inKv = 0;
     for await (const e of kv.list<Uint8Array>({ prefix: ["c"] })) {
       inKv++;

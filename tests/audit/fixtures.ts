@@ -207,7 +207,8 @@ export async function auditInto(
   kv: Deno.Kv,
   dir: string,
   name: string,
-  opts: { from?: Audited; kvPath?: string | null } = {},
+  /** `statePath` false: the state's chunks are found through its index in Deno KV. */
+  opts: { from?: Audited; kvPath?: string | null; statePath?: boolean } = {},
 ): Promise<Audited> {
   const state = `${dir}/${name}.sqlite3`;
   if (opts.from) await Deno.copyFile(opts.from.state, state);
@@ -221,7 +222,7 @@ export async function auditInto(
       from: opts.from?.summary.checkpoint ?? null,
       kvPath: opts.kvPath ?? null,
       // As the CLI does: an incremental audit finds its chunks in the state's file.
-      statePath: state,
+      statePath: opts.statePath === false ? null : state,
       now: () => 0,
     });
     return { summary, sink, state };

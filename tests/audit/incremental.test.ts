@@ -33,7 +33,10 @@ Deno.test("an incremental audit writes the tables a full audit writes, and chain
 
     await more(store, 13, 20);
     const inc = await audit(kv, dir, "inc", first);
+    // The same from the state's chunk index read through Deno KV (no state file to query).
+    const incByIndex = await auditInto(kv, dir, "inc-index", { from: first, statePath: false });
     const full = await audit(kv, dir, "full");
+    assertEquals(tables(incByIndex), tables(full));
     assertEquals(inc.summary.projections.compared, "incremental");
     assertEquals(inc.summary.from?.position, cp.position);
     assert(inc.summary.projections.documents > 0);

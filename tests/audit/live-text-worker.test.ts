@@ -89,6 +89,58 @@ Deno.test("documents whose text differs, or that the snapshot does not read, are
   });
 });
 
+Deno.test("a document deleted, brought back, stored as null or as bytes behind the store's back is named", async () => {
+  await withIncrementalLog("tcb-live-text-", async (kv, store, dir) => {
+    const first = await auditInto(kv, dir, "first", { kvPath: pathOf(dir) });
+    await more(store, 13, 16);
+    // Builds 13 and 14 are confirmed: the log leaves no open_build document for them.
+    assertEquals((await kv.get(projectionKey("open_build", [13]))).value, null);
+    await kv.set(projectionKey("open_build", [13]), { buildId: 13 });
+    await kv.delete(projectionKey("build", [14]));
+    await kv.set(projectionKey("build", [15]), null);
+    await kv.set(projectionKey("build", [16]), new TextEncoder().encode("{}"));
+
+    const counted = counting(kv);
+    const inc = await auditInto(counted.kv, dir, "inc", { from: first, kvPath: pathOf(dir) });
+    const named = inc.sink.rows("exceptions").filter((r) => r.kind === "projection_mismatch")
+      .map((r) => String(r.detail).split(": ")[0]).sort();
+    assertEquals(named, [
+      '["p","build",14]',
+      '["p","build",15]',
+      '["p","build",16]',
+      '["p","open_build",13]',
+    ]);
+    assertEquals(counted.reads.docs, 4);
+  });
+});
+
+Deno.test("a snapshot older than the audit's head (another file) proves nothing: every document is settled through the KV", async () => {
+  await withIncrementalLog("tcb-live-text-", async (kv, store, dir) => {
+    const first = await auditInto(kv, dir, "first", { kvPath: pathOf(dir) });
+    await more(store, 13, 16);
+    // A copy of the file as it was here: its documents are what the log explains so far.
+    for (const f of ["", "-wal", "-shm"]) {
+      await Deno.copyFile(pathOf(dir) + f, `${dir}/stale.sqlite3${f}`).catch(() => {});
+    }
+    await more(store, 17, 18);
+    const key = projectionKey("build", [13]);
+    await kv.set(key, { ...(await kv.get<Record<string, unknown>>(key)).value, feeLamports: "1" });
+
+    await Deno.copyFile(first.state, `${dir}/inc.sqlite3`);
+    const scratch = await Deno.openKv(`${dir}/inc.sqlite3`);
+    const stale = liveTextsInWorker(`${dir}/stale.sqlite3`);
+    try {
+      const report = await replayFrom(kv, scratch, allProjections, [], first.summary.checkpoint!, {
+        liveTexts: (keys) => stale.read(keys),
+      });
+      assertEquals(report.mismatchCount, 1);
+    } finally {
+      stale.end();
+      scratch.close();
+    }
+  });
+});
+
 for (const revert of [false, true]) {
   const name = revert
     ? "a document the service moved before the snapshot, set back to its value at the head, is named"
