@@ -208,16 +208,7 @@ export async function replayFrom(
     }
     stats.onSegment = undefined;
     // The audit's folds: their documents read ten to a read, then the new events folded in.
-    const foldKeys = new Map<string, Deno.KvKey>();
-    for (const e of after) {
-      for (const p of auditFolds) {
-        for (const sub of p.keysOf(e)) {
-          const key = projectionKey(p.name, sub);
-          foldKeys.set(keyId(key), key);
-        }
-      }
-    }
-    const keys = [...foldKeys.values()];
+    const keys = [...keysTouched(after, auditFolds).values()];
     const isTracked = (k: Deno.KvKey) =>
       opts.track !== undefined && k[PROJECTIONS.length] === opts.track;
     const trackedKeys = keys.filter(isTracked);
@@ -245,15 +236,7 @@ export async function replayFrom(
     await checkNothingAfter(source, head, chain);
 
     // Each touched document: its value at the checkpoint, then the new events, in log order.
-    const touched = new Map<string, Deno.KvKey>();
-    for (const e of after) {
-      for (const p of projections) {
-        for (const sub of p.keysOf(e)) {
-          const key = projectionKey(p.name, sub);
-          touched.set(keyId(key), key);
-        }
-      }
-    }
+    const touched = keysTouched(after, projections);
     const touchedKeys = [...touched.values()];
     // The live documents are read while this thread rebuilds them (in `touched`'s order).
     const reading = opts.liveTexts?.(touchedKeys) ?? null;
@@ -366,4 +349,18 @@ function foldInMemory(
   const only = new ProjectionsByType([p]);
   for (const e of events) docs.apply(only.of(e), e);
   return keys.map((key) => docs.docs.get(keyId(key))?.doc ?? null);
+}
+
+/** The document keys `events` touch in `projections`, by id, in the order first touched. */
+function keysTouched(events: StoredEvent[], projections: Projection[]): Map<string, Deno.KvKey> {
+  const touched = new Map<string, Deno.KvKey>();
+  for (const e of events) {
+    for (const p of projections) {
+      for (const sub of p.keysOf(e)) {
+        const key = projectionKey(p.name, sub);
+        touched.set(keyId(key), key);
+      }
+    }
+  }
+  return touched;
 }
