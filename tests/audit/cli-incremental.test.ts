@@ -2,7 +2,7 @@
 import { assert, assertEquals, assertMatch } from "../support/assert.ts";
 import { allProjections } from "../../projections/index.ts";
 import { EventStore } from "../../events/store.ts";
-import { built, confirmed, DAY2, workload } from "./fixtures.ts";
+import { built, cleanWorkload, confirmed, DAY2, workload } from "./fixtures.ts";
 import { runTask, withKvAt } from "../support/kv.ts";
 
 const TABLES = ["builds", "totals_by_key", "totals_by_day", "purchases", "exceptions"];
@@ -125,6 +125,59 @@ Deno.test("audit --from a checkpoint, and audit --ndjson of an export, write a f
     assertEquals(noDocs.code, 2, noDocs.stderr);
     assertMatch(noDocs.stderr, /docs\.bin\) is missing: run a full audit/);
   } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("audit --from while another process appends to the KV file: no false mismatch, the writes settled", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "tcb-audit-inc-live-" });
+  const kvPath = `${dir}/service.sqlite3`;
+  const kv = await Deno.openKv(kvPath);
+  try {
+    const store = await cleanWorkload(kv);
+    const first = await runTask("audit", "--kv", kvPath, "--out", `${dir}/first`);
+    assertEquals(first.code, 0, first.stderr);
+    let next = 100;
+    // Builds for the key and day the new events use: they move shared documents (usage, lists).
+    const build = () =>
+      store.append([{
+        stream: `build-${next}`,
+        expectedVersion: 0,
+        events: [built(next, "k1", "p1", "2026-11-23"), confirmed(next++)],
+      }]);
+    for (let i = 0; i < 20; i++) await build();
+
+    // This process is the service: it keeps appending while the audit (another process) runs.
+    let auditing = true;
+    const audit = runTask("audit", "--kv", kvPath, "--out", `${dir}/inc`, "--from", `${dir}/first`)
+      .finally(() => (auditing = false));
+    let during = 0;
+    while (auditing) {
+      await build();
+      during++;
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    const inc = await audit;
+    assert(during > 0, "nothing was written while the audit ran");
+    assertEquals(inc.code, 0, inc.stderr);
+    const summary = JSON.parse(await Deno.readTextFile(`${dir}/inc/summary.json`));
+    assertEquals(summary.projections.compared, "incremental");
+    assertEquals(summary.projections.mismatches, 0);
+    assert(summary.chain.ok);
+    // The audit covered the log up to the head it read first; the next one audits the rest.
+    const next2 = await runTask(
+      "audit",
+      "--kv",
+      kvPath,
+      "--out",
+      `${dir}/inc2`,
+      "--from",
+      `${dir}/inc`,
+    );
+    assertEquals(next2.code, 0, next2.stderr);
+    assertEquals(JSON.parse(next2.stdout).events, 3 + 6 + 4 + 2 * (20 + during));
+  } finally {
+    kv.close();
     await Deno.remove(dir, { recursive: true });
   }
 });
