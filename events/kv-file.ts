@@ -112,23 +112,23 @@ export class KvFile {
 
   /** The entry with the greatest key under `prefix` not above `key` (both encoded), or null. */
   floor(prefix: Uint8Array, key: Uint8Array): RawEntry | null {
-    const row = this.below.get(prefix, key) as unknown as
-      | [Uint8Array, Uint8Array, number]
-      | undefined;
-    return row ? { key: row[0], value: row[1], encoding: row[2] } : null;
+    return entryOf(this.below, prefix, key);
   }
 
   /** The entry at `key` (encoded), or null. */
   get(key: Uint8Array): RawEntry | null {
-    const row = this.one.get(key) as unknown as
-      | [Uint8Array, Uint8Array, number]
-      | undefined;
-    return row ? { key: row[0], value: row[1], encoding: row[2] } : null;
+    return entryOf(this.one, key);
   }
 
   close(): void {
     this.db.close();
   }
+}
+
+/** The one row (`k, v, v_encoding`) `statement` answers for `params`, as an entry, or null. */
+function entryOf(statement: StatementSync, ...params: Uint8Array[]): RawEntry | null {
+  const row = statement.get(...params) as unknown as [Uint8Array, Uint8Array, number] | undefined;
+  return row ? { key: row[0], value: row[1], encoding: row[2] } : null;
 }
 
 /**

@@ -13,11 +13,6 @@ import { getAll } from "./get-all.ts";
  */
 export const SETTLED_BATCH = 256;
 
-/**
- * A fold whose documents live in a KV, behind a bounded write-back cache: memory stays flat
- * however many documents the projections hold, and the result can be listed in key order.
- * Used by the audit (into a scratch KV) and by events:import (into the KV being rebuilt).
- */
 /** A cached document; `settled` as its projection said when it was last folded. */
 interface Slot {
   key: Deno.KvKey;
@@ -25,6 +20,11 @@ interface Slot {
   settled?: boolean;
 }
 
+/**
+ * A fold whose documents live in a KV, behind a bounded write-back cache: memory stays flat
+ * however many documents the projections hold, and the result can be listed in key order.
+ * Used by the audit (into a scratch KV) and by events:import (into the KV being rebuilt).
+ */
 export class ProjectionFolder {
   readonly #cache = new Map<string, Slot>();
   /** Ids of cached documents that were settled when last folded, to be written out soon. */

@@ -32,7 +32,10 @@ import { decodeKvKey, encodableKey, encodeKvKey } from "../../events/kv-key-code
 import { deserialize } from "node:v8";
 
 const CHUNKS = ["c"] as const;
-/** One small entry per chunk, so the chunk holding a key is found in memory, not by a read. */
+/**
+ * One small entry per chunk, so the chunk holding a key is found without reading chunks: in the
+ * index held in memory, or by one query of the state's file.
+ */
 const INDEX = ["i"] as const;
 const CHUNK_BYTES = 16 * 1024;
 /** Chunk bytes gathered before a write to the chunk file. */

@@ -5,6 +5,10 @@ import { EventStore } from "../../events/store.ts";
 import { built, cleanWorkload, confirmed, DAY2, workload } from "./fixtures.ts";
 import { runTask, withKvAt } from "../support/kv.ts";
 
+/** `deno task audit --from <from>` into `out`, with more flags after. */
+const auditFrom = (kvPath: string, out: string, from: string, ...more: string[]) =>
+  runTask("audit", "--kv", kvPath, "--out", out, "--from", from, ...more);
+
 const TABLES = ["builds", "totals_by_key", "totals_by_day", "purchases", "exceptions"];
 
 const sameTables = async (a: string, b: string) => {
@@ -36,15 +40,7 @@ Deno.test("audit --from a checkpoint, and audit --ndjson of an export, write a f
         }]);
       }
     });
-    const inc = await runTask(
-      "audit",
-      "--kv",
-      kvPath,
-      "--out",
-      `${dir}/inc`,
-      "--from",
-      `${dir}/first`,
-    );
+    const inc = await auditFrom(kvPath, `${dir}/inc`, `${dir}/first`);
     const full = await runTask("audit", "--kv", kvPath, "--out", `${dir}/full`);
     assertEquals(inc.code, full.code, inc.stderr);
     assertEquals(JSON.parse(inc.stdout).from, JSON.parse(first.stdout).events);
@@ -52,28 +48,11 @@ Deno.test("audit --from a checkpoint, and audit --ndjson of an export, write a f
     const summary = JSON.parse(await Deno.readTextFile(`${dir}/inc/summary.json`));
     assertEquals(summary.projections.compared, "incremental");
     // The state moved on to `inc`: `first` cannot be started from again.
-    const stale = await runTask(
-      "audit",
-      "--kv",
-      kvPath,
-      "--out",
-      `${dir}/x`,
-      "--from",
-      `${dir}/first`,
-    );
+    const stale = await auditFrom(kvPath, `${dir}/x`, `${dir}/first`);
     assertEquals(stale.code, 2);
     assertMatch(stale.stderr, /its state has moved on/);
     // --keep-from copies it: `inc` stays a starting point.
-    const kept = await runTask(
-      "audit",
-      "--kv",
-      kvPath,
-      "--out",
-      `${dir}/kept`,
-      "--from",
-      `${dir}/inc`,
-      "--keep-from",
-    );
+    const kept = await auditFrom(kvPath, `${dir}/kept`, `${dir}/inc`, "--keep-from");
     assertEquals(kept.code, full.code, kept.stderr);
     await sameTables(`${dir}/kept`, `${dir}/full`);
     await Deno.stat(`${dir}/inc/state.sqlite3`);
@@ -113,15 +92,7 @@ Deno.test("audit --from a checkpoint, and audit --ndjson of an export, write a f
       const store = new EventStore(kv, { projections: allProjections, now: () => DAY2 });
       await store.append([{ stream: "build-20", expectedVersion: "any", events: [confirmed(20)] }]);
     });
-    const noDocs = await runTask(
-      "audit",
-      "--kv",
-      kvPath,
-      "--out",
-      `${dir}/no-docs`,
-      "--from",
-      `${dir}/kept`,
-    );
+    const noDocs = await auditFrom(kvPath, `${dir}/no-docs`, `${dir}/kept`);
     assertEquals(noDocs.code, 2, noDocs.stderr);
     assertMatch(noDocs.stderr, /docs\.bin\) is missing: run a full audit/);
   } finally {
@@ -149,7 +120,7 @@ Deno.test("audit --from while another process appends to the KV file: no false m
 
     // This process is the service: it keeps appending while the audit (another process) runs.
     let auditing = true;
-    const audit = runTask("audit", "--kv", kvPath, "--out", `${dir}/inc`, "--from", `${dir}/first`)
+    const audit = auditFrom(kvPath, `${dir}/inc`, `${dir}/first`)
       .finally(() => (auditing = false));
     let during = 0;
     while (auditing) {
@@ -165,15 +136,7 @@ Deno.test("audit --from while another process appends to the KV file: no false m
     assertEquals(summary.projections.mismatches, 0);
     assert(summary.chain.ok);
     // The audit covered the log up to the head it read first; the next one audits the rest.
-    const next2 = await runTask(
-      "audit",
-      "--kv",
-      kvPath,
-      "--out",
-      `${dir}/inc2`,
-      "--from",
-      `${dir}/inc`,
-    );
+    const next2 = await auditFrom(kvPath, `${dir}/inc2`, `${dir}/inc`);
     assertEquals(next2.code, 0, next2.stderr);
     assertEquals(JSON.parse(next2.stdout).events, 3 + 6 + 4 + 2 * (20 + during));
   } finally {
