@@ -76,6 +76,34 @@ export function decodeSegment(value: unknown): LogRecord[] {
   return out;
 }
 
+const TYPE_MEMBER = ',"type":"';
+
+/**
+ * The event type a body names, read from its end without parsing it, or null when the body does
+ * not end as a canonical body does: `,"type":"<letters and digits>","v":<digits>}`. Sorted keys
+ * put `type` and `v` last, and in valid JSON that tail can only be the top-level object's last two
+ * members (a nested object's end is followed by another `}`, a string's quotes are escaped), so
+ * for a body `JSON.parse` reads, this is the type it gives (a duplicate key's last value wins in
+ * both). Used to skip, unparsed, the events a fold has no use for.
+ */
+export function storedType(body: string): string | null {
+  const at = body.lastIndexOf(TYPE_MEMBER);
+  if (at < 0) return null;
+  const start = at + TYPE_MEMBER.length;
+  let i = start;
+  for (let c = body.charCodeAt(i); isWordChar(c); c = body.charCodeAt(++i));
+  if (i === start || !body.startsWith('","v":', i)) return null;
+  let j = i + 6;
+  const digits = j;
+  for (let c = body.charCodeAt(j); c >= 0x30 && c <= 0x39; c = body.charCodeAt(++j));
+  return j > digits && j === body.length - 1 && body.charCodeAt(j) === 0x7d
+    ? body.slice(start, i)
+    : null;
+}
+
+const isWordChar = (c: number) =>
+  (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
+
 /** The stored event a record holds; `prevHash` is the hash of the record before it. */
 export function recordEvent(r: LogRecord, prevHash: string): StoredEvent {
   let body: Record<string, unknown>;

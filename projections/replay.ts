@@ -10,7 +10,7 @@ import type { StoredEvent } from "../events/types.ts";
 import type { Projection } from "../events/projection.ts";
 import { type ChainProblem, ChainVerifier, checkNothingAfter } from "./chain-check.ts";
 import { compareProjectionStores, type ProjectionMismatch } from "./compare-stores.ts";
-import { DigestFolder, LastTouch, type LastTouchPart, splitByTouches } from "./digest-fold.ts";
+import { DigestFolder, LastTouch, type LastTouchPart, splitByWork } from "./digest-fold.ts";
 import { LiveCut } from "./live-cut.ts";
 import {
   addStoredDocuments,
@@ -20,6 +20,7 @@ import {
   randomSalt,
 } from "./doc-digest.ts";
 import { ProjectionFolder } from "./folder.ts";
+import { typesFolded } from "./touches.ts";
 import type { ReplayReport } from "./replay-memory.ts";
 
 export interface StreamingReplayReport extends ReplayReport {
@@ -107,7 +108,8 @@ export async function replayIntoAndCompare(
   // Stop at the head read up front: a service still writing cannot move the goalposts mid-walk.
   const to = head?.position ?? 0;
   let lastTouch = opts.exact ? null : new LastTouch(digested, [], to);
-  const events = () => readLog(source, { head, to, batchSize: opts.batchSize, stats: opts.stats });
+  const events = (types?: ReadonlySet<string> | null) =>
+    readLog(source, { head, to, batchSize: opts.batchSize, stats: opts.stats, types });
 
   const passesMs: StreamingReplayReport["passesMs"] = {};
   let passStart = performance.now();
@@ -167,7 +169,7 @@ export async function replayIntoAndCompare(
     passEnded("live");
     await opts.onPass?.("live");
     const held = new Held(cut.moved);
-    const rebuilt = await foldSplit(events(), digested, lastTouch, salt, held, {
+    const rebuilt = await foldSplit(events, digested, lastTouch, salt, held, {
       to,
       hold: [...cut.moved.keys()],
       maxOpen: opts.maxOpen,
@@ -253,20 +255,21 @@ export interface FoldResult {
 }
 
 /**
- * The share of the fold's touches handed to the other thread. Both threads read the log again;
- * this one writes the tables after its share, but the other's live pass (read from the KV file)
- * ends before this thread's chain pass, so it starts its share first: in the benchmark's mix at a
- * million events half was the fastest split measured (0.5: 39 s, 0.7: 42 s, 0.85: 54 s).
+ * The share of the fold's work (`LastTouch.work`) handed to the other thread. Both threads read
+ * the log again; this one writes the tables after its share, and the other's live pass ends about
+ * when this thread's chain pass does: in the benchmark's mix at a million events half was the
+ * fastest split measured (by touches: 0.5: 39 s, 0.7: 42 s, 0.85: 54 s; by work, 0.5 and 0.55
+ * within the noise of each other).
  */
 const FOLD_SHARE_ELSEWHERE = 0.5;
 
 /**
  * The second pass of the digest replay, on this thread or split with the other one by projection
- * (each folds its own projections from the whole log; digests add up). Null when too many
- * documents stayed open at once on either side.
+ * (each folds its own projections from the whole log, reading only the event types they fold;
+ * digests add up). Null when too many documents stayed open at once on either side.
  */
 async function foldSplit(
-  events: AsyncIterable<ReadEvent[]>,
+  events: (types: ReadonlySet<string> | null) => AsyncIterable<ReadEvent[]>,
   projections: Projection[],
   lastTouch: LastTouch,
   salt: string,
@@ -280,10 +283,10 @@ async function foldSplit(
     foldThere?: (req: FoldRequest) => Promise<FoldResult | null>;
   },
 ): Promise<ProjectionDigest | null> {
-  const away = opts.foldThere ? splitByTouches(lastTouch.touches, FOLD_SHARE_ELSEWHERE).there : [];
+  const away = opts.foldThere ? splitByWork(lastTouch.work, FOLD_SHARE_ELSEWHERE).there : [];
   if (away.length === 0) {
     return await foldIntoDigest(
-      events,
+      events(typesFolded(projections)),
       new DigestFolder(projections, lastTouch, salt, { maxOpen: opts.maxOpen, hold: held }),
     );
   }
@@ -296,7 +299,7 @@ async function foldSplit(
   there.catch(() => {}); // awaited below; a failure meanwhile must not count as unhandled
   const mine = projections.filter((p) => !away.includes(p.name));
   const here = await foldIntoDigest(
-    events,
+    events(typesFolded(mine)),
     new DigestFolder(mine, lastTouch, salt, { maxOpen: opts.maxOpen, hold: held }),
   );
   const other = await there;

@@ -22,3 +22,13 @@ export class ProjectionsByType {
     return list;
   }
 }
+
+/** The event types any of `projections` folds; null when one of them sees every event. */
+export function typesFolded(projections: readonly Projection[]): ReadonlySet<string> | null {
+  const types = new Set<string>();
+  for (const p of projections) {
+    if (!p.handles) return null;
+    for (const t of p.handles) types.add(t);
+  }
+  return types;
+}

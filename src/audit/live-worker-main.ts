@@ -11,6 +11,7 @@ import { KvFile } from "../../events/kv-file.ts";
 import { DigestFolder, LastTouch } from "../../projections/digest-fold.ts";
 import { readLog } from "../../events/log.ts";
 import { LiveCut } from "../../projections/live-cut.ts";
+import { typesFolded } from "../../projections/touches.ts";
 import { ChunkFile, DocChunkWriter, type Write } from "./doc-chunks.ts";
 import type { FoldRequest } from "../../projections/replay.ts";
 import type { LiveRequest } from "./live-worker.ts";
@@ -106,7 +107,8 @@ async function fold(req: FoldRequest & { live: LiveRequest }): Promise<void> {
   );
   const kv = await Deno.openKv(live.path);
   try {
-    for await (const batch of readLog(kv, { head: live.head, to: req.to })) {
+    const types = typesFolded(projections);
+    for await (const batch of readLog(kv, { head: live.head, to: req.to, types })) {
       for (const r of batch) {
         if (!folder.apply(r.event)) {
           self.postMessage({ type: "fold-open" });

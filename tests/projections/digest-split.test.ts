@@ -8,7 +8,7 @@ import { EventStore } from "../../events/store.ts";
 import { readEvents } from "../../events/log.ts";
 import type { StoredEvent } from "../../events/types.ts";
 import { allProjections } from "../../projections/index.ts";
-import { DigestFolder, LastTouch, splitByTouches } from "../../projections/digest-fold.ts";
+import { DigestFolder, LastTouch, splitByWork } from "../../projections/digest-fold.ts";
 import { ProjectionDigest } from "../../projections/doc-digest.ts";
 import { built, confirmed, DAY1, purchaseWithKey, unverified } from "../audit/fixtures.ts";
 
@@ -49,11 +49,20 @@ Deno.test("given a history, when its fold is split by projection, then the diges
 
   const lastTouch = new LastTouch(allProjections);
   for (const e of events) lastTouch.record(e);
-  const { here, there } = splitByTouches(lastTouch.touches, 0.4);
+  // Each document is counted once, at its first touch (those that end empty too).
+  for (const p of allProjections) {
+    const keys = new Set(events.flatMap((e) => p.keysOf(e).map((k) => JSON.stringify(k))));
+    assertEquals(lastTouch.documents.get(p.name), keys.size, p.name);
+  }
+  const work = lastTouch.work;
+  for (const [name, n] of work) {
+    assertEquals(n, lastTouch.touches.get(name)! + 4 * lastTouch.documents.get(name)!, name);
+  }
+  const { here, there } = splitByWork(work, 0.4);
   assert(here.length > 0 && there.length > 0, "both sides get projections");
   assertEquals([...here, ...there].sort(), [...names].sort());
-  const total = [...lastTouch.touches.values()].reduce((a, b) => a + b, 0);
-  const away = there.reduce((n, name) => n + lastTouch.touches.get(name)!, 0);
+  const total = [...work.values()].reduce((a, b) => a + b, 0);
+  const away = there.reduce((n, name) => n + work.get(name)!, 0);
   assert(
     away > 0 && away <= 0.4 * total,
     `the other side gets at most its share (${away}/${total})`,
