@@ -43,9 +43,16 @@ import {
   spliceBuilds,
   type SplicedRow,
 } from "./table-splice.ts";
-import { addBuild, type Totals, zero } from "./totals.ts";
+import { type Totals, zero } from "./totals.ts";
 import type { AuditProgress } from "./progress.ts";
-import { isoUtc } from "../kernel/time.ts";
+import {
+  buildExceptions,
+  buildRow,
+  BuildTotals,
+  type ExceptionKind,
+  exceptionRow,
+  iso,
+} from "./build-table.ts";
 
 const TOTAL_COLUMNS = [
   "builds",
@@ -106,16 +113,6 @@ export const AUDIT_TABLES: Record<string, string[]> = {
   ],
   exceptions: ["kind", "position", "buildId", "keyId", "mint", "signature", "detail"],
 };
-
-export type ExceptionKind =
-  | "chain_broken"
-  | "projection_mismatch"
-  | "creation_unverified"
-  | "short_fee_confirmed"
-  | "outcome_without_build"
-  | "build_history"
-  | "build_for_unknown_key"
-  | "chain_check";
 
 export interface AuditOptions {
   /** The KV under audit; only read. */
@@ -181,8 +178,6 @@ const totalsRow = (t: Totals): Row => ({
   shortfallLamports: t.shortfallLamports.toString(),
   confirmedFeeUsd: t.confirmedFeeCents / 100,
 });
-
-const iso = (ms: number | null) => (ms === null ? null : isoUtc(ms));
 
 export interface AuditSummary {
   auditedAt: string;
@@ -387,16 +382,7 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
   const exception: Exception = async (kind, detail, at = {}) => {
     exceptionCount++;
     byKind[kind] = (byKind[kind] ?? 0) + 1;
-    await sink.write("exceptions", {
-      kind,
-      position: null,
-      buildId: null,
-      keyId: null,
-      mint: null,
-      signature: null,
-      ...at,
-      detail,
-    } as Row);
+    await sink.write("exceptions", exceptionRow(kind, detail, at));
   };
 
   const stats: ReadStats = opts.stats ?? { reads: 0 };
@@ -432,12 +418,7 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
   const tablesStart = performance.now();
 
   // Builds, in buildId order, with their totals.
-  let overall = zero();
-  let byKey = new Map<string, Totals>();
-  let byDay = new Map<string, Totals>();
-  /** Each key's first build: unknown keys are listed in that order (table-splice.ts keeps it). */
-  let firstBuild = new Map<string, number>();
-  let orphans = 0;
+  let totals = new BuildTotals();
   let verified = 0;
   const readTx = opts.readTx ?? null;
   const concurrency = Math.max(1, opts.chainConcurrency ?? 4);
@@ -446,74 +427,6 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
     ? new BuildsIndex()
     : null;
 
-  const buildRow = (b: AuditBuildDoc, check: ChainCheck | null): Row => ({
-    buildId: b.buildId,
-    day: b.day,
-    builtAt: iso(b.builtAt),
-    keyId: b.keyId,
-    purchaseId: b.purchaseId,
-    mint: b.mint,
-    name: b.name,
-    symbol: b.symbol,
-    payer: b.payer,
-    status: b.status,
-    signature: b.signature,
-    quotedLamports: b.quotedLamports,
-    feeSeenLamports: b.feeSeenLamports,
-    chainFeeLamports: check?.chainFeeLamports ?? null,
-    feeUsd: b.feeUsd,
-    solUsd: b.solUsd,
-    outcomeAt: iso(b.outcomeAt),
-    problems: b.problems.join("; ") || null,
-  });
-
-  /** Counts a build into the totals (`sign` -1 takes it out). */
-  const count = (b: AuditBuildDoc, sign: 1 | -1 = 1) => {
-    if (!b.hasBuild) {
-      orphans += sign;
-      return;
-    }
-    addBuild(overall, b, sign);
-    const k = b.keyId!;
-    if (!byKey.has(k)) byKey.set(k, zero());
-    addBuild(byKey.get(k)!, b, sign);
-    if (!(firstBuild.get(k)! <= b.buildId)) firstBuild.set(k, b.buildId);
-    const d = b.day!;
-    if (!byDay.has(d)) byDay.set(d, zero());
-    addBuild(byDay.get(d)!, b, sign);
-  };
-
-  const buildExceptions = async (b: AuditBuildDoc, check: ChainCheck | null) => {
-    const where = { buildId: b.buildId, keyId: b.keyId, mint: b.mint, signature: b.signature };
-    if (!b.hasBuild) {
-      await exception(
-        "outcome_without_build",
-        `${b.status} for build ${b.buildId}, which no TokenBuilt created`,
-        where,
-      );
-    }
-    if (b.status === "unverified") {
-      const what = unverifiedLabel(BigInt(b.feeSeenLamports ?? "0"), b.quotedLamports);
-      await exception(
-        "creation_unverified",
-        `${what} creation: ${b.problems.join("; ") || "no problems recorded"}`,
-        where,
-      );
-    }
-    if (
-      b.status === "confirmed" && b.quotedLamports !== null &&
-      BigInt(b.feeSeenLamports ?? "0") < BigInt(b.quotedLamports)
-    ) {
-      await exception(
-        "short_fee_confirmed",
-        `confirmed with ${b.feeSeenLamports} lamports seen, quoted ${b.quotedLamports}`,
-        where,
-      );
-    }
-    for (const a of b.anomalies) await exception("build_history", a, where);
-    for (const p of check?.problems ?? []) await exception("chain_check", p, where);
-  };
-
   const emitBuild = async (b: AuditBuildDoc, check: ChainCheck | null) => {
     const at = index ? (sink as FileSink).next("builds") : null;
     if (index && (!at || typeof b.buildId !== "number" || !Number.isFinite(b.buildId))) {
@@ -521,8 +434,10 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
     }
     const raised = exceptionCount;
     await sink.write("builds", buildRow(b, check));
-    count(b);
-    await buildExceptions(b, check);
+    totals.count(b);
+    for (const [kind, detail, where] of buildExceptions(b, check)) {
+      await exception(kind, detail, where);
+    }
     index?.add(b.buildId, at!.csv, at!.json, exceptionCount > raised);
   };
 
@@ -553,12 +468,15 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
       .map(([, doc]) => doc as AuditBuildDoc | null);
     if (flaggedDocs.some((d) => d === null)) return false;
 
-    ({ overall, byKey, byDay, firstBuild, orphans } = prior.totals);
+    totals = BuildTotals.of(prior.totals);
     for (const { before, after } of changed) {
-      if (before) count(before, -1);
-      count(after!);
+      if (before) totals.count(before, -1);
+      totals.count(after!);
     }
-    byKey = new Map([...byKey].sort((a, b) => firstBuild.get(a[0])! - firstBuild.get(b[0])!));
+    const { firstBuild } = totals;
+    totals.byKey = new Map(
+      [...totals.byKey].sort((a, b) => firstBuild.get(a[0])! - firstBuild.get(b[0])!),
+    );
     // Every build with exceptions raises them again, in build order, as the full pass does.
     const all = [
       ...flaggedDocs.map((doc) => ({ doc: doc!, changed: false })),
@@ -567,7 +485,9 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
     const rows: SplicedRow[] = [];
     for (const { doc, changed } of all) {
       const raised = exceptionCount;
-      await buildExceptions(doc, null);
+      for (const [kind, detail, where] of buildExceptions(doc, null)) {
+        await exception(kind, detail, where);
+      }
       if (!changed) continue;
       const row = buildRow(doc, null);
       rows.push({
@@ -632,7 +552,7 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
   const issued = new Set<string>();
   for await (const k of listDocs(scratch, keysProjection, [], { batchSize: 500 })) {
     keys++;
-    const t = byKey.get(k.keyId) ?? zero();
+    const t = totals.byKey.get(k.keyId) ?? zero();
     issued.add(k.keyId);
     await sink.write("totals_by_key", {
       keyId: k.keyId,
@@ -643,7 +563,7 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
       ...totalsRow(t),
     });
   }
-  for (const [keyId, t] of byKey) {
+  for (const [keyId, t] of totals.byKey) {
     if (issued.has(keyId)) continue;
     await sink.write("totals_by_key", {
       keyId,
@@ -657,8 +577,8 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
       keyId,
     });
   }
-  for (const day of [...byDay.keys()].sort()) {
-    await sink.write("totals_by_day", { day, ...totalsRow(byDay.get(day)!) });
+  for (const day of [...totals.byDay.keys()].sort()) {
+    await sink.write("totals_by_day", { day, ...totalsRow(totals.byDay.get(day)!) });
   }
 
   // Access purchases.
@@ -703,8 +623,8 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
     logReadsPer1000Events: replay.chain.events
       ? Math.round((stats.reads * 1000 / replay.chain.events) * 100) / 100
       : 0,
-    builds: totalsRow(overall),
-    orphanOutcomes: orphans,
+    builds: totalsRow(totals.overall),
+    orphanOutcomes: totals.orphans,
     keys,
     purchases: {
       total: purchases,
@@ -719,12 +639,7 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
   };
   await sink.close(summary);
   if (index && replay.checkpoint && sink instanceof FileSink) {
-    await saveTablesIndex(
-      sink.dir,
-      index,
-      { overall, byKey, firstBuild, byDay, orphans },
-      replay.checkpoint,
-    );
+    await saveTablesIndex(sink.dir, index, totals, replay.checkpoint);
   }
   return summary;
 }
@@ -743,11 +658,4 @@ function describeMismatch(live: unknown, rebuilt: unknown): string {
   const fields = [...new Set([...Object.keys(live), ...Object.keys(rebuilt)])].sort()
     .filter((k) => canonicalJson(live[k] ?? null) !== canonicalJson(rebuilt[k] ?? null));
   return fields.map((k) => `${k}: live ${clip(live[k])} rebuilt ${clip(rebuilt[k])}`).join("; ");
-}
-
-/** What an unverified creation got wrong about the fee; "fee-paid" when only mint or supply did. */
-export function unverifiedLabel(seen: bigint, quoted: string | null): string {
-  if (seen === 0n) return "fee-less";
-  if (quoted !== null && seen >= BigInt(quoted)) return "fee-paid";
-  return `short-fee (${seen} of ${quoted ?? "?"} lamports)`;
 }

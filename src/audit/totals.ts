@@ -48,6 +48,20 @@ export function addBuild(t: Totals, b: AuditBuildDoc, sign: 1 | -1 = 1): void {
   if (b.status === "confirmed") t.confirmedFeeCents += sign * Math.round((b.feeUsd ?? 0) * 100);
 }
 
+/** Adds `more` into `t`. */
+export function addTotals(t: Totals, more: Totals): void {
+  t.builds += more.builds;
+  t.open += more.open;
+  t.confirmed += more.confirmed;
+  t.unverified += more.unverified;
+  t.failed += more.failed;
+  t.expired += more.expired;
+  t.landedQuotedLamports += more.landedQuotedLamports;
+  t.collectedLamports += more.collectedLamports;
+  t.shortfallLamports += more.shortfallLamports;
+  t.confirmedFeeCents += more.confirmedFeeCents;
+}
+
 /** Totals as JSON (bigints as decimal strings), and back. */
 export type TotalsJson = Record<keyof Totals, number | string>;
 

@@ -4,13 +4,9 @@ import { deleteEvent, putTail, rewriteEvent, storedEvent } from "../events/suppo
 import { allProjections } from "../../projections/index.ts";
 import { replayAndCompare } from "../../projections/replay-memory.ts";
 import { replayIntoAndCompare } from "../../projections/replay.ts";
-import {
-  AUDIT_TABLES,
-  type AuditSummary,
-  runAudit,
-  unverifiedLabel,
-} from "../../src/audit/audit.ts";
+import { AUDIT_TABLES, type AuditSummary, runAudit } from "../../src/audit/audit.ts";
 import { checkOnChain, type TxView } from "../../src/audit/chain-check.ts";
+import { unverifiedLabel } from "../../src/audit/build-table.ts";
 import type { AuditProgress } from "../../src/audit/progress.ts";
 import { csvCell, csvRow, FileSink, MemorySink } from "../../src/audit/sink.ts";
 import { cleanWorkload, TREASURY, workload } from "./fixtures.ts";
