@@ -98,17 +98,19 @@ export class KvFile {
 
   /**
    * Every entry whose key starts with `prefix` (not the prefix itself), in key order, `size` to a
-   * page. Each page is read when the previous one has been handed out.
+   * page; with `after` (an encoded key under the prefix), only those whose key is greater. Each
+   * page is read when the previous one has been handed out.
    */
-  *pages(prefix: Uint8Array, size = 2000): Generator<RawEntry[]> {
+  *pages(prefix: Uint8Array, size = 2000, after = prefix): Generator<RawEntry[]> {
     if (!this.packed) {
-      for (const rows of paged<[Uint8Array, Uint8Array, number]>(this.page, prefix, size)) {
+      for (
+        const rows of paged<[Uint8Array, Uint8Array, number]>(this.page, prefix, size, after)
+      ) {
         yield rows.map(([key, value, encoding]) => ({ key, value, encoding }));
       }
       return;
     }
     const end = Uint8Array.of(...prefix, 0xff);
-    let after = prefix;
     for (;;) {
       const row = this.packed.get(after, end, size) as unknown as PackedRow;
       const entries = row[0] > 0 ? unpack(row) : [];
@@ -234,10 +236,10 @@ function* paged<Row extends [Uint8Array, ...unknown[]]>(
   statement: StatementSync,
   prefix: Uint8Array,
   size: number,
+  after = prefix,
 ): Generator<Row[]> {
   // Past every key under the prefix: the next byte of such a key is a part's tag, below 0xFF.
   const end = Uint8Array.of(...prefix, 0xff);
-  let after = prefix;
   for (;;) {
     const rows = statement.all(after, end, size) as unknown as Row[];
     if (rows.length === 0) return;

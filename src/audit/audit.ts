@@ -33,6 +33,7 @@ import {
 import { liveInWorker } from "./live-worker.ts";
 import { fingerprintInWorker } from "./fingerprint-worker.ts";
 import { liveTextsInWorker } from "./live-text-worker.ts";
+import { buildsPartInWorker } from "./tables-worker.ts";
 import { type ChainCheck, checkOnChain, type TxReader } from "./chain-check.ts";
 import { type AuditSink, csvRow, FileSink, type Row } from "./sink.ts";
 import {
@@ -159,6 +160,12 @@ export interface AuditOptions {
   docsPath?: string | null;
   /** `scratch`'s file, when it is one (an incremental audit finds its chunks there). */
   statePath?: string | null;
+  /**
+   * Builds (by the span of their ids) from which the full audit writes the later half of the
+   * builds table on another thread (tables-worker.ts; needs `statePath` and a `FileSink`).
+   * Default 50,000; tests lower it.
+   */
+  tablesWorkerMin?: number;
   /** See `replayIntoAndCompare`: tests change the live KV between passes with it. */
   onPass?: (pass: "chain" | "live") => void | Promise<void>;
   onProgress?: (p: AuditProgress) => void;
@@ -365,6 +372,36 @@ async function incremental(
   };
 }
 
+/**
+ * Builds (by the span of their ids) from which the later half of the builds table is written on
+ * another thread: a worker costs a tenth of a second or two to start, a table of 50,000 builds
+ * about half a second to write.
+ */
+const TABLES_WORKER_MIN = 50_000;
+
+/**
+ * Where the other thread's share of the builds table starts: the middle of the builds' ids, or
+ * null when they span fewer than `min` ids or are not all numbers (the state's first and last).
+ */
+async function laterBuildsFrom(state: Deno.Kv, min: number): Promise<number | null> {
+  const prefix = [...PROJECTIONS, AUDIT_BUILD];
+  const end = async (reverse: boolean) => {
+    for await (const e of state.list({ prefix }, { limit: 1, reverse })) {
+      return e.key[prefix.length];
+    }
+    return null;
+  };
+  const [first, last] = [await end(false), await end(true)];
+  if (typeof first !== "number" || typeof last !== "number") return null;
+  if (!Number.isSafeInteger(first) || !Number.isSafeInteger(last) || last - first < min) {
+    return null;
+  }
+  return first + Math.floor((last - first) * (1 - TABLES_WORKER_SHARE));
+}
+
+/** The other thread's share of the builds table, by build id. */
+const TABLES_WORKER_SHARE = 0.5;
+
 /** The folds the tables are made from, as the full audit keeps them in its state. */
 // The keys and purchases folds run as the store runs them (declared events only, upcast first).
 const auditFoldsOf = (): Projection[] =>
@@ -534,10 +571,27 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
   };
   const spliced = await splice();
   if (!spliced) await discardSplicePrep(prep);
+  let laterBuilds = 0;
   if (!spliced) {
+    // The later builds on the other core, when the table is large enough to be worth a thread;
+    // it reads the state's file, so every write to the state must be in it first.
+    const laterFrom = sink instanceof FileSink && readTx === null && opts.statePath
+      ? await laterBuildsFrom(scratch, opts.tablesWorkerMin ?? TABLES_WORKER_MIN)
+      : null;
+    if (laterFrom !== null) await replay.stateWritten;
+    const later = laterFrom === null ? null : buildsPartInWorker({
+      statePath: opts.statePath!,
+      dir: (sink as FileSink).dir,
+      from: laterFrom,
+      columns: { builds: AUDIT_TABLES.builds, exceptions: AUDIT_TABLES.exceptions },
+    });
+    later?.catch(() => {}); // awaited below; a failure meanwhile must not count as unhandled
     // Read ahead: the next page is read while this one's rows are written.
     const builds = readAhead(
-      listDocs(scratch, auditBuildProjection, [], { batchSize: 500 }),
+      listDocs(scratch, auditBuildProjection, [], {
+        batchSize: 500,
+        before: laterFrom ?? undefined,
+      }),
       1_000,
     );
     for await (const b of builds) {
@@ -545,6 +599,29 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
       if (pending.length >= concurrency) await drain();
     }
     await drain();
+    if (later) {
+      const part = await later;
+      laterBuilds = part.builds.rows;
+      const files = sink as FileSink;
+      const shift = await files.append("builds", part.builds);
+      const rows = part.index;
+      if (index && rows) {
+        for (let i = 0; i < rows.n; i++) {
+          index.add(
+            rows.ids[i],
+            rows.csv[i] + shift.csv,
+            rows.json[i] + shift.json,
+            rows.flags[i] === 1,
+          );
+        }
+      } else index = null;
+      await files.append("exceptions", part.exceptions);
+      exceptionCount += part.exceptions.rows;
+      for (const [kind, n] of Object.entries(part.byKind) as [ExceptionKind, number][]) {
+        byKind[kind] = (byKind[kind] ?? 0) + n;
+      }
+      totals.add(part.totals);
+    }
   }
 
   // Every key, with or without builds (byKey kept whole: the tables index saves it).
@@ -604,7 +681,7 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
 
   // The state is whole before the audit says it is done (the caller then keeps or moves it).
   await replay.stateWritten;
-  opts.onProgress?.({ step: "tables", ms: performance.now() - tablesStart });
+  opts.onProgress?.({ step: "tables", ms: performance.now() - tablesStart, laterBuilds });
 
   const summary: AuditSummary = {
     auditedAt: new Date(now()).toISOString(),

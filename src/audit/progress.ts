@@ -11,7 +11,8 @@
 export type AuditProgress =
   | { step: "events"; done: number; of: number }
   | { step: "replayed"; ms: number; passesMs: Partial<Record<string, number>> }
-  | { step: "tables"; ms: number };
+  /** `laterBuilds`: the builds table's rows the other thread wrote (tables-worker.ts), if any. */
+  | { step: "tables"; ms: number; laterBuilds?: number };
 
 /** replay.ts's pass names, as the line says them. */
 const PASSES: Record<string, string> = {
@@ -38,7 +39,11 @@ export function progressLine(p: AuditProgress): string {
       const detail = passes.length ? ` (${passes.join(", ")})` : "";
       return `audit: log and projections checked in ${seconds(p.ms)}${detail}`;
     }
-    case "tables":
-      return `audit: tables written in ${seconds(p.ms)}`;
+    case "tables": {
+      const later = p.laterBuilds
+        ? ` (${count(p.laterBuilds)} of the builds on the other thread)`
+        : "";
+      return `audit: tables written in ${seconds(p.ms)}${later}`;
+    }
   }
 }

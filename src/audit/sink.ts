@@ -106,10 +106,80 @@ class BufferedFile {
     full.reset();
   }
 
+  /** Appends the bytes of the file at `path` from byte `from` on, after what was put so far. */
+  async putFile(path: string, from: number): Promise<void> {
+    await this.flush();
+    await this.#flushing;
+    using part = await Deno.open(path);
+    await part.seek(from, Deno.SeekMode.Start);
+    const chunk = new Uint8Array(1 << 20);
+    for (;;) {
+      const n = await part.read(chunk);
+      if (n === null) break;
+      let off = 0;
+      while (off < n) off += await this.file.write(chunk.subarray(off, n));
+      this.#written += n;
+    }
+  }
+
   async close(): Promise<void> {
     await this.flush();
     this.file.close();
   }
+}
+
+/** A row's JSON object in a table's file, with the separator before it. */
+const jsonRow = (row: Row, first: boolean) => `${first ? "\n" : ",\n"}${JSON.stringify(row)}`;
+
+const WRITE = { write: true, create: true, truncate: true };
+
+/**
+ * Rows of one table written apart (by another thread: tables-worker.ts), each as a `FileSink`
+ * writes a row that follows another; `FileSink.append` puts them after the sink's own rows.
+ */
+export class TablePart {
+  rows = 0;
+
+  private constructor(
+    readonly columns: string[],
+    readonly paths: { csv: string; json: string },
+    readonly csv: BufferedFile,
+    readonly json: BufferedFile,
+  ) {}
+
+  static async create(dir: string, name: string, columns: string[]): Promise<TablePart> {
+    const paths = { csv: `${dir}/${name}.part.csv`, json: `${dir}/${name}.part.json` };
+    return new TablePart(
+      columns,
+      paths,
+      new BufferedFile(await Deno.open(paths.csv, WRITE)),
+      new BufferedFile(await Deno.open(paths.json, WRITE)),
+    );
+  }
+
+  /** Where the next row starts in the part's files, as `FileSink.next` tells it. */
+  next(): { csv: number; json: number } {
+    return { csv: this.csv.offset, json: this.json.offset + 2 };
+  }
+
+  async write(row: Row): Promise<void> {
+    await this.csv.put(csvRow(this.columns, row));
+    await this.json.put(jsonRow(row, false));
+    this.rows++;
+  }
+
+  async close(): Promise<PartFiles> {
+    await this.csv.close();
+    await this.json.close();
+    return { ...this.paths, rows: this.rows };
+  }
+}
+
+/** A closed `TablePart`: its files and how many rows they hold. */
+export interface PartFiles {
+  csv: string;
+  json: string;
+  rows: number;
 }
 
 /** Writes each table to `<dir>/<table>.csv` and `<dir>/<table>.json` as rows arrive. */
@@ -129,11 +199,10 @@ export class FileSink implements AuditSink {
   async #open(table: string): Promise<TableFiles> {
     const existing = this.#tables.get(table);
     if (existing) return existing;
-    const opts = { write: true, create: true, truncate: true };
     const files: TableFiles = {
       columns: this.columns[table] ?? [],
-      csv: new BufferedFile(await Deno.open(`${this.dir}/${table}.csv`, opts)),
-      json: new BufferedFile(await Deno.open(`${this.dir}/${table}.json`, opts)),
+      csv: new BufferedFile(await Deno.open(`${this.dir}/${table}.csv`, WRITE)),
+      json: new BufferedFile(await Deno.open(`${this.dir}/${table}.json`, WRITE)),
       rows: 0,
     };
     this.#tables.set(table, files);
@@ -167,8 +236,25 @@ export class FileSink implements AuditSink {
     const t = this.#tables.get(table) ?? await this.#open(table);
     if (t.columns.length === 0) t.columns = Object.keys(row);
     await t.csv.put(csvRow(t.columns, row));
-    await t.json.put(`${t.rows === 0 ? "\n" : ",\n"}${JSON.stringify(row)}`);
+    await t.json.put(jsonRow(row, t.rows === 0));
     t.rows++;
+  }
+
+  /**
+   * Puts the rows of `part` (a `TablePart` of `table`, closed) after this table's rows and removes
+   * its files. Returns what to add to the part's `next` offsets to get the rows' offsets here.
+   */
+  async append(table: string, part: PartFiles): Promise<{ csv: number; json: number }> {
+    const t = this.#tables.get(table) ?? await this.#open(table);
+    // The part's rows each start with ",\n"; the table's first row starts with "\n" alone.
+    const skip = t.rows === 0 && part.rows > 0 ? 1 : 0;
+    const shift = { csv: t.csv.offset, json: t.json.offset - skip };
+    await t.csv.putFile(part.csv, 0);
+    await t.json.putFile(part.json, skip);
+    t.rows += part.rows;
+    await Deno.remove(part.csv);
+    await Deno.remove(part.json);
+    return shift;
   }
 
   async close(summary: unknown): Promise<void> {

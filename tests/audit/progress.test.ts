@@ -21,4 +21,8 @@ Deno.test("progress lines: events read, the replay's passes with their times, th
     "audit: log and projections checked in 2.3 s",
   );
   assertEquals(progressLine({ step: "tables", ms: 4_270 }), "audit: tables written in 4.3 s");
+  assertEquals(
+    progressLine({ step: "tables", ms: 2_270, laterBuilds: 132_181 }),
+    "audit: tables written in 2.3 s (132,181 of the builds on the other thread)",
+  );
 });

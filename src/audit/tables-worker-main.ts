@@ -1,0 +1,88 @@
+/// <reference no-default-lib="true" />
+/// <reference lib="deno.worker" />
+/**
+ * The worker side of tables-worker.ts: the builds from `from` on, read from the state's file, as
+ * rows and exceptions in part files, with their totals; then it reports and is terminated.
+ */
+import { deserialize } from "node:v8";
+import { PROJECTIONS } from "../../events/keys.ts";
+import { KvFile, type RawEntry, V8 } from "../../events/kv-file.ts";
+import { encodeKvKey } from "../../events/kv-key-codec.ts";
+import { bytesEqual } from "../kernel/bytes.ts";
+import {
+  buildExceptions,
+  buildRow,
+  BuildTotals,
+  type ExceptionKind,
+  exceptionRow,
+} from "./build-table.ts";
+import { AUDIT_BUILD, type AuditBuildDoc } from "./folds.ts";
+import { TablePart } from "./sink.ts";
+import { BuildsIndex } from "./table-splice.ts";
+import type { BuildsPart, BuildsPartRequest } from "./tables-worker.ts";
+import { announceReady } from "./worker.ts";
+
+/** The entries under `prefix` whose key is `start` or above, in key order. */
+function* entriesFrom(file: KvFile, prefix: Uint8Array, start: Uint8Array): Generator<RawEntry> {
+  const below = file.floor(prefix, start);
+  if (below && bytesEqual(below.key, start)) yield below;
+  for (const page of file.pages(prefix, 1000, below?.key ?? prefix)) yield* page;
+}
+
+async function run(req: BuildsPartRequest): Promise<void> {
+  const file = KvFile.open(req.statePath);
+  if (!file) throw new Error(`${req.statePath} is not a KV file this worker reads`);
+  try {
+    const builds = await TablePart.create(req.dir, "builds", req.columns.builds);
+    const exceptions = await TablePart.create(req.dir, "exceptions", req.columns.exceptions);
+    const totals = new BuildTotals();
+    const byKind: Partial<Record<ExceptionKind, number>> = {};
+    let index: BuildsIndex | null = new BuildsIndex();
+    const prefix = encodeKvKey([...PROJECTIONS, AUDIT_BUILD]);
+    for (
+      const entry of entriesFrom(file, prefix, encodeKvKey([...PROJECTIONS, AUDIT_BUILD, req.from]))
+    ) {
+      if (entry.encoding !== V8) throw new Error("a build in the state that is not a V8 value");
+      const b = deserialize(entry.value) as AuditBuildDoc;
+      const at = builds.next();
+      if (typeof b.buildId !== "number" || !Number.isFinite(b.buildId)) index = null;
+      await builds.write(buildRow(b, null));
+      totals.count(b);
+      const raised = buildExceptions(b, null);
+      for (const [kind, detail, where] of raised) {
+        byKind[kind] = (byKind[kind] ?? 0) + 1;
+        await exceptions.write(exceptionRow(kind, detail, where));
+      }
+      index?.add(b.buildId, at.csv, at.json, raised.length > 0);
+    }
+    const done: BuildsPart = {
+      builds: await builds.close(),
+      exceptions: await exceptions.close(),
+      byKind,
+      totals: {
+        overall: totals.overall,
+        byKey: totals.byKey,
+        byDay: totals.byDay,
+        firstBuild: totals.firstBuild,
+        orphans: totals.orphans,
+      },
+      index: index
+        ? {
+          ids: index.ids.slice(0, index.n),
+          csv: index.csv.slice(0, index.n),
+          json: index.json.slice(0, index.n),
+          flags: index.flags.slice(0, index.n),
+          n: index.n,
+        }
+        : null,
+    };
+    self.postMessage({ type: "done", ...done });
+  } finally {
+    file.close();
+  }
+}
+
+self.onmessage = (m: MessageEvent<BuildsPartRequest>) => {
+  run(m.data).catch((e) => self.postMessage({ type: "error", message: String(e?.stack ?? e) }));
+};
+announceReady();

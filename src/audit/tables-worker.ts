@@ -1,0 +1,60 @@
+/**
+ * The full audit's builds table, its later builds written on the machine's other core. Once the
+ * fold is done the audit only writes tables, and the builds table is most of that: read every
+ * build from the state, make its rows, count its totals. The main thread writes the builds before
+ * `from`; a worker reads those from `from` on straight from the state's file (kv-file.ts) and
+ * writes their rows and exceptions to part files beside the tables, which the main thread then
+ * appends (sink.ts `TablePart`, `FileSink.append`), with the worker's totals added to its own
+ * (build-table.ts). The tables are byte for byte what one thread writes.
+ */
+import type { ExceptionKind } from "./build-table.ts";
+import type { PartFiles } from "./sink.ts";
+import type { TableTotals } from "./table-splice.ts";
+import { spawnWorker } from "./worker.ts";
+
+export interface BuildsPartRequest {
+  /** The state KV's file. */
+  statePath: string;
+  /** Where the part files go (the audit's output directory). */
+  dir: string;
+  /** The first build id of the worker's share (builds are keyed by id). */
+  from: number;
+  columns: { builds: string[]; exceptions: string[] };
+}
+
+/** Where each row starts in the part's files (`TablePart.next`); null when no index can be kept. */
+export interface PartIndex {
+  ids: Float64Array;
+  csv: Float64Array;
+  json: Float64Array;
+  flags: Uint8Array;
+  n: number;
+}
+
+export interface BuildsPart {
+  builds: PartFiles;
+  exceptions: PartFiles;
+  byKind: Partial<Record<ExceptionKind, number>>;
+  totals: TableTotals;
+  index: PartIndex | null;
+}
+
+type FromWorker =
+  | ({ type: "done" } & BuildsPart)
+  | { type: "error"; message: string };
+
+export async function buildsPartInWorker(req: BuildsPartRequest): Promise<BuildsPart> {
+  const w = spawnWorker<FromWorker>(
+    new URL("./tables-worker-main.ts", import.meta.url),
+    "builds table worker",
+  );
+  const answer = w.next();
+  w.post(req);
+  try {
+    const msg = await answer;
+    if (msg.type !== "done") throw new Error(`builds table worker answered ${msg.type}`);
+    return msg;
+  } finally {
+    w.end();
+  }
+}

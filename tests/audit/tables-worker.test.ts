@@ -1,0 +1,130 @@
+/**
+ * The full audit writes the later builds of a large builds table on another thread
+ * (src/audit/tables-worker.ts): given a log with builds that raise exceptions on both sides of
+ * the split, an outcome for a build never built, a build by a key never issued and builds of two
+ * days, when it is audited with the table split and on one thread, then every table (CSV and
+ * JSON), the index the next incremental audit splices by and the summary are the same, and no
+ * part file is left.
+ */
+import { assert, assertEquals } from "../support/assert.ts";
+import type { DomainEvent } from "../../events/types.ts";
+import { AUDIT_TABLES, type AuditSummary, runAudit } from "../../src/audit/audit.ts";
+import { FileSink, type Row, TablePart } from "../../src/audit/sink.ts";
+import type { AuditProgress } from "../../src/audit/progress.ts";
+import { TABLES_INDEX } from "../../src/audit/table-splice.ts";
+import { built, confirmed, purchaseWithKey, unverified, withFileLog } from "./fixtures.ts";
+
+async function audit(kv: Deno.Kv, root: string, name: string, tablesWorkerMin: number) {
+  const dir = `${root}/${name}`;
+  const state = `${root}/${name}.sqlite3`;
+  const scratch = await Deno.openKv(state);
+  const progress: AuditProgress[] = [];
+  try {
+    const summary: AuditSummary = await runAudit({
+      kv,
+      scratch,
+      sink: await FileSink.create(dir, AUDIT_TABLES),
+      tablesIndex: true,
+      statePath: state,
+      tablesWorkerMin,
+      onProgress: (p) => progress.push(p),
+      now: () => 0,
+    });
+    const tables = progress.find((p) => p.step === "tables");
+    return { summary, dir, laterBuilds: tables?.step === "tables" ? tables.laterBuilds : 0 };
+  } finally {
+    scratch.close();
+  }
+}
+
+const read = (path: string) => Deno.readTextFile(path);
+
+Deno.test("given builds on both sides of the split, when the later ones are written on another thread, then the tables are one thread's byte for byte", async () => {
+  await withFileLog("tcb-tables-worker-", async (store) => {
+    await purchaseWithKey(store, "p1", "k1", "WalletA");
+    await purchaseWithKey(store, "p2", "k2", "WalletB");
+    const append = (id: number, events: DomainEvent[]) =>
+      store.append([{ stream: `build-${id}`, expectedVersion: "any", events }]);
+    for (let i = 1; i <= 40; i++) {
+      const key = i === 33 ? "k9" : i % 2 ? "k1" : "k2"; // k9 is never issued
+      const events = [
+        built(i, key, key === "k2" ? "p2" : "p1", i < 25 ? "2026-11-22" : "2026-11-23"),
+      ];
+      if (i % 7 === 0) events.push(unverified(i, key, "0"));
+      else if (i % 3 === 0) events.push(confirmed(i, i % 2 ? "19933334" : "100"));
+      if (i === 12 || i === 31) events.push(confirmed(i)); // an outcome after the build was final
+      await append(i, events);
+    }
+    await append(50, [confirmed(50)]); // never built
+  }, async (kv, _store, root) => {
+    const one = await audit(kv, root, "one", Infinity);
+    const two = await audit(kv, root, "two", 0);
+    assertEquals(one.laterBuilds, 0);
+    // Ids 1 to 50: the other thread from 25 on, builds 25-40 and the outcome for 50.
+    assertEquals(two.laterBuilds, 17);
+    assert(two.summary.exceptions.total > 0);
+    assertEquals({ ...two.summary, auditedAt: "" }, { ...one.summary, auditedAt: "" });
+    for (const t of Object.keys(AUDIT_TABLES)) {
+      for (const ext of ["csv", "json"]) {
+        assertEquals(
+          await read(`${two.dir}/${t}.${ext}`),
+          await read(`${one.dir}/${t}.${ext}`),
+          `${t}.${ext}`,
+        );
+      }
+    }
+    assertEquals(
+      await read(`${two.dir}/${TABLES_INDEX}`),
+      await read(`${one.dir}/${TABLES_INDEX}`),
+    );
+    const index = (dir: string) => Deno.readFile(`${dir}/builds.index`);
+    assertEquals(await index(two.dir), await index(one.dir));
+    for await (const f of Deno.readDir(two.dir)) assert(!f.name.includes(".part."), f.name);
+    // Exceptions of builds on both sides, in build order.
+    const exceptions = (await read(`${two.dir}/exceptions.csv`)).split("\r\n");
+    const ids = exceptions.slice(1).map((l) => Number(l.split(",")[2])).filter((n) => n > 0);
+    assert(ids.some((id) => id < 25) && ids.some((id) => id >= 25), ids.join(" "));
+  });
+});
+
+Deno.test("FileSink.append puts a part's rows after the table's own, with or without rows before them, and their offsets move with them", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "tcb-table-part-" });
+  try {
+    const columns = { t: ["n", "name"] };
+    const row = (n: number): Row => ({ n, name: n % 2 ? `é,"${n}"` : `=${n}` });
+    for (const before of [0, 2]) {
+      for (const partRows of [0, 3]) {
+        const out = `${dir}/${before}-${partRows}`;
+        const sink = await FileSink.create(out, columns);
+        for (let i = 0; i < before; i++) await sink.write("t", row(i));
+        const part = await TablePart.create(out, "t", columns.t);
+        const starts: { csv: number; json: number }[] = [];
+        for (let i = before; i < before + partRows; i++) {
+          starts.push(part.next());
+          await part.write(row(i));
+        }
+        const shift = await sink.append("t", await part.close());
+        await sink.close({});
+        const csv = await Deno.readTextFile(`${out}/t.csv`);
+        const json = await Deno.readTextFile(`${out}/t.json`);
+        const rows = Array.from({ length: before + partRows }, (_, i) => row(i));
+        assertEquals(JSON.parse(json), rows, `${before} rows, then ${partRows}`);
+        const lines = csv.split("\r\n");
+        assertEquals(lines.length, 2 + before + partRows, csv);
+        const bytes = new TextEncoder();
+        starts.forEach((at, i) => {
+          const csvAt = bytes.encode(csv).subarray(at.csv + shift.csv);
+          const jsonAt = bytes.encode(json).subarray(at.json + shift.json);
+          assert(new TextDecoder().decode(csvAt).startsWith(`${before + i},`), `csv row ${i}`);
+          assert(
+            new TextDecoder().decode(jsonAt).startsWith(`{"n":${before + i},`),
+            `json row ${i}`,
+          );
+        });
+        for await (const f of Deno.readDir(out)) assert(!f.name.includes(".part."), f.name);
+      }
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
