@@ -10,35 +10,26 @@
  * reads it.
  */
 import { SegmentFingerprint } from "../../events/log.ts";
-import { spawnWorker } from "./worker.ts";
+import { askOnce } from "./worker.ts";
 
 export interface FingerprintRequest {
   path: string;
   through: number;
 }
 
-type FromWorker =
-  | { type: "done"; through: number; count: number; digest: string; reads: number }
-  | { type: "error"; message: string };
+type Done = { type: "done"; through: number; count: number; digest: string; reads: number };
 
 /** `SegmentFingerprint.of(kv at path, through)`, computed in a worker. */
 export async function fingerprintInWorker(
   req: FingerprintRequest,
 ): Promise<{ fingerprint: SegmentFingerprint; reads: number }> {
-  const w = spawnWorker<FromWorker>(
+  const msg = await askOnce<Done>(
     new URL("./fingerprint-worker-main.ts", import.meta.url),
     "fingerprint worker",
+    req,
   );
-  const answer = w.next();
-  w.post(req);
-  try {
-    const msg = await answer;
-    if (msg.type !== "done") throw new Error(`fingerprint worker answered ${msg.type}`);
-    return {
-      fingerprint: new SegmentFingerprint(msg.through, msg.count, msg.digest),
-      reads: msg.reads,
-    };
-  } finally {
-    w.end();
-  }
+  return {
+    fingerprint: new SegmentFingerprint(msg.through, msg.count, msg.digest),
+    reads: msg.reads,
+  };
 }

@@ -10,7 +10,7 @@
 import type { ExceptionKind } from "./build-table.ts";
 import type { PartFiles } from "./sink.ts";
 import type { TableTotals } from "./table-splice.ts";
-import { spawnWorker } from "./worker.ts";
+import { askOnce } from "./worker.ts";
 
 export interface BuildsPartRequest {
   /** The state KV's file. */
@@ -39,22 +39,10 @@ export interface BuildsPart {
   index: PartIndex | null;
 }
 
-type FromWorker =
-  | ({ type: "done" } & BuildsPart)
-  | { type: "error"; message: string };
-
-export async function buildsPartInWorker(req: BuildsPartRequest): Promise<BuildsPart> {
-  const w = spawnWorker<FromWorker>(
+export function buildsPartInWorker(req: BuildsPartRequest): Promise<BuildsPart> {
+  return askOnce<{ type: "done" } & BuildsPart>(
     new URL("./tables-worker-main.ts", import.meta.url),
     "builds table worker",
+    req,
   );
-  const answer = w.next();
-  w.post(req);
-  try {
-    const msg = await answer;
-    if (msg.type !== "done") throw new Error(`builds table worker answered ${msg.type}`);
-    return msg;
-  } finally {
-    w.end();
-  }
 }

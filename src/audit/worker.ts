@@ -71,3 +71,24 @@ export function spawnWorker<M extends Message>(url: URL, name: string, state?: D
   };
   return { post, next, end };
 }
+
+/**
+ * One request to a fresh worker and its one answer: the message of type "done" it posts, or the
+ * error it reports. The worker is ended either way.
+ */
+export async function askOnce<D extends { type: "done" }>(
+  url: URL,
+  name: string,
+  req: unknown,
+): Promise<D> {
+  const w = spawnWorker<D | { type: "error"; message: string }>(url, name);
+  const answer = w.next();
+  w.post(req);
+  try {
+    const msg = await answer;
+    if (msg.type !== "done") throw new Error(`${name} answered ${msg.type}`);
+    return msg as D;
+  } finally {
+    w.end();
+  }
+}
