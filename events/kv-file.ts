@@ -42,7 +42,7 @@ const VERSIONSTAMP = "printf('%016x%04x', version, seq)";
  */
 const PACKED_PAGE = `select count(*), cast(group_concat(k, '') as blob),
     cast(group_concat(v, '') as blob), group_concat(length(k)), group_concat(length(v)),
-    group_concat(v_encoding)
+    group_concat(v_encoding), sum(typeof(k) <> 'blob' or typeof(v) <> 'blob')
   from (select k, v, v_encoding from kv where k > ? and k < ? order by k limit ?)`;
 
 export class KvFile {
@@ -169,17 +169,27 @@ export class KvFile {
   }
 }
 
-export type PackedRow = [number, Uint8Array, Uint8Array, string, string, string];
+export type PackedRow = [
+  count: number,
+  keys: Uint8Array | null,
+  values: Uint8Array | null,
+  keyLengths: string | null,
+  valueLengths: string | null,
+  encodings: string | null,
+  /** Rows whose key or value is not a blob (a file denokv did not write): read row by row. */
+  notBlobs?: number | null,
+];
 
 /**
  * The entries of a `PACKED_PAGE` row, each a view into the page's two blobs; fewer than its count
- * when the lengths do not add up or the keys are not in ascending order (the caller then reads the
- * page row by row).
+ * when a key or value is not a blob, the lengths do not add up or the keys are not in ascending
+ * order (the caller then reads the page row by row).
  */
 export function unpack(
-  [count, keys, values, keyLengths, valueLengths, encodings]: PackedRow,
+  [count, keys, values, keyLengths, valueLengths, encodings, notBlobs]: PackedRow,
 ): RawEntry[] {
   const out: RawEntry[] = [];
+  if (notBlobs || !keys || !values) return out;
   const kl = numbers(keyLengths, count), vl = numbers(valueLengths, count);
   const enc = numbers(encodings, count);
   if (!kl || !vl || !enc) return out;

@@ -33,7 +33,8 @@ import {
 import { liveInWorker } from "./live-worker.ts";
 import { fingerprintInWorker } from "./fingerprint-worker.ts";
 import { liveTextsInWorker } from "./live-text-worker.ts";
-import { buildsPartInWorker } from "./tables-worker.ts";
+import { type BuildsPart, buildsPartInWorker, removeParts } from "./tables-worker.ts";
+import { KvFile } from "../../events/kv-file.ts";
 import { type ChainCheck, checkOnChain, type TxReader } from "./chain-check.ts";
 import { type AuditSink, csvRow, FileSink, type Row } from "./sink.ts";
 import {
@@ -380,10 +381,25 @@ async function incremental(
 const TABLES_WORKER_MIN = 50_000;
 
 /**
- * Where the other thread's share of the builds table starts: the middle of the builds' ids, or
- * null when they span fewer than `min` ids or are not all numbers (the state's first and last).
+ * The other thread's share of the builds table, by id. The service numbers builds in sequence, so
+ * half the ids is about half the builds; an id far off (an outcome for a build never built) only
+ * makes the halves uneven, never the tables different.
  */
-async function laterBuildsFrom(state: Deno.Kv, min: number): Promise<number | null> {
+const TABLES_WORKER_SHARE = 0.5;
+
+/**
+ * Where the other thread's share of the builds table starts: the middle of the builds' ids, or
+ * null when they span fewer than `min` ids or are not all numbers (the state's first and last), or
+ * when the state's file is not one the worker can read.
+ */
+async function laterBuildsFrom(
+  state: Deno.Kv,
+  statePath: string,
+  min: number,
+): Promise<number | null> {
+  const file = KvFile.open(statePath);
+  if (!file) return null;
+  file.close();
   const prefix = [...PROJECTIONS, AUDIT_BUILD];
   const end = async (reverse: boolean) => {
     for await (const e of state.list({ prefix }, { limit: 1, reverse })) {
@@ -398,9 +414,6 @@ async function laterBuildsFrom(state: Deno.Kv, min: number): Promise<number | nu
   }
   return first + Math.floor((last - first) * (1 - TABLES_WORKER_SHARE));
 }
-
-/** The other thread's share of the builds table, by build id. */
-const TABLES_WORKER_SHARE = 0.5;
 
 /** The folds the tables are made from, as the full audit keeps them in its state. */
 // The keys and purchases folds run as the store runs them (declared events only, upcast first).
@@ -569,6 +582,30 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
     }
     pending = [];
   };
+  /** Puts the worker's share after this thread's rows; returns its builds (tables-worker.ts). */
+  const appendLater = async (part: BuildsPart): Promise<number> => {
+    const files = sink as FileSink;
+    const shift = await files.append("builds", part.builds);
+    const rows = part.index;
+    if (index && rows) {
+      for (let i = 0; i < rows.n; i++) {
+        index.add(
+          rows.ids[i],
+          rows.csv[i] + shift.csv,
+          rows.json[i] + shift.json,
+          rows.flags[i] === 1,
+        );
+      }
+    } else index = null;
+    await files.append("exceptions", part.exceptions);
+    exceptionCount += part.exceptions.rows;
+    for (const [kind, n] of Object.entries(part.byKind) as [ExceptionKind, number][]) {
+      byKind[kind] = (byKind[kind] ?? 0) + n;
+    }
+    totals.add(part.totals);
+    return part.builds.rows;
+  };
+
   const spliced = await splice();
   if (!spliced) await discardSplicePrep(prep);
   let laterBuilds = 0;
@@ -576,51 +613,38 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
     // The later builds on the other core, when the table is large enough to be worth a thread;
     // it reads the state's file, so every write to the state must be in it first.
     const laterFrom = sink instanceof FileSink && readTx === null && opts.statePath
-      ? await laterBuildsFrom(scratch, opts.tablesWorkerMin ?? TABLES_WORKER_MIN)
+      ? await laterBuildsFrom(scratch, opts.statePath, opts.tablesWorkerMin ?? TABLES_WORKER_MIN)
       : null;
     if (laterFrom !== null) await replay.stateWritten;
+    const stop = new AbortController();
     const later = laterFrom === null ? null : buildsPartInWorker({
       statePath: opts.statePath!,
       dir: (sink as FileSink).dir,
       from: laterFrom,
       columns: { builds: AUDIT_TABLES.builds, exceptions: AUDIT_TABLES.exceptions },
-    });
+    }, stop.signal);
     later?.catch(() => {}); // awaited below; a failure meanwhile must not count as unhandled
-    // Read ahead: the next page is read while this one's rows are written.
-    const builds = readAhead(
-      listDocs(scratch, auditBuildProjection, [], {
-        batchSize: 500,
-        before: laterFrom ?? undefined,
-      }),
-      1_000,
-    );
-    for await (const b of builds) {
-      pending.push(b);
-      if (pending.length >= concurrency) await drain();
-    }
-    await drain();
-    if (later) {
-      const part = await later;
-      laterBuilds = part.builds.rows;
-      const files = sink as FileSink;
-      const shift = await files.append("builds", part.builds);
-      const rows = part.index;
-      if (index && rows) {
-        for (let i = 0; i < rows.n; i++) {
-          index.add(
-            rows.ids[i],
-            rows.csv[i] + shift.csv,
-            rows.json[i] + shift.json,
-            rows.flags[i] === 1,
-          );
-        }
-      } else index = null;
-      await files.append("exceptions", part.exceptions);
-      exceptionCount += part.exceptions.rows;
-      for (const [kind, n] of Object.entries(part.byKind) as [ExceptionKind, number][]) {
-        byKind[kind] = (byKind[kind] ?? 0) + n;
+    try {
+      // Read ahead: the next page is read while this one's rows are written.
+      const builds = readAhead(
+        listDocs(scratch, auditBuildProjection, [], {
+          batchSize: 500,
+          before: laterFrom ?? undefined,
+        }),
+        1_000,
+      );
+      for await (const b of builds) {
+        pending.push(b);
+        if (pending.length >= concurrency) await drain();
       }
-      totals.add(part.totals);
+      await drain();
+      if (later) laterBuilds = await appendLater(await later);
+    } finally {
+      if (later) {
+        // Failed: the worker goes, and what it wrote with it (appended parts are gone already).
+        stop.abort();
+        await removeParts((sink as FileSink).dir);
+      }
     }
   }
 

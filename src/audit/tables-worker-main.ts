@@ -32,16 +32,18 @@ function* entriesFrom(file: KvFile, prefix: Uint8Array, start: Uint8Array): Gene
 async function run(req: BuildsPartRequest): Promise<void> {
   const file = KvFile.open(req.statePath);
   if (!file) throw new Error(`${req.statePath} is not a KV file this worker reads`);
+  const parts: TablePart[] = [];
   try {
     const builds = await TablePart.create(req.dir, "builds", req.columns.builds);
+    parts.push(builds);
     const exceptions = await TablePart.create(req.dir, "exceptions", req.columns.exceptions);
+    parts.push(exceptions);
     const totals = new BuildTotals();
     const byKind: Partial<Record<ExceptionKind, number>> = {};
     let index: BuildsIndex | null = new BuildsIndex();
     const prefix = encodeKvKey([...PROJECTIONS, AUDIT_BUILD]);
-    for (
-      const entry of entriesFrom(file, prefix, encodeKvKey([...PROJECTIONS, AUDIT_BUILD, req.from]))
-    ) {
+    const start = encodeKvKey([...PROJECTIONS, AUDIT_BUILD, req.from]);
+    for (const entry of entriesFrom(file, prefix, start)) {
       if (entry.encoding !== V8) throw new Error("a build in the state that is not a V8 value");
       const b = deserialize(entry.value) as AuditBuildDoc;
       const at = builds.next();
@@ -55,6 +57,7 @@ async function run(req: BuildsPartRequest): Promise<void> {
       }
       index?.add(b.buildId, at.csv, at.json, raised.length > 0);
     }
+    parts.length = 0;
     const done: BuildsPart = {
       builds: await builds.close(),
       exceptions: await exceptions.close(),
@@ -78,6 +81,8 @@ async function run(req: BuildsPartRequest): Promise<void> {
     };
     self.postMessage({ type: "done", ...done });
   } finally {
+    // Failed part way: its files are closed here, and the main thread removes them.
+    for (const part of parts) await part.close().catch(() => {});
     file.close();
   }
 }

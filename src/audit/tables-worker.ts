@@ -39,10 +39,24 @@ export interface BuildsPart {
   index: PartIndex | null;
 }
 
-export function buildsPartInWorker(req: BuildsPartRequest): Promise<BuildsPart> {
+/** The worker's share; `signal` ends it early (the caller failed), its part files then left. */
+export function buildsPartInWorker(
+  req: BuildsPartRequest,
+  signal?: AbortSignal,
+): Promise<BuildsPart> {
   return askOnce<{ type: "done" } & BuildsPart>(
     new URL("./tables-worker-main.ts", import.meta.url),
     "builds table worker",
     req,
+    signal,
   );
+}
+
+/** Removes the part files a worker for `dir` may have left (after a failure); none is fine. */
+export async function removeParts(dir: string): Promise<void> {
+  for (const table of ["builds", "exceptions"]) {
+    for (const ext of ["csv", "json"]) {
+      await Deno.remove(`${dir}/${table}.part.${ext}`).catch(() => {});
+    }
+  }
 }

@@ -22,20 +22,24 @@ export function announceReady(): void {
 export function spawnWorker<M extends Message>(url: URL, name: string, state?: Deno.Kv | null) {
   const worker = new Worker(url, { type: "module" });
   let ended = false;
+  let waiting: { resolve: (m: M) => void; reject: (e: Error) => void } | null = null;
+  // An answer still awaited when the worker is ended will not come.
   const end = () => {
     if (!ended) worker.terminate();
     ended = true;
+    const w = waiting;
+    waiting = null;
+    w?.reject(new Error(`${name} has ended`));
   };
-  let waiting: { resolve: (m: M) => void; reject: (e: Error) => void } | null = null;
   const next = () =>
     new Promise<M>((resolve, reject) => {
       if (ended) reject(new Error(`${name} has ended`));
       else waiting = { resolve, reject };
     });
   const fail = (e: unknown) => {
-    end();
     const w = waiting;
     waiting = null;
+    end();
     w?.reject(e instanceof Error ? e : new Error(String(e)));
   };
   let committing: Promise<void> = Promise.resolve();
@@ -74,21 +78,26 @@ export function spawnWorker<M extends Message>(url: URL, name: string, state?: D
 
 /**
  * One request to a fresh worker and its one answer: the message of type "done" it posts, or the
- * error it reports. The worker is ended either way.
+ * error it reports. The worker is ended either way, or when `signal` aborts.
  */
 export async function askOnce<D extends { type: "done" }>(
   url: URL,
   name: string,
   req: unknown,
+  /** Ends the worker before it answers (the caller gave up on the answer). */
+  signal?: AbortSignal,
 ): Promise<D> {
   const w = spawnWorker<D | { type: "error"; message: string }>(url, name);
   const answer = w.next();
+  const stop = () => w.end();
+  signal?.addEventListener("abort", stop);
   w.post(req);
   try {
     const msg = await answer;
     if (msg.type !== "done") throw new Error(`${name} answered ${msg.type}`);
     return msg as D;
   } finally {
+    signal?.removeEventListener("abort", stop);
     w.end();
   }
 }

@@ -12,6 +12,8 @@ import { AUDIT_TABLES, type AuditSummary, runAudit } from "../../src/audit/audit
 import { FileSink, type Row, TablePart } from "../../src/audit/sink.ts";
 import type { AuditProgress } from "../../src/audit/progress.ts";
 import { TABLES_INDEX } from "../../src/audit/table-splice.ts";
+import { AUDIT_BUILD } from "../../src/audit/folds.ts";
+import { PROJECTIONS } from "../../events/keys.ts";
 import { built, confirmed, purchaseWithKey, unverified, withFileLog } from "./fixtures.ts";
 
 async function audit(kv: Deno.Kv, root: string, name: string, tablesWorkerMin: number) {
@@ -127,4 +129,45 @@ Deno.test("FileSink.append puts a part's rows after the table's own, with or wit
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("given a build the worker cannot read, when the audit fails, then the worker's error is the audit's and no part file is left", async () => {
+  await withFileLog("tcb-tables-worker-", async (store) => {
+    await purchaseWithKey(store, "p1", "k1", "WalletA");
+    for (let i = 1; i <= 20; i++) {
+      await store.append([{
+        stream: `build-${i}`,
+        expectedVersion: "any",
+        events: [built(i, "k1", "p1", "2026-11-22"), confirmed(i)],
+      }]);
+    }
+  }, async (kv, _store, root) => {
+    const dir = `${root}/out`;
+    const state = `${root}/out.sqlite3`;
+    const scratch = await Deno.openKv(state);
+    let error = "";
+    try {
+      await runAudit({
+        kv,
+        scratch,
+        sink: await FileSink.create(dir, AUDIT_TABLES),
+        tablesIndex: true,
+        statePath: state,
+        tablesWorkerMin: 0,
+        // Once the state's builds are written: one in the worker's half stored as raw bytes.
+        onPass: async (pass) => {
+          if (pass === "live") {
+            await scratch.set([...PROJECTIONS, AUDIT_BUILD, 18], new Uint8Array([1, 2, 3]));
+          }
+        },
+        now: () => 0,
+      });
+    } catch (e) {
+      error = String(e);
+    } finally {
+      scratch.close();
+    }
+    assert(error.includes("builds table worker") && error.includes("not a V8 value"), error);
+    for await (const f of Deno.readDir(dir)) assert(!f.name.includes(".part."), f.name);
+  });
 });

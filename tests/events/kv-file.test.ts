@@ -72,4 +72,27 @@ Deno.test("KvFile.pages: a joined page whose keys are out of order or whose leng
   );
   assert(!taken([2, keys, values, "3", "1,2", "1,1"]), "a length missing");
   assert(!taken([2, keys, values, "3,x", "1,2", "1,1"]), "not a number");
+  assert(!taken([2, new Uint8Array([1, 2, 3, 1, 2, 4]), values, "3,3", "1,2", "1,3", 1]), "text");
+  assert(!taken([2, null, values, "3,3", "1,2", "1,3"]), "no keys");
+});
+
+Deno.test("KvFile.pages: a value stored as text, not a blob (a file Deno KV did not write), is read as the row gives it", async () => {
+  await withTempDir("tcb-kv-file-", async (dir) => {
+    const path = `${dir}/kv.sqlite3`;
+    const kv = await Deno.openKv(path);
+    for (let i = 0; i < 5; i++) await kv.set(["d", i], new Uint8Array([i]));
+    kv.close();
+    const db = new DatabaseSync(path);
+    db.prepare("update kv set v = 'abc' where k = ?").run(encodeKvKey(["d", 2]));
+    db.close();
+    const file = KvFile.open(path)!;
+    try {
+      const rows = [...file.pages(encodeKvKey(["d"]))].flat();
+      assertEquals(rows.length, 5);
+      assertEquals(rows[2].value as unknown, "abc", "the row's own value, not its text as bytes");
+      assertEquals([...rows[3].value], [3]);
+    } finally {
+      file.close();
+    }
+  });
 });
