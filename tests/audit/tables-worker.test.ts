@@ -8,6 +8,7 @@
  */
 import { assert, assertEquals } from "../support/assert.ts";
 import type { DomainEvent } from "../../events/types.ts";
+import type { EventStore } from "../../events/store.ts";
 import { AUDIT_TABLES, type AuditSummary, runAudit } from "../../src/audit/audit.ts";
 import { FileSink, type Row, TablePart } from "../../src/audit/sink.ts";
 import type { AuditProgress } from "../../src/audit/progress.ts";
@@ -16,9 +17,16 @@ import { AUDIT_BUILD } from "../../src/audit/folds.ts";
 import { PROJECTIONS } from "../../events/keys.ts";
 import { built, confirmed, purchaseWithKey, unverified, withFileLog } from "./fixtures.ts";
 
-async function audit(kv: Deno.Kv, root: string, name: string, tablesWorkerMin: number) {
+async function audit(
+  kv: Deno.Kv,
+  root: string,
+  name: string,
+  tablesWorkerMin: number,
+  from?: { summary: AuditSummary; state: string },
+) {
   const dir = `${root}/${name}`;
   const state = `${root}/${name}.sqlite3`;
+  if (from) await Deno.copyFile(from.state, state);
   const scratch = await Deno.openKv(state);
   const progress: AuditProgress[] = [];
   try {
@@ -29,11 +37,18 @@ async function audit(kv: Deno.Kv, root: string, name: string, tablesWorkerMin: n
       tablesIndex: true,
       statePath: state,
       tablesWorkerMin,
+      // An incremental audit without the earlier tables writes its tables in full.
+      from: from?.summary.checkpoint ?? null,
       onProgress: (p) => progress.push(p),
       now: () => 0,
     });
     const tables = progress.find((p) => p.step === "tables");
-    return { summary, dir, laterBuilds: tables?.step === "tables" ? tables.laterBuilds : 0 };
+    return {
+      summary,
+      dir,
+      state,
+      laterBuilds: tables?.step === "tables" ? tables.laterBuilds ?? 0 : 0,
+    };
   } finally {
     scratch.close();
   }
@@ -169,5 +184,35 @@ Deno.test("given a build the worker cannot read, when the audit fails, then the 
     }
     assert(error.includes("builds table worker") && error.includes("not a V8 value"), error);
     for await (const f of Deno.readDir(dir)) assert(!f.name.includes(".part."), f.name);
+  });
+});
+
+Deno.test("given a state an incremental audit writes to, when it writes its tables in full with the later builds on another thread, then they are a full audit's", async () => {
+  const append = (store: EventStore, id: number, events: DomainEvent[]) =>
+    store.append([{ stream: `build-${id}`, expectedVersion: "any", events }]);
+  await withFileLog("tcb-tables-worker-", async (store) => {
+    await purchaseWithKey(store, "p1", "k1", "WalletA");
+    for (let i = 1; i <= 20; i++) await append(store, i, [built(i, "k1", "p1", "2026-11-22")]);
+  }, async (kv, store, root) => {
+    const first = await audit(kv, root, "first", Infinity);
+    assert(first.summary.checkpoint, "a clean first audit leaves a checkpoint");
+    // Outcomes for builds on both sides of the split, and new builds.
+    for (let i = 2; i <= 20; i += 3) await append(store, i, [confirmed(i)]);
+    for (let i = 21; i <= 30; i++) {
+      await append(store, i, [built(i, "k1", "p1", "2026-11-23"), unverified(i, "k1", "0")]);
+    }
+    const next = await audit(kv, root, "next", 0, first);
+    const full = await audit(kv, root, "full", Infinity);
+    assertEquals(next.summary.projections.compared, "incremental");
+    assert(next.laterBuilds > 0, "the other thread wrote the later builds");
+    for (const t of Object.keys(AUDIT_TABLES)) {
+      for (const ext of ["csv", "json"]) {
+        assertEquals(
+          await read(`${next.dir}/${t}.${ext}`),
+          await read(`${full.dir}/${t}.${ext}`),
+          `${t}.${ext}`,
+        );
+      }
+    }
   });
 });
