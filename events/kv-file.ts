@@ -14,6 +14,7 @@ import { deserialize } from "node:v8";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { HEAD, type LogHead } from "./keys.ts";
 import { encodeKvKey } from "./kv-key-codec.ts";
+import { compareBytes } from "../src/kernel/bytes.ts";
 
 /** How a value is stored: V8's serialization, a little-endian u64 (`Deno.KvU64`), raw bytes. */
 export const V8 = 1;
@@ -222,13 +223,6 @@ function numbers(text: string | null, count: number): number[] | null {
     } else return null;
   }
   return out.length === count ? out : null;
-}
-
-/** Byte order, as SQLite compares blobs. */
-function compareBytes(a: Uint8Array, b: Uint8Array): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i] - b[i];
-  return a.length - b.length;
 }
 
 /** The one row (`k, v, v_encoding`) `statement` answers for `params`, as an entry, or null. */

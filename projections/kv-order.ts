@@ -1,5 +1,6 @@
 /** Deno KV's order of keys, for walking two listings side by side (compare-stores.ts, the audit's state). */
 import { encodeDouble } from "../events/kv-key-codec.ts";
+import { compareBytes } from "../src/kernel/bytes.ts";
 
 /**
  * Deno KV's key order: parts compared in turn, a key before any longer key it is a prefix of;
@@ -58,11 +59,5 @@ function compareCodePoints(a: string, b: string): number {
     }
     return x - y;
   }
-  return a.length - b.length;
-}
-
-function compareBytes(a: Uint8Array, b: Uint8Array): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i] - b[i];
   return a.length - b.length;
 }

@@ -6,7 +6,7 @@ import { ed25519 } from "@noble/curves/ed25519";
 import { ApiError, ERROR_CODES, statusOf } from "../../src/kernel/errors.ts";
 import { DAY_MS, isoUtc, secondsUntilUtcMidnight, utcDay } from "../../src/kernel/time.ts";
 import fc from "fast-check";
-import { bytesEqual } from "../../src/kernel/bytes.ts";
+import { bytesEqual, compareBytes } from "../../src/kernel/bytes.ts";
 import { isAddress, parseAddress } from "../../src/kernel/base58.ts";
 import { parseIp } from "../../src/kernel/ipaddr.ts";
 import { sha256Hex, toHex } from "../../src/kernel/hashing.ts";
@@ -52,6 +52,16 @@ Deno.test("bytes: equal by content and length", () => {
   assert(bytesEqual(Uint8Array.of(1, 2), Uint8Array.of(1, 2)));
   assert(!bytesEqual(Uint8Array.of(1, 2), Uint8Array.of(1, 3)));
   assert(!bytesEqual(Uint8Array.of(1, 2), Uint8Array.of(1, 2, 0)));
+});
+
+Deno.test("bytes: ordered byte by byte, a prefix first", () => {
+  // The same order as comparing the bytes as latin1 strings.
+  const latin1 = (b: Uint8Array) => String.fromCharCode(...b);
+  fc.assert(fc.property(fc.uint8Array(), fc.uint8Array(), (a, b) => {
+    const expected = latin1(a) < latin1(b) ? -1 : latin1(a) > latin1(b) ? 1 : 0;
+    assertEquals(Math.sign(compareBytes(a, b)), expected);
+  }));
+  assertEquals(Math.sign(compareBytes(Uint8Array.of(1, 2), Uint8Array.of(1, 2, 0))), -1);
 });
 
 Deno.test("base58: canonical 32-byte addresses only", () => {
