@@ -103,33 +103,27 @@ export class KvFile {
    * page is read when the previous one has been handed out.
    */
   *pages(prefix: Uint8Array, size = 2000, after = prefix): Generator<RawEntry[]> {
-    if (!this.packed) {
-      for (
-        const rows of paged<[Uint8Array, Uint8Array, number]>(this.page, prefix, size, after)
-      ) {
-        yield rows.map(([key, value, encoding]) => ({ key, value, encoding }));
-      }
-      return;
-    }
     const end = Uint8Array.of(...prefix, 0xff);
     for (;;) {
-      const row = this.packed.get(after, end, size) as unknown as PackedRow;
-      const entries = row[0] > 0 ? unpack(row) : [];
-      if (entries.length !== row[0]) {
-        // Not in key order after all (or not joined byte for byte): read the page row by row.
-        const rows = this.page.all(after, end, size) as unknown as [
-          Uint8Array,
-          Uint8Array,
-          number,
-        ][];
-        entries.length = 0;
-        for (const [key, value, encoding] of rows) entries.push({ key, value, encoding });
-      }
+      const entries = this.#packedPage(after, end, size) ??
+        (this.page.all(after, end, size) as unknown as KvRow[]).map(toEntry);
       if (entries.length === 0) return;
       yield entries;
       if (entries.length < size) return;
       after = entries[entries.length - 1].key;
     }
+  }
+
+  /**
+   * The page after `after` as one joined row (`PACKED_PAGE`); null when this file is not read so,
+   * or when the row is not taken (`unpack`: the page is then read row by row).
+   */
+  #packedPage(after: Uint8Array, end: Uint8Array, size: number): RawEntry[] | null {
+    if (!this.packed) return null;
+    const row = this.packed.get(after, end, size) as unknown as PackedRow;
+    if (row[0] === 0) return [];
+    const entries = unpack(row);
+    return entries.length === row[0] ? entries : null;
   }
 
   /**
@@ -227,9 +221,14 @@ function numbers(text: string | null, count: number): number[] | null {
 
 /** The one row (`k, v, v_encoding`) `statement` answers for `params`, as an entry, or null. */
 function entryOf(statement: StatementSync, ...params: Uint8Array[]): RawEntry | null {
-  const row = statement.get(...params) as unknown as [Uint8Array, Uint8Array, number] | undefined;
-  return row ? { key: row[0], value: row[1], encoding: row[2] } : null;
+  const row = statement.get(...params) as unknown as KvRow | undefined;
+  return row ? toEntry(row) : null;
 }
+
+/** A row of `k, v, v_encoding`, as node:sqlite returns it (rows as arrays). */
+type KvRow = [Uint8Array, Uint8Array, number];
+
+const toEntry = ([key, value, encoding]: KvRow): RawEntry => ({ key, value, encoding });
 
 /**
  * The rows of `statement` (`k > ? and k < ? order by k limit ?`, the key first in each row) under
@@ -240,10 +239,10 @@ function* paged<Row extends [Uint8Array, ...unknown[]]>(
   statement: StatementSync,
   prefix: Uint8Array,
   size: number,
-  after = prefix,
 ): Generator<Row[]> {
   // Past every key under the prefix: the next byte of such a key is a part's tag, below 0xFF.
   const end = Uint8Array.of(...prefix, 0xff);
+  let after = prefix;
   for (;;) {
     const rows = statement.all(after, end, size) as unknown as Row[];
     if (rows.length === 0) return;
