@@ -100,24 +100,24 @@ class BufferedFile {
     this.#filling = this.#spare;
     this.#spare = full;
     this.#written += full.length;
-    const bytes = full.bytes();
+    await this.#writeAll(full.bytes());
+    full.reset();
+  }
+
+  async #writeAll(bytes: Uint8Array): Promise<void> {
     let off = 0;
     while (off < bytes.length) off += await this.file.write(bytes.subarray(off));
-    full.reset();
   }
 
   /** Appends the bytes of the file at `path` from byte `from` on, after what was put so far. */
   async putFile(path: string, from: number): Promise<void> {
+    // Every flush queued so far is done once this one is (they run one at a time).
     await this.flush();
-    await this.#flushing;
     using part = await Deno.open(path);
     await part.seek(from, Deno.SeekMode.Start);
     const chunk = new Uint8Array(1 << 20);
-    for (;;) {
-      const n = await part.read(chunk);
-      if (n === null) break;
-      let off = 0;
-      while (off < n) off += await this.file.write(chunk.subarray(off, n));
+    for (let n = await part.read(chunk); n !== null; n = await part.read(chunk)) {
+      await this.#writeAll(chunk.subarray(0, n));
       this.#written += n;
     }
   }
