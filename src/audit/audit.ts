@@ -477,6 +477,13 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
     ? new BuildsIndex()
     : null;
 
+  /** Writes the exceptions a build raises. */
+  const raise = async (b: AuditBuildDoc, check: ChainCheck | null) => {
+    for (const [kind, detail, where] of buildExceptions(b, check)) {
+      await exception(kind, detail, where);
+    }
+  };
+
   const emitBuild = async (b: AuditBuildDoc, check: ChainCheck | null) => {
     const at = index ? (sink as FileSink).next("builds") : null;
     if (index && (!at || typeof b.buildId !== "number" || !Number.isFinite(b.buildId))) {
@@ -485,9 +492,7 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
     const raised = exceptionCount;
     await sink.write("builds", buildRow(b, check));
     totals.count(b);
-    for (const [kind, detail, where] of buildExceptions(b, check)) {
-      await exception(kind, detail, where);
-    }
+    await raise(b, check);
     index?.add(b.buildId, at!.csv, at!.json, exceptionCount > raised);
   };
 
@@ -535,9 +540,7 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
     const rows: SplicedRow[] = [];
     for (const { doc, changed } of all) {
       const raised = exceptionCount;
-      for (const [kind, detail, where] of buildExceptions(doc, null)) {
-        await exception(kind, detail, where);
-      }
+      await raise(doc, null);
       if (!changed) continue;
       const row = buildRow(doc, null);
       rows.push({
