@@ -165,6 +165,11 @@ interface Open {
   name: string;
   sub: Deno.KvKey;
   doc: unknown;
+  /**
+   * Its last touch, looked up when it is opened: the last touches do not change during the fold,
+   * and a lookup per touch was a cache miss or two in a map of megabytes each time.
+   */
+  last: number;
   /** Its slot in `OpenDocs`, and the next open document in that slot (rarely any). */
   slot: number;
   next: Open | null;
@@ -190,8 +195,9 @@ class OpenDocs {
     return o;
   }
 
-  add(slot: number, name: string, sub: Deno.KvKey, doc: unknown): Open {
-    const o = { name, sub, doc, slot, next: this.#slots.get(slot) ?? null, closed: false };
+  add(slot: number, name: string, sub: Deno.KvKey, doc: unknown, last: number): Open {
+    const next = this.#slots.get(slot) ?? null;
+    const o = { name, sub, doc, last, slot, next, closed: false };
     this.#slots.set(slot, o);
     this.size++;
     return o;
@@ -269,10 +275,11 @@ export class DigestFolder {
         let open = this.#open.get(slot, p.name, sub);
         const doc = p.evolve((open?.doc ?? null) as never, e, sub);
         if (open) open.doc = doc;
-        else open = this.#open.add(slot, p.name, sub, doc);
-        if (this.#lastTouch!.ofFingerprint(p.name, f, e.position) <= e.position) {
-          (done ??= []).push(open);
+        else {
+          const last = this.#lastTouch!.ofFingerprint(p.name, f, e.position);
+          open = this.#open.add(slot, p.name, sub, doc, last);
         }
+        if (open.last <= e.position) (done ??= []).push(open);
       }
     }
     // After the whole event, in case it touches one document twice.
