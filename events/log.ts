@@ -64,7 +64,11 @@ export interface ReadOptions {
   prevHash?: string;
   /** The head, when the caller already read it. */
   head?: LogHead | null;
-  /** Events per batch handed out (default 500). */
+  /**
+   * Events per batch handed out (default 100). A batch lives until the reader is done with it, and
+   * young collections copy what is alive: at 500 a third of the first pass's new space survived
+   * each one (1.7 GB copied at a million events), at 80 under half as much.
+   */
   batchSize?: number;
   /**
    * Only events of these types are wanted: the others may be left out (in the current layout,
@@ -84,7 +88,7 @@ export async function* readLog(
   const head = opts.head !== undefined ? opts.head : (stats.reads++, await readHead(kv));
   const to = opts.to ?? head?.position ?? 0;
   const from = Math.max(1, opts.from ?? 1);
-  const size = opts.batchSize ?? 500;
+  const size = opts.batchSize ?? 100;
   if (from > to) return;
   if (isLegacy(head)) {
     let batch: ReadEvent[] = [];
