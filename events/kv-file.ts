@@ -54,6 +54,7 @@ export class KvFile {
     readonly one: StatementSync,
     readonly versions: StatementSync,
     readonly below: StatementSync,
+    readonly run: StatementSync,
   ) {}
 
   /** The KV file at `path`, or null when it is not a KV file this reader knows. */
@@ -80,17 +81,20 @@ export class KvFile {
       const below = db.prepare(
         "select k, v, v_encoding from kv where k > ? and k <= ? order by k desc limit 1",
       );
+      const run = db.prepare(
+        `select k, v, v_encoding, ${VERSIONSTAMP} from kv where k >= ? and k < ? order by k`,
+      );
       const utf8 = (db.prepare("pragma encoding").get() as { encoding?: string }).encoding ===
         "UTF-8";
       const packed = utf8 ? db.prepare(PACKED_PAGE) : null;
-      for (const st of [page, one, versions, below, packed]) {
+      for (const st of [page, one, versions, below, run, packed]) {
         // Rows as arrays, not objects: a third of the cost per row. Deno has the method; its
         // node:sqlite types do not list it yet.
         (st as StatementSync & { setReturnArrays(on: boolean): void } | null)?.setReturnArrays(
           true,
         );
       }
-      return new KvFile(db, page, packed, one, versions, below);
+      return new KvFile(db, page, packed, one, versions, below, run);
     } catch {
       db?.close();
       return null;
@@ -112,6 +116,21 @@ export class KvFile {
       if (entries.length < size) return;
       after = entries[entries.length - 1].key;
     }
+  }
+
+  /**
+   * Every entry from `start` (an encoded key, included) to `end` (excluded), in key order, with its
+   * versionstamp, as one statement stepped a row at a time: one snapshot, and for large values
+   * (the log's 63 KiB segments) a third fewer page reads than pages of a few rows each, and no
+   * trip through `Deno.Kv`'s thread (the log read this way took 0.9 s of CPU, against 1.5-1.8 s).
+   * Stop early with the generator's `return` (a `break` out of `for ... of`), which ends it.
+   */
+  *scan(start: Uint8Array, end: Uint8Array): Generator<RawEntry & { versionstamp: string }> {
+    for (
+      const [key, value, encoding, versionstamp] of this.run.iterate(start, end) as Iterable<
+        [Uint8Array, Uint8Array, number, string]
+      >
+    ) yield { key, value, encoding, versionstamp };
   }
 
   /**
@@ -217,6 +236,18 @@ function numbers(text: string | null, count: number): number[] | null {
     } else return null;
   }
   return out.length === count ? out : null;
+}
+
+/** A row's value as `Deno.Kv` would hand it out (bytes: a view of the row's). */
+export function decodeRawValue(row: RawEntry): unknown {
+  if (row.encoding === V8) return deserialize(row.value);
+  if (row.encoding === BYTES) return row.value;
+  if (row.encoding === LE64) {
+    return new Deno.KvU64(
+      new DataView(row.value.buffer, row.value.byteOffset).getBigUint64(0, true),
+    );
+  }
+  throw new Error(`a KV value in an encoding this reader does not know (${row.encoding})`);
 }
 
 /** The one row (`k, v, v_encoding`) `statement` answers for `params`, as an entry, or null. */

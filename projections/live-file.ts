@@ -6,11 +6,16 @@
  * does not take (dates, bigints, shared references, anything V8 would refuse) are decoded by
  * `node:v8` and written as `docText` writes them (or refused, as Deno KV refuses them).
  */
-import { deserialize } from "node:v8";
 import { PROJECTIONS } from "../events/keys.ts";
 import { docText, type ProjectionDigest } from "./doc-digest.ts";
 import { keyId } from "./key-hash.ts";
-import { BYTES, type KvFile, LE64, logHeadPosition, type RawEntry, V8 } from "../events/kv-file.ts";
+import {
+  decodeRawValue,
+  type KvFile,
+  logHeadPosition,
+  type RawEntry,
+  V8,
+} from "../events/kv-file.ts";
 import { decodeKvKey, encodeKvKey, partEnd, writeKeyId } from "../events/kv-key-codec.ts";
 import type { LiveCut } from "./live-cut.ts";
 import type { ByteSink } from "../src/kernel/json-bytes.ts";
@@ -120,20 +125,8 @@ class ProjectionNames {
 /** Writes the value's JSON text, by the transcoder ("fast") or decoded; "none": no document. */
 function writeValue(row: RawEntry, sink: ByteSink): "fast" | "slow" | "none" {
   if (row.encoding === V8 && v8ToJson(row.value, sink)) return "fast";
-  const value = decodeValue(row);
+  const value = decodeRawValue(row);
   if (value === null || value === undefined) return "none";
   sink.text(docText(value));
   return "slow";
-}
-
-/** A value as `Deno.Kv` would hand it out. */
-function decodeValue(row: RawEntry): unknown {
-  if (row.encoding === V8) return deserialize(row.value);
-  if (row.encoding === BYTES) return new Uint8Array(row.value);
-  if (row.encoding === LE64) {
-    return new Deno.KvU64(
-      new DataView(row.value.buffer, row.value.byteOffset).getBigUint64(0, true),
-    );
-  }
-  throw new Error(`a KV value in an encoding this reader does not know (${row.encoding})`);
 }

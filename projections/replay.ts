@@ -7,6 +7,7 @@
 import { HEAD, type LogHead } from "../events/keys.ts";
 import { type ReadEvent, readLog, type ReadStats } from "../events/log.ts";
 import type { StoredEvent } from "../events/types.ts";
+import type { KvFile } from "../events/kv-file.ts";
 import type { Projection } from "../events/projection.ts";
 import { type ChainProblem, ChainVerifier, checkNothingAfter } from "./chain-check.ts";
 import { compareProjectionStores, type ProjectionMismatch } from "./compare-stores.ts";
@@ -72,6 +73,8 @@ export async function replayIntoAndCompare(
     onEvent?: (e: StoredEvent) => void | Promise<void>;
     /** Counts the KV entries the log reads take. */
     stats?: ReadStats;
+    /** `source`'s file, when this process can read it: the log's segments are read from it. */
+    file?: KvFile | null;
     /** Each live document that went into the digest, as JSON text (the audit's state keeps it). */
     onLiveDoc?: (key: Deno.KvKey, text: string, id: string) => void | Promise<void>;
     /** Each document that moved after the head, with its rebuilt value at the head. */
@@ -109,7 +112,14 @@ export async function replayIntoAndCompare(
   const to = head?.position ?? 0;
   let lastTouch = opts.exact ? null : new LastTouch(digested, [], to);
   const events = (types?: ReadonlySet<string> | null) =>
-    readLog(source, { head, to, batchSize: opts.batchSize, stats: opts.stats, types });
+    readLog(source, {
+      head,
+      to,
+      batchSize: opts.batchSize,
+      stats: opts.stats,
+      types,
+      file: opts.file,
+    });
 
   const passesMs: StreamingReplayReport["passesMs"] = {};
   let passStart = performance.now();

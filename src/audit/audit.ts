@@ -151,7 +151,8 @@ export interface AuditOptions {
   stats?: ReadStats;
   /**
    * The audited KV's file path, when it is one: the full audit's live pass then runs in a worker
-   * on another core, alongside the chain pass (live-worker.ts). Unset: one thread.
+   * on another core, alongside the chain pass (live-worker.ts), and the log's sealed segments are
+   * read from the file (`KvFile.scan`). Unset: one thread, everything through `kv`.
    */
   kvPath?: string | null;
   /**
@@ -259,7 +260,10 @@ async function full(opts: AuditOptions, stats: ReadStats, exception: Exception):
   const moved: { key: Deno.KvKey; doc: unknown }[] = [];
   const progress = opts.onProgress;
   const every = Math.max(1, opts.progressEvery ?? 100_000);
+  // The log's segments straight from the file, when there is one this process can read.
+  const logFile = kvPath ? KvFile.open(kvPath) : null;
   const replay = await replayIntoAndCompare(kv, scratch, allProjections, {
+    file: logFile,
     onEvent: progress
       ? (e) => {
         if (e.position % every === 0) progress({ step: "events", done: e.position, of: to });
@@ -289,7 +293,7 @@ async function full(opts: AuditOptions, stats: ReadStats, exception: Exception):
     },
     onChainProblem: chainException(exception),
     onMismatch: mismatchException(exception),
-  });
+  }).finally(() => logFile?.close());
   stats.onSegment = undefined;
   await docs?.finish();
   file?.close();

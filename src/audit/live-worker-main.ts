@@ -106,9 +106,10 @@ async function fold(req: FoldRequest & { live: LiveRequest }): Promise<void> {
     },
   );
   const kv = await Deno.openKv(live.path);
+  const file = KvFile.open(live.path);
   try {
     const types = typesFolded(projections);
-    for await (const batch of readLog(kv, { head: live.head, to: req.to, types })) {
+    for await (const batch of readLog(kv, { head: live.head, to: req.to, types, file })) {
       for (const r of batch) {
         if (!folder.apply(r.event)) {
           self.postMessage({ type: "fold-open" });
@@ -117,6 +118,7 @@ async function fold(req: FoldRequest & { live: LiveRequest }): Promise<void> {
       }
     }
   } finally {
+    file?.close();
     kv.close();
   }
   const digest = folder.finish();

@@ -4,7 +4,7 @@
  * the worker rejecting it, and the state writes a worker sends (`writes`) committed here, one batch
  * at a time in the order sent, each acknowledged (the state KV has one writer, this thread).
  * Messages wait until the worker says it is ready: a message that arrives while its module is
- * still loading (a top-level await: the digest's WebAssembly hasher) finds no handler and is lost.
+ * still loading finds no handler and is lost.
  */
 import { commitInBatches } from "../../projections/commit-batches.ts";
 import type { Write } from "./doc-chunks.ts";
