@@ -152,7 +152,7 @@ export interface AuditOptions {
   /**
    * The audited KV's file path, when it is one: the full audit's live pass then runs in a worker
    * on another core, alongside the chain pass (live-worker.ts), and the log's sealed segments are
-   * read from the file (`KvFile.scan`). Unset: one thread, everything through `kv`.
+   * read from the file (`KvFile.range`). Unset: one thread, everything through `kv`.
    */
   kvPath?: string | null;
   /**

@@ -3,7 +3,7 @@
  * the same state for the next incremental audit, and the same exactness as on one thread.
  */
 import { assert, assertEquals, assertMatch } from "../support/assert.ts";
-import { projectionKey } from "../../events/keys.ts";
+import { LOG_SEGMENTS, projectionKey } from "../../events/keys.ts";
 import type { EventStore } from "../../events/store.ts";
 import {
   type Audited,
@@ -75,6 +75,36 @@ Deno.test("the live pass in a worker: the tables and the state of a one-thread a
     const full = await audit(kv, dir, "full", { worker: true });
     assertEquals(inc.summary.projections.compared, "incremental");
     assertEquals(tables(inc), tables(full));
+  });
+});
+
+Deno.test("with the KV's file, the full audit reads the sealed segments from it, not through the KV", async () => {
+  await withLog(async (kv, _store, dir) => {
+    let listed = 0;
+    // The KV the audit is given, its bulk listings of sealed segments counted.
+    const counted = new Proxy(kv, {
+      get(target, name) {
+        if (name === "list") {
+          return (selector: Deno.KvListSelector, options?: Deno.KvListOptions) => {
+            const bulk = options?.limit === undefined && "prefix" in selector;
+            if (bulk && String(selector.prefix) === String(LOG_SEGMENTS)) listed++;
+            return target.list(selector, options);
+          };
+        }
+        const v = Reflect.get(target, name);
+        return typeof v === "function" ? v.bind(target) : v;
+      },
+    });
+    let sealed = 0;
+    for await (const _ of kv.list({ prefix: LOG_SEGMENTS })) sealed++;
+    assert(sealed > 3, `${sealed} segments`);
+    const one = await audit(counted, dir, "one", { worker: false });
+    assert(listed > 0, "the one-thread audit lists them through the KV");
+    listed = 0;
+    const two = await audit(counted, dir, "two", { worker: true });
+    assertEquals(listed, 0);
+    assertEquals(tables(two), tables(one));
+    assertEquals(two.summary.checkpoint, one.summary.checkpoint);
   });
 });
 
