@@ -55,7 +55,7 @@ export class KvFile {
     readonly one: StatementSync,
     readonly versions: StatementSync,
     readonly below: StatementSync,
-    readonly run: StatementSync,
+    readonly inRange: StatementSync,
   ) {}
 
   /** The KV file at `path`, or null when it is not a KV file this reader knows. */
@@ -82,20 +82,20 @@ export class KvFile {
       const below = db.prepare(
         "select k, v, v_encoding from kv where k > ? and k <= ? order by k desc limit 1",
       );
-      const run = db.prepare(
+      const inRange = db.prepare(
         `select k, v, v_encoding, ${VERSIONSTAMP} from kv where k >= ? and k < ? order by k limit ?`,
       );
       const utf8 = (db.prepare("pragma encoding").get() as { encoding?: string }).encoding ===
         "UTF-8";
       const packed = utf8 ? db.prepare(PACKED_PAGE) : null;
-      for (const st of [page, one, versions, below, run, packed]) {
+      for (const st of [page, one, versions, below, inRange, packed]) {
         // Rows as arrays, not objects: a third of the cost per row. Deno has the method; its
         // node:sqlite types do not list it yet.
         (st as StatementSync & { setReturnArrays(on: boolean): void } | null)?.setReturnArrays(
           true,
         );
       }
-      return new KvFile(db, page, packed, one, versions, below, run);
+      return new KvFile(db, page, packed, one, versions, below, inRange);
     } catch {
       db?.close();
       return null;
@@ -131,7 +131,12 @@ export class KvFile {
     end: Uint8Array,
     limit: number,
   ): (RawEntry & { versionstamp: string })[] {
-    const rows = this.run.all(start, end, limit) as unknown as [unknown, unknown, number, string][];
+    const rows = this.inRange.all(start, end, limit) as unknown as [
+      unknown,
+      unknown,
+      number,
+      string,
+    ][];
     return rows.map(([key, value, encoding, versionstamp]) => {
       if (!(key instanceof Uint8Array) || !(value instanceof Uint8Array)) {
         throw new Error("a KV entry whose key or value is not a blob: Deno KV cannot read it");

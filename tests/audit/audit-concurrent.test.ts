@@ -9,7 +9,7 @@ import type { EventStore } from "../../events/store.ts";
 import { runAudit } from "../../src/audit/audit.ts";
 import { MemorySink } from "../../src/audit/sink.ts";
 import { built, cleanWorkload, confirmed } from "./fixtures.ts";
-import { withKvs } from "../support/kv.ts";
+import { kvWith, withKvs } from "../support/kv.ts";
 
 /** Builds for key k1 on the day the workload's later builds use: they change shared documents. */
 function builder(store: EventStore, first: number) {
@@ -130,20 +130,14 @@ Deno.test("settling ends even when every settle read meets new writes (a service
     // build: every read sees new events, and those touch new documents.
     let settling = false;
     let settleReads = 0;
-    const busy = new Proxy(kv, {
-      get(target, prop) {
-        if (prop === "getMany") {
-          return async (keys: Deno.KvKey[]) => {
-            if (settling) {
-              settleReads++;
-              if (settleReads <= 400) await write(1);
-            }
-            return await target.getMany(keys);
-          };
+    const busy = kvWith(kv, {
+      getMany: (async (keys: Deno.KvKey[]) => {
+        if (settling) {
+          settleReads++;
+          if (settleReads <= 400) await write(1);
         }
-        const v = Reflect.get(target, prop);
-        return typeof v === "function" ? v.bind(target) : v;
-      },
+        return await kv.getMany(keys);
+      }) as Deno.Kv["getMany"],
     });
     const sink = new MemorySink();
     let movedBeforeSettling = 0;

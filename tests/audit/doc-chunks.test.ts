@@ -2,6 +2,7 @@
  * The incremental audit's document store: packed chunks, found by an in-memory index, or by one
  * query per document in the state KV's file.
  */
+import { kvWith } from "../support/kv.ts";
 import { assert, assertEquals } from "../support/assert.ts";
 import { ChunkFile, DocChunks, DocChunkWriter } from "../../src/audit/doc-chunks.ts";
 import { KvFile } from "../../events/kv-file.ts";
@@ -9,17 +10,11 @@ import { KvFile } from "../../events/kv-file.ts";
 /** `kv`, counting the listings of the chunk index (`["i", ...]`). */
 function countingIndexLists(kv: Deno.Kv) {
   const lists = { index: 0 };
-  const wrapped = new Proxy(kv, {
-    get(target, prop) {
-      if (prop === "list") {
-        return (selector: Deno.KvListSelector, o?: Deno.KvListOptions) => {
-          if ("prefix" in selector && selector.prefix[0] === "i") lists.index++;
-          return target.list(selector, o);
-        };
-      }
-      const v = Reflect.get(target, prop, target);
-      return typeof v === "function" ? v.bind(target) : v;
-    },
+  const wrapped = kvWith(kv, {
+    list: ((selector: Deno.KvListSelector, o?: Deno.KvListOptions) => {
+      if ("prefix" in selector && selector.prefix[0] === "i") lists.index++;
+      return kv.list(selector, o);
+    }) as Deno.Kv["list"],
   });
   return { kv: wrapped, lists };
 }

@@ -6,6 +6,7 @@
  * only the real mismatches are named; when the service writes while the snapshot is taken, then
  * the documents it moved are settled against the log, not reported.
  */
+import { kvWith } from "../support/kv.ts";
 import { assert, assertEquals, assertMatch } from "../support/assert.ts";
 import { projectionKey, PROJECTIONS } from "../../events/keys.ts";
 import { allProjections } from "../../projections/index.ts";
@@ -17,23 +18,15 @@ import { auditInto, more, tablesOf, withIncrementalLog } from "./fixtures.ts";
 function counting(kv: Deno.Kv) {
   const reads = { docs: 0 };
   const isDoc = (k: Deno.KvKey) => k[0] === PROJECTIONS[0];
-  const wrapped = new Proxy(kv, {
-    get(target, prop) {
-      if (prop === "getMany") {
-        return (keys: Deno.KvKey[], o?: { consistency?: Deno.KvConsistencyLevel }) => {
-          reads.docs += keys.filter(isDoc).length;
-          return target.getMany(keys, o);
-        };
-      }
-      if (prop === "get") {
-        return (key: Deno.KvKey, o?: { consistency?: Deno.KvConsistencyLevel }) => {
-          if (isDoc(key)) reads.docs++;
-          return target.get(key, o);
-        };
-      }
-      const v = Reflect.get(target, prop, target);
-      return typeof v === "function" ? v.bind(target) : v;
-    },
+  const wrapped = kvWith(kv, {
+    getMany: ((keys: Deno.KvKey[], o?: { consistency?: Deno.KvConsistencyLevel }) => {
+      reads.docs += keys.filter(isDoc).length;
+      return kv.getMany(keys, o);
+    }) as Deno.Kv["getMany"],
+    get: ((key: Deno.KvKey, o?: { consistency?: Deno.KvConsistencyLevel }) => {
+      if (isDoc(key)) reads.docs++;
+      return kv.get(key, o);
+    }) as Deno.Kv["get"],
   });
   return { kv: wrapped, reads };
 }

@@ -3,6 +3,7 @@
  * file in one statement, the rest through the KV. Everything a reader sees must be what the read
  * through the KV gives, and the event loop must still turn while the file is read.
  */
+import { kvWith } from "../support/kv.ts";
 import { assert, assertEquals, assertMatch } from "../support/assert.ts";
 import { KvFile } from "../../events/kv-file.ts";
 import { type ReadEvent, readLog, type ReadOptions } from "../../events/log.ts";
@@ -49,21 +50,13 @@ let segmentLists = 0;
 
 /** The KV, with its listings of segments counted. */
 const counting = (kv: Deno.Kv): Deno.Kv =>
-  new Proxy(kv, {
-    get(target, name) {
-      if (name === "list") {
-        return (selector: Deno.KvListSelector, options?: Deno.KvListOptions) => {
-          // The bulk read: `hashAt` before a `from` lists one segment through the KV either way.
-          const bulk = options?.limit === undefined;
-          if ("prefix" in selector && selector.prefix[1] === LOG_SEGMENTS[1] && bulk) {
-            segmentLists++;
-          }
-          return target.list(selector, options);
-        };
-      }
-      const v = Reflect.get(target, name);
-      return typeof v === "function" ? v.bind(target) : v;
-    },
+  kvWith(kv, {
+    list: ((selector: Deno.KvListSelector, options?: Deno.KvListOptions) => {
+      // The bulk read: `hashAt` before a `from` lists one segment through the KV either way.
+      const bulk = options?.limit === undefined;
+      if ("prefix" in selector && selector.prefix[1] === LOG_SEGMENTS[1] && bulk) segmentLists++;
+      return kv.list(selector, options);
+    }) as Deno.Kv["list"],
   });
 
 /** What a read hands out and notes, to compare two reads by. */

@@ -3,6 +3,7 @@
  * document the new events touch is read once, up front, absent ones included, so folding the
  * events reads nothing more.
  */
+import { kvWith } from "../support/kv.ts";
 import { ProjectionFolder, SETTLED_BATCH } from "../../projections/folder.ts";
 import type { Projection } from "../../events/projection.ts";
 import type { StoredEvent } from "../../events/types.ts";
@@ -22,17 +23,11 @@ const event = (stream: string, position: number) =>
 /** The KV, with a count of the single-key reads made through it. */
 function counting(kv: Deno.Kv): { kv: Deno.Kv; gets: () => number } {
   let gets = 0;
-  const proxy = new Proxy(kv, {
-    get(target, prop) {
-      if (prop === "get") {
-        return (key: Deno.KvKey) => {
-          gets++;
-          return target.get(key);
-        };
-      }
-      const v = Reflect.get(target, prop);
-      return typeof v === "function" ? v.bind(target) : v;
-    },
+  const proxy = kvWith(kv, {
+    get: ((key: Deno.KvKey) => {
+      gets++;
+      return kv.get(key);
+    }) as Deno.Kv["get"],
   });
   return { kv: proxy, gets: () => gets };
 }
@@ -111,21 +106,15 @@ async function fold(
 ): Promise<Deno.KvEntry<unknown>[]> {
   const kv = await Deno.openKv(":memory:");
   let written = 0;
-  const counted = new Proxy(kv, {
-    get(target, prop) {
-      if (prop === "atomic") {
-        return () => {
-          const op = target.atomic();
-          const set = op.set.bind(op);
-          op.set = (key, value, options) => {
-            written++;
-            return set(key, value, options);
-          };
-          return op;
-        };
-      }
-      const v = Reflect.get(target, prop);
-      return typeof v === "function" ? v.bind(target) : v;
+  const counted = kvWith(kv, {
+    atomic: () => {
+      const op = kv.atomic();
+      const set = op.set.bind(op);
+      op.set = (key, value, options) => {
+        written++;
+        return set(key, value, options);
+      };
+      return op;
     },
   });
   try {

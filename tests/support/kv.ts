@@ -34,3 +34,17 @@ export async function runTask(name: string, ...args: string[]) {
   const dec = new TextDecoder();
   return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
 }
+
+/**
+ * `kv` with some of its methods replaced, every other one its own (bound to it): how a test counts
+ * or slows the reads and writes a piece of code makes through the KV it is given.
+ */
+export function kvWith(kv: Deno.Kv, methods: Partial<Deno.Kv>): Deno.Kv {
+  return new Proxy(kv, {
+    get(target, name) {
+      if (Object.hasOwn(methods, name)) return methods[name as keyof Deno.Kv];
+      const v = Reflect.get(target, name, target);
+      return typeof v === "function" ? v.bind(target) : v;
+    },
+  });
+}
