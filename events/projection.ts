@@ -24,6 +24,11 @@ export interface Projection<D = unknown> {
    * touch it still finds it. Only a hint: the result is the same without it.
    */
   settled?(doc: D): boolean;
+  /**
+   * How many documents `doc` stands for in a fold's cache: a pack of several (projections/
+   * packed.ts) weighs as much as the documents in it. 1 when unset.
+   */
+  count?(doc: D): number;
 }
 
 /** A projection that says which events it folds: what the registry accepts. */

@@ -1,4 +1,4 @@
-import { projectionKey } from "../events/keys.ts";
+import { projectionKey, PROJECTIONS } from "../events/keys.ts";
 import type { StoredEvent } from "../events/types.ts";
 import type { Projection } from "../events/projection.ts";
 import { commitInBatches } from "./commit-batches.ts";
@@ -13,22 +13,31 @@ import { getAll } from "./get-all.ts";
  */
 export const SETTLED_BATCH = 256;
 
-/** A cached document; `settled` as its projection said when it was last folded. */
+/**
+ * A cached document; `settled` as its projection said when it was last folded, `weight` the
+ * documents it stands for (`Projection.count`: a pack holds several).
+ */
 interface Slot {
   key: Deno.KvKey;
   doc: unknown;
+  weight: number;
   settled?: boolean;
 }
 
 /**
  * A fold whose documents live in a KV, behind a bounded write-back cache: memory stays flat
  * however many documents the projections hold, and the result can be listed in key order.
- * Used by the audit (into a scratch KV) and by events:import (into the KV being rebuilt).
+ * Used by the audit (into a scratch KV) and by events:import (into the KV being rebuilt). The
+ * cache and the batches of settled documents are counted in documents, a pack weighing as many as
+ * it holds.
  */
 export class ProjectionFolder {
   readonly #cache = new Map<string, Slot>();
+  /** The documents the cache holds (the sum of its slots' weights). */
+  #weight = 0;
   /** Ids of cached documents that were settled when last folded, to be written out soon. */
   #settled: string[] = [];
+  #settledWeight = 0;
   readonly #cacheSize: number;
   /** Ids ever written to the target; a miss outside it needs no KV read. Made on first spill. */
   #spilled: KeyBloomFilter | null = null;
@@ -41,6 +50,7 @@ export class ProjectionFolder {
 
   readonly #existing: boolean;
   readonly #byType: ProjectionsByType;
+  readonly #byName: Map<string, Projection>;
 
   constructor(
     readonly target: Deno.Kv,
@@ -51,6 +61,25 @@ export class ProjectionFolder {
     this.#cacheSize = Math.max(1, opts.cacheSize ?? 20_000);
     this.#existing = opts.existing ?? false;
     this.#byType = new ProjectionsByType(projections);
+    this.#byName = new Map(projections.map((p) => [p.name, p]));
+  }
+
+  #weightOf(p: Projection | undefined, doc: unknown): number {
+    return doc === null || doc === undefined ? 1 : (p?.count?.(doc as never) ?? 1);
+  }
+
+  #drop(id: string): Slot | undefined {
+    const slot = this.#cache.get(id);
+    if (slot) {
+      this.#cache.delete(id);
+      this.#weight -= slot.weight;
+    }
+    return slot;
+  }
+
+  #put(id: string, slot: Slot): void {
+    this.#cache.set(id, slot);
+    this.#weight += slot.weight;
   }
 
   async apply(e: StoredEvent): Promise<void> {
@@ -60,18 +89,21 @@ export class ProjectionFolder {
         const id = keyId(key);
         const hit = this.#cache.get(id);
         const prev = hit ? hit.doc : await this.#load(id, key);
-        this.#cache.delete(id);
+        this.#drop(id);
         const doc = p.evolve(prev as never, e, sub);
         const settled = doc !== null && (p.settled?.(doc as never) ?? false);
-        this.#cache.set(id, { key, doc, settled });
-        if (settled) this.#settled.push(id);
+        const weight = this.#weightOf(p, doc);
+        this.#put(id, { key, doc, settled, weight });
+        if (settled) {
+          this.#settled.push(id);
+          this.#settledWeight += weight;
+        }
       }
     }
-    if (this.#settled.length >= SETTLED_BATCH) await this.#writeSettled();
-    if (this.#cache.size > this.#cacheSize) {
+    if (this.#settledWeight >= SETTLED_BATCH) await this.#writeSettled();
+    if (this.#weight > this.#cacheSize) {
       // Evict a tenth at a time: one batched write instead of a KV commit per new document.
-      const low = this.#cacheSize - Math.max(1, Math.floor(this.#cacheSize / 10));
-      await this.#evict(this.#cache.size - Math.max(0, low));
+      await this.#evict(this.#cacheSize - Math.max(1, Math.floor(this.#cacheSize / 10)));
     }
   }
 
@@ -85,7 +117,10 @@ export class ProjectionFolder {
     const todo = keys.flatMap((_, i) => this.#cache.has(ids[i]) ? [] : [i]);
     const read = await getAll(this.target, todo.map((i) => keys[i]));
     // Absent ones too: a new document then costs no read when its first event comes.
-    todo.forEach((i, j) => this.#cache.set(ids[i], { key: keys[i], doc: read[j] }));
+    todo.forEach((i, j) => {
+      const p = this.#byName.get(keys[i][PROJECTIONS.length] as string);
+      this.#put(ids[i], { key: keys[i], doc: read[j], weight: this.#weightOf(p, read[j]) });
+    });
     return ids.map((id) => this.#cache.get(id)!.doc);
   }
 
@@ -103,21 +138,20 @@ export class ProjectionFolder {
   async #writeSettled(): Promise<void> {
     const out: [string, Slot][] = [];
     for (const id of this.#settled) {
-      const slot = this.#cache.get(id);
-      if (!slot?.settled) continue;
-      this.#cache.delete(id);
-      out.push([id, slot]);
+      if (!this.#cache.get(id)?.settled) continue;
+      out.push([id, this.#drop(id)!]);
     }
     this.#settled = [];
+    this.#settledWeight = 0;
     await this.#write(out);
   }
 
-  async #evict(n: number): Promise<void> {
+  /** Writes out the least recently folded documents until the cache holds `low` or fewer. */
+  async #evict(low: number): Promise<void> {
     const out: [string, Slot][] = [];
-    for (const [id, slot] of this.#cache) {
-      if (out.length >= n) break;
-      this.#cache.delete(id);
-      out.push([id, slot]);
+    for (const id of this.#cache.keys()) {
+      if (this.#weight <= low) break;
+      out.push([id, this.#drop(id)!]);
     }
     await this.#write(out);
   }
@@ -129,7 +163,9 @@ export class ProjectionFolder {
   async flush(): Promise<void> {
     const out = [...this.#cache];
     this.#cache.clear();
+    this.#weight = 0;
     this.#settled = [];
+    this.#settledWeight = 0;
     await this.#write(out);
     await this.#writing;
     this.#inFlight.clear();

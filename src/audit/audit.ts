@@ -22,14 +22,10 @@ import { replayIntoAndCompare } from "../../projections/replay.ts";
 import type { Projection } from "../../events/projection.ts";
 import { type ReadStats, SegmentFingerprint } from "../../events/log.ts";
 import { type Checkpoint, makeCheckpoint, replayFrom } from "./checkpoint.ts";
-import { getAll } from "../../projections/get-all.ts";
 import { ChunkFile, DocChunks, DocChunkWriter } from "./doc-chunks.ts";
-import {
-  AUDIT_BUILD,
-  type AuditBuildDoc,
-  auditBuildProjection,
-  auditProjections,
-} from "./folds.ts";
+import { AUDIT_BUILD, type AuditBuildDoc, auditProjections, BUILDS_PER_PACK } from "./folds.ts";
+import { listBuilds, readBuilds } from "./state-builds.ts";
+import { changedIn, type Pack } from "../../projections/packed.ts";
 import { liveInWorker } from "./live-worker.ts";
 import { fingerprintInWorker } from "./fingerprint-worker.ts";
 import { liveTextsInWorker } from "./live-text-worker.ts";
@@ -363,7 +359,10 @@ async function incremental(
     mismatchCount: r.mismatchCount,
     compared: "incremental",
     moved: r.moved,
-    builds: r.tracked as { before: AuditBuildDoc | null; after: AuditBuildDoc | null }[],
+    // The packs the new events touched, as the builds in them that changed.
+    builds: r.tracked.flatMap(({ before, after }) =>
+      changedIn(before as Pack<AuditBuildDoc> | null, after as Pack<AuditBuildDoc> | null)
+    ),
     stateWritten: r.stateWritten,
     checkpoint: clean
       ? await makeCheckpoint(
@@ -392,9 +391,9 @@ const TABLES_WORKER_MIN = 50_000;
 const TABLES_WORKER_SHARE = 0.5;
 
 /**
- * Where the other thread's share of the builds table starts: the middle of the builds' ids, or
- * null when they span fewer than `min` ids or are not all numbers (the state's first and last), or
- * when the state's file is not one the worker can read.
+ * The pack where the other thread's share of the builds table starts: the middle of the builds'
+ * packs, or null when they span fewer than `min` ids or are not all numbers (the state's first and
+ * last pack), or when the state's file is not one the worker can read.
  */
 async function laterBuildsFrom(
   state: Deno.Kv,
@@ -413,10 +412,12 @@ async function laterBuildsFrom(
   };
   const [first, last] = [await end(false), await end(true)];
   if (typeof first !== "number" || typeof last !== "number") return null;
-  if (!Number.isSafeInteger(first) || !Number.isSafeInteger(last) || last - first < min) {
-    return null;
-  }
-  return first + Math.floor((last - first) * (1 - TABLES_WORKER_SHARE));
+  if (
+    !Number.isSafeInteger(first) || !Number.isSafeInteger(last) ||
+    (last - first) * BUILDS_PER_PACK < min
+  ) return null;
+  // This thread keeps at least the first pack.
+  return first + Math.max(1, Math.floor((last - first) * (1 - TABLES_WORKER_SHARE)));
 }
 
 /** The folds the tables are made from, as the full audit keeps them in its state. */
@@ -448,7 +449,7 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
       opts.fromDir,
       from,
       sink.dir,
-      (ids) => getAll(scratch, ids.map((id) => [...PROJECTIONS, AUDIT_BUILD, id])),
+      (ids) => readBuilds(scratch, ids),
     )
     : null;
   preparing?.catch(() => {}); // awaited below
@@ -634,10 +635,7 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
     try {
       // Read ahead: the next page is read while this one's rows are written.
       const builds = readAhead(
-        listDocs(scratch, auditBuildProjection, [], {
-          batchSize: 500,
-          before: laterFrom ?? undefined,
-        }),
+        listBuilds(scratch, { batchSize: 500, before: laterFrom ?? undefined }),
         1_000,
       );
       for await (const b of builds) {

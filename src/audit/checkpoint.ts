@@ -43,7 +43,8 @@ import { liveText, type LiveTexts } from "./live-text-worker.ts";
 import { ByteSink } from "../kernel/json-bytes.ts";
 import { bytesEqual } from "../kernel/bytes.ts";
 
-export const CHECKPOINT_VERSION = 1;
+/** 2: the state holds the audit's builds in packs (folds.ts); a version 1 state cannot be read. */
+export const CHECKPOINT_VERSION = 2;
 
 /**
  * The most events after a checkpoint an incremental audit takes: it holds them, and the documents
@@ -75,7 +76,10 @@ export interface Checkpoint {
 export async function readCheckpoint(dir: string): Promise<Checkpoint> {
   const c = JSON.parse(await Deno.readTextFile(`${dir}/checkpoint.json`)) as Checkpoint;
   if (c.version !== CHECKPOINT_VERSION) {
-    throw new Error(`${dir}/checkpoint.json has version ${c.version}, not ${CHECKPOINT_VERSION}`);
+    throw new Error(
+      `${dir}/checkpoint.json has version ${c.version}, not ${CHECKPOINT_VERSION}: ` +
+        "its state is laid out as an older audit kept it; run a full audit (it writes a new checkpoint)",
+    );
   }
   return c;
 }

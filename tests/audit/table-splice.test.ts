@@ -79,6 +79,12 @@ async function withLog(fn: (kv: Deno.Kv, store: EventStore, dir: string) => Prom
       if (i === 7) (events[0].data as { name: string }).name = "Jeton «été» 🚀";
       await append(store, `build-${i}`, events);
     }
+    // Fee-less, in another pack of the state (folds.ts packs 64 builds): the splice reads the
+    // builds with exceptions from both.
+    await append(store, "build-130", [
+      built(130, "k1", "p1", "2026-11-22"),
+      unverified(130, "k1", "0"),
+    ]);
     await fn(kv, store, dir);
   } finally {
     kv.close();
@@ -102,6 +108,7 @@ Deno.test("an incremental audit splices the builds table into the full audit's b
     }
     await append(store, "build-14", [confirmed(14, "1")]); // short fee: an exception
     await append(store, "build-40", [confirmed(40)]);
+    await append(store, "build-200", [confirmed(200)]); // in a pack the state did not have
     await purchaseWithKey(store, "p2", "k2", "WalletB");
     await append(store, "build-17", [built(17, "k2", "p2", "2026-11-20")]);
 
