@@ -16,7 +16,9 @@ import { buildPack, listBuilds, readBuilds } from "../../src/audit/state-builds.
 import { CHECKPOINT_VERSION, readCheckpoint } from "../../src/audit/checkpoint.ts";
 import { built, confirmed, DAY1, purchaseWithKey } from "./fixtures.ts";
 
-const IDS = [1, 2, 63, 64, 130, 131, 500];
+/** Two in some packs, and more packs than `readBuilds` reads at once. */
+const FAR = Array.from({ length: 45 }, (_, i) => 1000 + i * 64);
+const IDS = [1, 2, 63, 64, 130, 131, 500, ...FAR];
 
 Deno.test("given builds in several packs, when audited, then the state holds a pack each and reads them back in build order", async () => {
   await withKvs(async (kv, scratch) => {
@@ -52,9 +54,10 @@ Deno.test("given builds in several packs, when audited, then the state holds a p
     for await (const b of listBuilds(scratch, { before: buildPack(130) })) early.push(b.buildId);
     assertEquals(early, [1, 2, 63, 64]); // packs 0 and 1, before 130's
 
-    const read = await readBuilds(scratch, [500, 3, 1, 131]);
-    assertEquals(read.map((b) => b?.buildId ?? null), [500, null, 1, 131]);
-    assertEquals(read[2]?.status, "confirmed");
+    const asked = [FAR.at(-1)!, 500, 3, 1, 131, ...FAR.slice(0, 44).reverse()];
+    const read = await readBuilds(scratch, asked);
+    assertEquals(read.map((b) => b?.buildId ?? null), asked.map((id) => id === 3 ? null : id));
+    assertEquals(read[3]?.status, "confirmed");
   });
 });
 
