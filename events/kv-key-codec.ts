@@ -98,7 +98,8 @@ function escaped(b: Uint8Array, from: number): [Uint8Array, number] {
 /**
  * Appends `JSON.stringify` of the decoded key (its `keyId`) as UTF-8 to `out`, straight from the
  * encoded bytes: strings, numbers and booleans. False (with `out` left as it was) for a key with
- * a byte-string or bigint part, which `keyId` writes its own way: decode those instead.
+ * a byte-string or bigint part, or a number JSON cannot tell apart (-0, NaN, the infinities),
+ * which `keyId` writes its own way: decode those instead.
  */
 export function writeKeyId(b: Uint8Array, out: ByteSink): boolean {
   const start = out.length;
@@ -134,7 +135,12 @@ export function writeKeyId(b: Uint8Array, out: ByteSink): boolean {
     } else if (tag === DOUBLE) {
       if (i + 8 > b.length) break;
       const d = decodeDouble(b, i);
-      out.ascii(Number.isFinite(d) ? String(d) : "null");
+      // -0, NaN and the infinities have ids of their own (key-hash.ts): decoded instead.
+      if (!Number.isFinite(d) || Object.is(d, -0)) {
+        out.length = start;
+        return false;
+      }
+      out.ascii(String(d));
       i += 8;
     } else if (tag === FALSE) out.ascii("false");
     else if (tag === TRUE) out.ascii("true");

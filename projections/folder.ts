@@ -78,6 +78,7 @@ export class ProjectionFolder {
   }
 
   #put(id: string, slot: Slot): void {
+    this.#drop(id);
     this.#cache.set(id, slot);
     this.#weight += slot.weight;
   }

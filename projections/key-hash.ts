@@ -8,9 +8,23 @@
 /** A `JSON.stringify` replacer for values that may hold bigints (which JSON cannot). */
 export const bigintSafe = (_k: string, v: unknown) => (typeof v === "bigint" ? `${v}n` : v);
 
+/**
+ * Numbers JSON cannot tell apart (-0 from 0; NaN and the infinities, all "null") are key parts
+ * of their own to a KV: written as objects, which no key part is.
+ */
+const oddNumber = (k: Deno.KvKeyPart) =>
+  typeof k === "number" && (!Number.isFinite(k) || Object.is(k, -0));
+const keyPartSafe = (_k: string, v: unknown) =>
+  typeof v === "number" && oddNumber(v)
+    ? { number: Object.is(v, -0) ? "-0" : String(v) }
+    : bigintSafe(_k, v);
+
 export const keyId = (key: Deno.KvKey): string =>
-  // The replacer is only needed for bigints, and calling it per element is most of the cost.
-  key.some((k) => typeof k === "bigint") ? JSON.stringify(key, bigintSafe) : JSON.stringify(key);
+  // The replacer is only needed for bigints and odd numbers, and calling it per element is most
+  // of the cost.
+  key.some((k) => typeof k === "bigint" || oddNumber(k))
+    ? JSON.stringify(key, keyPartSafe)
+    : JSON.stringify(key);
 
 /** The first of `hashes`, alone: what the fingerprint map needs, without the second or an array. */
 export function fingerprint(s: string): number {

@@ -1,6 +1,6 @@
 /**
- * A fold whose documents are stored many to a KV value: the documents numbered `n * size` up to
- * `n * size + size - 1` (by their one-part numeric key) in one pack under the key `[n]`. A fold
+ * A fold keyed by one key part, its documents stored many to a KV value: the documents numbered
+ * `n * size` up to `n * size + size - 1` in one pack under the key `[n]`. A fold
  * that writes each of hundreds of thousands of documents (the audit's builds) spends most of its
  * KV time on the entries themselves (a serialization, an op and a SQLite row each); a pack of 64
  * builds is one of each, and still small (about 40 KiB of the KV's 64 KiB a value).
@@ -17,16 +17,14 @@ export interface Pack<D> {
   docs: D[];
 }
 
-/** The pack key of a document's key. */
+/** The pack key of a document's key (one part: packs of longer keys would not list in order). */
 export function packKey(sub: Deno.KvKey, size: number): Deno.KvKey {
-  return sub.length === 1 && typeof sub[0] === "number" ? [Math.floor(sub[0] / size)] : sub;
+  if (sub.length !== 1) throw new Error(`a packed fold's keys have one part, not ${sub.length}`);
+  return typeof sub[0] === "number" ? [Math.floor(sub[0] / size)] : sub;
 }
 
 const sameKey = (a: Deno.KvKey, b: Deno.KvKey) =>
   a.length === b.length && a.every((part, i) => Object.is(part, b[i]));
-
-/** The key a document of `pack` is at (a pack of its own holds `sub` whole). */
-const idOf = (sub: Deno.KvKey): Deno.KvKeyPart => sub.length === 1 ? sub[0] : JSON.stringify(sub);
 
 /** Where `id` is in `ids`, or where it would go (`hit` false). Packs hold tens: a scan from the end. */
 function find(ids: Deno.KvKeyPart[], id: Deno.KvKeyPart): { at: number; hit: boolean } {
@@ -66,7 +64,7 @@ export function packed<D>(inner: Projection<D>, size: number): Projection<Pack<D
       const docs = pack ? pack.docs.slice() : [];
       for (const sub of inner.keysOf(e)) {
         if (!sameKey(packKey(sub, size), key)) continue;
-        const id = idOf(sub);
+        const id = sub[0];
         const { at, hit } = find(ids, id);
         const doc = inner.evolve(hit ? docs[at] : null, e, sub);
         if (hit && doc === null) {

@@ -384,8 +384,8 @@ async function incremental(
 const TABLES_WORKER_MIN = 50_000;
 
 /**
- * The other thread's share of the builds table, by id. The service numbers builds in sequence, so
- * half the ids is about half the builds; an id far off (an outcome for a build never built) only
+ * The other thread's share of the builds table, by pack (64 build ids each). The service numbers
+ * builds in sequence, so half the packs is about half the builds; an id far off (an outcome for a build never built) only
  * makes the halves uneven, never the tables different.
  */
 const TABLES_WORKER_SHARE = 0.5;

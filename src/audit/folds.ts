@@ -149,7 +149,10 @@ export const auditBuildProjection: Projection<AuditBuildDoc> = {
  * Builds a KV value of the audit's state holds (projections/packed.ts): 264,361 builds at a million
  * events were as many entries, about 4 s of CPU of the audit's longest pass between the fold's
  * writes and the KV's SQLite thread; packed, a sixty-fourth of the entries. A build document is
- * 630-680 bytes serialized, a pack about 42 KiB of the 64 KiB a KV value takes.
+ * 630-680 bytes serialized, a pack about 42 KiB of the 64 KiB a KV value takes. The service keeps a
+ * build's document bounded (names and symbols capped when built, no event after a final outcome);
+ * only a log written some other way could fill a pack past the limit, and the audit then stops
+ * with an error naming the pack (commit-batches.ts).
  */
 export const BUILDS_PER_PACK = 64;
 

@@ -23,7 +23,7 @@ export async function* listBuilds(
   }
 }
 
-/** Packs read at a time by `readBuilds`: 40 reads of ten, 1.6 MiB, let go once their builds are out. */
+/** Packs read at a time by `readBuilds`: four reads of ten, 1.6 MiB, let go once their builds are out. */
 const PACKS_AT_ONCE = 40;
 
 /** The builds with these ids (null: none), each pack read once. */

@@ -180,7 +180,8 @@ Deno.test("given a build the worker cannot read, when the audit fails, then the 
         tablesIndex: true,
         statePath: state,
         tablesWorkerMin: 0,
-        // Once the state's builds are written: a pack in the worker's half stored as raw bytes.
+        // Once the state's builds are written (all in pack 0): pack 18, in the worker's half,
+        // stored as raw bytes.
         onPass: async (pass) => {
           if (pass === "live") {
             await scratch.set([...PROJECTIONS, AUDIT_BUILD, 18], new Uint8Array([1, 2, 3]));

@@ -1,6 +1,6 @@
 /** Batched KV writes (projections/commit-batches.ts): whatever the values weigh, all land. */
 import { commitInBatches } from "../../projections/commit-batches.ts";
-import { assertEquals, assertRejects } from "../support/assert.ts";
+import { assert, assertEquals, assertRejects } from "../support/assert.ts";
 
 Deno.test("commitInBatches: a batch over the KV's commit size is split until it fits", async () => {
   const kv = await Deno.openKv(":memory:");
@@ -20,12 +20,18 @@ Deno.test("commitInBatches: a batch over the KV's commit size is split until it 
   }
 });
 
-Deno.test("commitInBatches: a value too large for the KV is still an error", async () => {
+Deno.test("commitInBatches: a value too large for the KV is still an error, naming its entry and size", async () => {
   const kv = await Deno.openKv(":memory:");
   try {
-    await assertRejects(() =>
-      commitInBatches(kv, [{ key: ["a"], value: 1 }, { key: ["b"], value: "y".repeat(70_000) }])
+    const error = await assertRejects(() =>
+      commitInBatches(kv, [
+        { key: ["a"], value: 1 },
+        { key: ["p", "audit_build", 12], value: "y".repeat(70_000) },
+      ])
     );
+    const message = String((error as Error).message);
+    assert(message.includes('["p","audit_build",12]'), message);
+    assert(/\d{5} bytes, over the 65536/.test(message), message);
   } finally {
     kv.close();
   }

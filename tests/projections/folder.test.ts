@@ -146,3 +146,31 @@ Deno.test("given documents that settle, when the folder folds them, then it writ
   // The third touch found the written value: 3, not 1.
   assertEquals(hinted.find((e) => e.key.at(-1) === "s0")?.value, { n: 3 });
 });
+
+Deno.test("given a key preloaded twice, when the folder folds up to its cache's size, then it writes nothing early: the key counts once", async () => {
+  const state = await Deno.openKv(":memory:");
+  try {
+    let sets = 0;
+    const kv = kvWith(state, {
+      atomic: (() => {
+        const op = state.atomic();
+        const set = op.set.bind(op);
+        op.set = (key, value) => {
+          sets++;
+          return set(key, value);
+        };
+        return op;
+      }) as Deno.Kv["atomic"],
+    });
+    const a = projectionKey("counter", ["a"]);
+    const folder = new ProjectionFolder(kv, [counter], { existing: true, cacheSize: 2 });
+    await folder.preload([a, a]);
+    await folder.apply(event("a", 1));
+    await folder.apply(event("b", 2));
+    assertEquals(sets, 0, "two documents in a cache of two");
+    await folder.flush();
+    assertEquals(sets, 2);
+  } finally {
+    state.close();
+  }
+});
