@@ -3,7 +3,7 @@
  * document the new events touch is read once, up front, absent ones included, so folding the
  * events reads nothing more.
  */
-import { kvWith } from "../support/kv.ts";
+import { countingSets, kvWith } from "../support/kv.ts";
 import { ProjectionFolder, SETTLED_BATCH } from "../../projections/folder.ts";
 import type { Projection } from "../../events/projection.ts";
 import type { StoredEvent } from "../../events/types.ts";
@@ -105,22 +105,11 @@ async function fold(
   beforeFlush?: (written: number) => void,
 ): Promise<Deno.KvEntry<unknown>[]> {
   const kv = await Deno.openKv(":memory:");
-  let written = 0;
-  const counted = kvWith(kv, {
-    atomic: () => {
-      const op = kv.atomic();
-      const set = op.set.bind(op);
-      op.set = (key, value, options) => {
-        written++;
-        return set(key, value, options);
-      };
-      return op;
-    },
-  });
+  const { kv: counted, sets: written } = countingSets(kv);
   try {
     const folder = new ProjectionFolder(counted, [projection], { cacheSize: 100_000 });
     for (const e of events) await folder.apply(e);
-    beforeFlush?.(written);
+    beforeFlush?.(written());
     await folder.flush();
     return await Array.fromAsync(kv.list({ prefix: [] }));
   } finally {
@@ -150,26 +139,15 @@ Deno.test("given documents that settle, when the folder folds them, then it writ
 Deno.test("given a key preloaded twice, when the folder folds up to its cache's size, then it writes nothing early: the key counts once", async () => {
   const state = await Deno.openKv(":memory:");
   try {
-    let sets = 0;
-    const kv = kvWith(state, {
-      atomic: (() => {
-        const op = state.atomic();
-        const set = op.set.bind(op);
-        op.set = (key, value) => {
-          sets++;
-          return set(key, value);
-        };
-        return op;
-      }) as Deno.Kv["atomic"],
-    });
+    const { kv, sets } = countingSets(state);
     const a = projectionKey("counter", ["a"]);
     const folder = new ProjectionFolder(kv, [counter], { existing: true, cacheSize: 2 });
     await folder.preload([a, a]);
     await folder.apply(event("a", 1));
     await folder.apply(event("b", 2));
-    assertEquals(sets, 0, "two documents in a cache of two");
+    assertEquals(sets(), 0, "two documents in a cache of two");
     await folder.flush();
-    assertEquals(sets, 2);
+    assertEquals(sets(), 2);
   } finally {
     state.close();
   }

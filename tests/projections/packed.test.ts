@@ -6,7 +6,7 @@
  * documents events changed; and the fold's cache counts a pack as the documents it holds.
  */
 import fc from "fast-check";
-import { kvWith } from "../support/kv.ts";
+import { countingSets } from "../support/kv.ts";
 import { ProjectionFolder, SETTLED_BATCH } from "../../projections/folder.ts";
 import { changedIn, docIn, type Pack, packed, packKey } from "../../projections/packed.ts";
 import type { Projection } from "../../events/projection.ts";
@@ -120,25 +120,14 @@ Deno.test("given a pack before and after events, when changedIn compares them, t
 Deno.test("given packs of 64, when a cache of 100 documents folds three packs' worth, then packs are written out before the flush", async () => {
   const state = await Deno.openKv(":memory:");
   try {
-    let sets = 0;
-    const kv = kvWith(state, {
-      atomic: (() => {
-        const op = state.atomic();
-        const set = op.set.bind(op);
-        op.set = (key, value) => {
-          sets++;
-          return set(key, value);
-        };
-        return op;
-      }) as Deno.Kv["atomic"],
-    });
+    const { kv, sets } = countingSets(state);
     // Two touches each: none settles, so only the cache's size can send them out.
     const folder = new ProjectionFolder(kv, [packed(tally, 64)], { cacheSize: 100 });
     let position = 0;
     for (let round = 0; round < 2; round++) {
       for (let i = 0; i < 192; i++) await folder.apply(event(i, ++position));
     }
-    assert(sets > 0, "three packs of 64 are over a cache of 100 documents");
+    assert(sets() > 0, "three packs of 64 are over a cache of 100 documents");
     await folder.flush();
     const stored = await listed<Pack<Tally>>(state, "tally");
     assertEquals(stored.map(([k, p]) => [k, p.docs.every((d) => d.n === 2)]), [

@@ -48,3 +48,20 @@ export function kvWith(kv: Deno.Kv, methods: Partial<Deno.Kv>): Deno.Kv {
     },
   });
 }
+
+/** `kv`, with a count of the sets its atomic operations take. */
+export function countingSets(kv: Deno.Kv): { kv: Deno.Kv; sets: () => number } {
+  let sets = 0;
+  const counted = kvWith(kv, {
+    atomic: (() => {
+      const op = kv.atomic();
+      const set = op.set.bind(op);
+      op.set = (key, value, options) => {
+        sets++;
+        return set(key, value, options);
+      };
+      return op;
+    }) as Deno.Kv["atomic"],
+  });
+  return { kv: counted, sets: () => sets };
+}
