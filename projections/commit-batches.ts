@@ -1,13 +1,13 @@
 /** Many KV writes in as few commits as the KV's limits allow (the audit's state and scratch, imports). */
 
 import { serialize } from "node:v8";
-import { bigintSafe } from "./key-hash.ts";
+import { keyId } from "./key-hash.ts";
 
 /** Mutations per commit: Deno KV takes at most 1000 (and 800 KiB in all). */
 const PER_COMMIT = 500;
 
 /** The largest value Deno KV stores, serialized. */
-export const KV_VALUE_LIMIT = 65_536;
+const KV_VALUE_LIMIT = 65_536;
 
 /**
  * Sets (value null: delete) in as few commits as KV's per-commit limits allow. Batches of 500;
@@ -41,7 +41,7 @@ async function commitSplitting(
       // Name the entry: the KV's own message names neither key nor size.
       const bytes = writes[0].value === null ? 0 : serialize(writes[0].value).byteLength;
       throw new Error(
-        `the KV entry ${JSON.stringify(writes[0].key, bigintSafe)} is ${bytes} bytes, over the ` +
+        `the KV entry ${keyId(writes[0].key)} is ${bytes} bytes, over the ` +
           `${KV_VALUE_LIMIT} a KV value takes`,
         { cause: e },
       );

@@ -77,6 +77,7 @@ export class ProjectionFolder {
     return slot;
   }
 
+  /** Caches `slot` as the most recently folded, in place of any slot `id` had. */
   #put(id: string, slot: Slot): void {
     this.#drop(id);
     this.#cache.set(id, slot);
@@ -90,7 +91,6 @@ export class ProjectionFolder {
         const id = keyId(key);
         const hit = this.#cache.get(id);
         const prev = hit ? hit.doc : await this.#load(id, key);
-        this.#drop(id);
         const doc = p.evolve(prev as never, e, sub);
         const settled = doc !== null && (p.settled?.(doc as never) ?? false);
         const weight = this.#weightOf(p, doc);

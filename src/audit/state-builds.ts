@@ -2,7 +2,7 @@
  * The builds in the audit's state, read back: they are stored in packs (folds.ts
  * `auditBuildPacks`), and every reader wants builds.
  */
-import { PROJECTIONS } from "../../events/keys.ts";
+import { projectionKey } from "../../events/keys.ts";
 import { getAll } from "../../projections/get-all.ts";
 import { docIn, type Pack, packKey } from "../../projections/packed.ts";
 import { listDocs } from "../commands/read.ts";
@@ -44,7 +44,7 @@ export async function readBuilds(
     const some = packs.slice(i, i + PACKS_AT_ONCE);
     const read = await getAll<Pack<AuditBuildDoc>>(
       state,
-      some.map((n) => [...PROJECTIONS, AUDIT_BUILD, n]),
+      some.map((n) => projectionKey(AUDIT_BUILD, [n])),
     );
     some.forEach((n, j) => {
       for (const k of byPack.get(n)!) out[k] = docIn(read[j], ids[k]);
