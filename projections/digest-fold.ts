@@ -9,7 +9,13 @@
 import { projectionKey } from "../events/keys.ts";
 import type { StoredEvent } from "../events/types.ts";
 import { type Held, ProjectionDigest } from "./doc-digest.ts";
-import { FingerprintFilter, KeyFingerprintMap, keyId, partsFingerprint } from "./key-hash.ts";
+import {
+  FingerprintFilter,
+  KeyFingerprintMap,
+  keyId,
+  nameSeed,
+  partsFingerprint,
+} from "./key-hash.ts";
 import type { Projection } from "../events/projection.ts";
 import { ProjectionsByType } from "./touches.ts";
 
@@ -33,6 +39,16 @@ export interface LastTouchPart {
   size: number;
 }
 
+/** One projection's part of `LastTouch`: its last touches, and its touches and documents. */
+interface Recorded {
+  p: Projection;
+  /** `nameSeed` of its name. */
+  seed: number;
+  map: KeyFingerprintMap;
+  touches: number;
+  documents: number;
+}
+
 /**
  * The last log position that touches each document of `projections`, one map per projection so
  * that the fold can be split between threads by projection (`take`), and the touches and
@@ -44,11 +60,9 @@ export interface LastTouchPart {
  * pass's memory; a document the maps do not hold has no touch after the one being folded.
  */
 export class LastTouch {
-  readonly #maps = new Map<string, KeyFingerprintMap>();
-  readonly touches = new Map<string, number>();
-  /** Documents first touched, per projection (a first touch mistaken for a later one is missed). */
-  readonly documents = new Map<string, number>();
-  readonly #byType: ProjectionsByType;
+  /** Each projection's last touches and counts, by name. */
+  readonly #recorded = new Map<string, Recorded>();
+  readonly #byType: ProjectionsByType<Recorded>;
   /** Let go of once the touches are recorded (`recorded`): the fold does not need it. */
   #seen: FingerprintFilter | null;
 
@@ -59,36 +73,42 @@ export class LastTouch {
     events = 0,
   ) {
     this.#seen = new FingerprintFilter(events * FIRST_TOUCHES_PER_EVENT);
-    this.#byType = new ProjectionsByType(projections);
     const given = new Map(parts.map((part) => [part.name, part]));
     for (const p of projections) {
       const part = given.get(p.name);
-      this.#maps.set(
-        p.name,
-        part
+      this.#recorded.set(p.name, {
+        p,
+        seed: nameSeed(p.name),
+        map: part
           ? KeyFingerprintMap.from(part.fingerprints, part.values, part.size)
           : new KeyFingerprintMap(1 << 10),
-      );
-      this.touches.set(p.name, 0);
-      this.documents.set(p.name, 0);
+        touches: 0,
+        documents: 0,
+      });
     }
+    this.#byType = new ProjectionsByType([...this.#recorded.values()], (r) => r.p);
   }
 
   record(e: StoredEvent): void {
-    for (const p of this.#byType.of(e)) {
-      const map = this.#maps.get(p.name)!;
-      let n = 0;
-      let first = 0;
-      for (const sub of p.keysOf(e)) {
-        const f = partsFingerprint(p.name, sub);
+    for (const r of this.#byType.of(e)) {
+      for (const sub of r.p.keysOf(e)) {
+        const f = partsFingerprint(r.seed, sub);
         // Mistaken for seen now and then: that touch is kept too, as a later one would be.
-        if (this.#seen!.add(f)) map.setMaxFingerprint(f, e.position);
-        else first++;
-        n++;
+        if (this.#seen!.add(f)) r.map.setMaxFingerprint(f, e.position);
+        else r.documents++;
+        r.touches++;
       }
-      if (n) this.touches.set(p.name, this.touches.get(p.name)! + n);
-      if (first) this.documents.set(p.name, this.documents.get(p.name)! + first);
     }
+  }
+
+  /** Touches recorded, per projection. */
+  get touches(): Map<string, number> {
+    return new Map([...this.#recorded].map(([name, r]) => [name, r.touches]));
+  }
+
+  /** Documents first touched, per projection (a first touch mistaken for a later one is missed). */
+  get documents(): Map<string, number> {
+    return new Map([...this.#recorded].map(([name, r]) => [name, r.documents]));
   }
 
   /**
@@ -98,9 +118,9 @@ export class LastTouch {
    * a projection not recorded.
    */
   ofFingerprint(name: string, f: number, now: number): number {
-    const map = this.#maps.get(name);
-    if (!map) return Infinity;
-    return map.getFingerprint(f) ?? now;
+    const r = this.#recorded.get(name);
+    if (!r) return Infinity;
+    return r.map.getFingerprint(f) ?? now;
   }
 
   /**
@@ -109,8 +129,8 @@ export class LastTouch {
    */
   get work(): Map<string, number> {
     const work = new Map<string, number>();
-    for (const [name, n] of this.touches) {
-      work.set(name, n + DOCUMENT_WORK * this.documents.get(name)!);
+    for (const [name, r] of this.#recorded) {
+      work.set(name, r.touches + DOCUMENT_WORK * r.documents);
     }
     return work;
   }
@@ -123,17 +143,17 @@ export class LastTouch {
   /** Documents the maps hold (touched more than once, or first touches mistaken for later ones). */
   get kept(): number {
     let n = 0;
-    for (const map of this.#maps.values()) n += map.size;
+    for (const r of this.#recorded.values()) n += r.map.size;
     return n;
   }
 
   /** The maps of `names`, taken out of this one to be sent elsewhere (their arrays transfer). */
   take(names: string[]): LastTouchPart[] {
     return names.map((name) => {
-      const map = this.#maps.get(name);
-      if (!map) throw new Error(`no last touches for projection ${name}`);
-      this.#maps.delete(name);
-      return { name, ...map.parts };
+      const r = this.#recorded.get(name);
+      if (!r) throw new Error(`no last touches for projection ${name}`);
+      this.#recorded.delete(name);
+      return { name, ...r.map.parts };
     });
   }
 }
@@ -249,7 +269,8 @@ export class DigestFolder {
   readonly #open = new OpenDocs();
   readonly #maxOpen: number;
   readonly #hold: Held | null;
-  readonly #byType: ProjectionsByType;
+  /** Each projection with its `nameSeed`. */
+  readonly #byType: ProjectionsByType<{ p: Projection; seed: number }>;
   #lastTouch: LastTouch | null;
 
   constructor(
@@ -259,7 +280,10 @@ export class DigestFolder {
     opts: { maxOpen?: number; hold?: Held } = {},
   ) {
     this.#hold = opts.hold ?? null;
-    this.#byType = new ProjectionsByType(projections);
+    this.#byType = new ProjectionsByType(
+      projections.map((p) => ({ p, seed: nameSeed(p.name) })),
+      (s) => s.p,
+    );
     this.#lastTouch = lastTouch;
     this.digest = new ProjectionDigest(salt);
     this.#maxOpen = Math.max(1, opts.maxOpen ?? 50_000);
@@ -268,9 +292,9 @@ export class DigestFolder {
   /** False when more than `maxOpen` documents would be open: the caller must fold another way. */
   apply(e: StoredEvent): boolean {
     let done: Open[] | null = null;
-    for (const p of this.#byType.of(e)) {
+    for (const { p, seed } of this.#byType.of(e)) {
       for (const sub of p.keysOf(e)) {
-        const f = partsFingerprint(p.name, sub);
+        const f = partsFingerprint(seed, sub);
         const slot = OpenDocs.slot(f);
         let open = this.#open.get(slot, p.name, sub);
         const doc = p.evolve((open?.doc ?? null) as never, e, sub);

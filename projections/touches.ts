@@ -7,16 +7,26 @@
 import type { StoredEvent } from "../events/types.ts";
 import type { Projection } from "../events/projection.ts";
 
-export class ProjectionsByType {
-  readonly #byType = new Map<string, Projection[]>();
+export class ProjectionsByType<T = Projection> {
+  readonly #byType = new Map<string, T[]>();
 
-  constructor(readonly projections: readonly Projection[]) {}
+  /**
+   * `projectionOf`: the projection of each of `items`, when they are not projections themselves
+   * (a fold's own bookkeeping for each, found with no lookup by name).
+   */
+  constructor(
+    readonly items: readonly T[],
+    readonly projectionOf: (item: T) => Projection = (item) => item as Projection,
+  ) {}
 
-  /** The projections that may touch documents for `e`, in the order given. */
-  of(e: StoredEvent): Projection[] {
+  /** The items whose projections may touch documents for `e`, in the order given. */
+  of(e: StoredEvent): T[] {
     let list = this.#byType.get(e.type);
     if (!list) {
-      list = this.projections.filter((p) => !p.handles || p.handles.includes(e.type));
+      list = this.items.filter((item) => {
+        const p = this.projectionOf(item);
+        return !p.handles || p.handles.includes(e.type);
+      });
       this.#byType.set(e.type, list);
     }
     return list;

@@ -7,7 +7,13 @@ import fc from "fast-check";
 import { assert, assertEquals } from "../support/assert.ts";
 import { DigestFolder, LastTouch } from "../../projections/digest-fold.ts";
 import { ProjectionDigest } from "../../projections/doc-digest.ts";
-import { FingerprintFilter, keyId, partsFingerprint } from "../../projections/key-hash.ts";
+import {
+  fingerprint,
+  FingerprintFilter,
+  keyId,
+  nameSeed,
+  partsFingerprint,
+} from "../../projections/key-hash.ts";
 import { projectionKey } from "../../events/keys.ts";
 import type { Projection } from "../../events/projection.ts";
 import type { StoredEvent } from "../../events/types.ts";
@@ -87,7 +93,7 @@ Deno.test("given documents touched once, when their last touches are recorded, t
   // The ten touched twice, and a few first touches the filter mistook for later ones.
   assert(lastTouch.kept >= 10 && lastTouch.kept < 100, `${lastTouch.kept} kept`);
   const of = (k: string, now: number) =>
-    lastTouch.ofFingerprint("counter", partsFingerprint("counter", [k]), now);
+    lastTouch.ofFingerprint("counter", partsFingerprint(nameSeed("counter"), [k]), now);
   assertEquals(of("once5", 6), 6);
   assertEquals(of("twice3", 1_004), 1_014);
   // Only the ten touched twice are open at once: one more and the fold would give up.
@@ -125,7 +131,7 @@ Deno.test("given documents whose keys share a fingerprint, or differ only as -0 
   let pair: [string, string] | null = null;
   for (let i = 0; !pair; i++) {
     const k = `k${i}`;
-    const slot = partsFingerprint("counter", [k]) & 0x3fffffff;
+    const slot = partsFingerprint(nameSeed("counter"), [k]) & 0x3fffffff;
     const other = seen.get(slot);
     if (other !== undefined) pair = [other, k];
     seen.set(slot, k);
@@ -173,7 +179,7 @@ Deno.test("given two keys with the same fingerprint, one touched once and one tw
   let pair: [string, string] | null = null;
   for (let i = 0; !pair; i++) {
     const k = `c${i}`;
-    const f = partsFingerprint("counter", [k]);
+    const f = partsFingerprint(nameSeed("counter"), [k]);
     const other = byFingerprint.get(f);
     if (other !== undefined) pair = [other, k];
     byFingerprint.set(f, k);
@@ -189,4 +195,18 @@ Deno.test("given two keys with the same fingerprint, one touched once and one tw
     assertEquals(digest.count, 3 - (touches.flat().includes("x") ? 0 : 1));
     assert(digest.equals(wholeDigest(log, "salt")), JSON.stringify(touches));
   }
+});
+
+Deno.test("given a projection's name seed, when a key's parts are fingerprinted from it, then the name counts as it did when hashed with the parts", () => {
+  fc.assert(fc.property(fc.string(), fc.string(), (name, other) => {
+    // No parts: the fingerprint is the name's own, as `fingerprint` hashes a string.
+    assertEquals(partsFingerprint(nameSeed(name), []), fingerprint(name));
+    if (name !== other) {
+      // Each step after the name is one-to-one (xor, then a multiply by an odd number): keys
+      // of two names differ whenever the names' own fingerprints do.
+      const a = partsFingerprint(nameSeed(name), ["k", 1]);
+      const b = partsFingerprint(nameSeed(other), ["k", 1]);
+      assert(a !== b || fingerprint(name) === fingerprint(other));
+    }
+  }));
 });

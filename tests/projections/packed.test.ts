@@ -2,8 +2,8 @@
  * A fold stored many documents to a KV value (projections/packed.ts), as the audit keeps its
  * builds: given any events, folded through the cached, writing fold (ProjectionFolder) with
  * evictions and reads back, the packs listed in key order hold exactly the documents of the
- * unpacked fold, in its key order; a pack is never changed in place; `changedIn` names the
- * documents events changed; and the fold's cache counts a pack as the documents it holds.
+ * unpacked fold, in its key order; a pack from elsewhere is never changed in place, one the fold
+ * made is; `changedIn` names the documents events changed; and the fold's cache counts a pack as the documents it holds.
  */
 import fc from "fast-check";
 import { countingSets } from "../support/kv.ts";
@@ -103,8 +103,10 @@ Deno.test("given a pack, when an event changes one of its documents, then a new 
 
 Deno.test("given a pack before and after events, when changedIn compares them, then it names the documents changed, added and removed, and no other", () => {
   const p = packed(tally, 64);
-  let before: Pack<Tally> | null = null;
-  for (const [i, id] of [1, 2, 3].entries()) before = p.evolve(before, event(id, i + 1), [0]);
+  let made: Pack<Tally> | null = null;
+  for (const [i, id] of [1, 2, 3].entries()) made = p.evolve(made, event(id, i + 1), [0]);
+  // As the incremental audit has it: read back from its state, not made by this fold.
+  const before = structuredClone(made);
   let after = p.evolve(before, event(2, 10), [0]);
   after = p.evolve(after, event(9, 11), [0]);
   after = p.evolve(after, event(3, 12, "Drop"), [0]);
@@ -114,7 +116,22 @@ Deno.test("given a pack before and after events, when changedIn compares them, t
     [[2, 2, 2], [null, 9, 1], [3, null, null]],
   );
   assert(docIn(after, 1) === docIn(before, 1), "an untouched document is the same object");
+  assertEquals(before!.ids, [1, 2, 3], "the pack read back is as it was");
   assertEquals(changedIn(null, null), []);
+});
+
+Deno.test("given a pack the fold made, when an event changes it, then it is changed in place; a copy of it from elsewhere is not", () => {
+  const p = packed(tally, 64);
+  const made = p.evolve(null, event(3, 1), [0])!;
+  const elsewhere = structuredClone(made);
+  assert(p.evolve(made, event(5, 2), [0]) === made, "the fold's own pack, changed in place");
+  assertEquals(made.ids, [3, 5]);
+  const copied = p.evolve(elsewhere, event(5, 3), [0])!;
+  assert(copied !== elsewhere, "a pack from elsewhere is copied");
+  assertEquals(elsewhere.ids, [3]);
+  assertEquals(copied.ids, [3, 5]);
+  // The copy is the fold's own from then on.
+  assert(p.evolve(copied, event(7, 4), [0]) === copied);
 });
 
 Deno.test("given packs of 64, when a cache of 100 documents folds three packs' worth, then packs are written out before the flush", async () => {
