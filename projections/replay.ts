@@ -96,6 +96,12 @@ export async function replayIntoAndCompare(
       /** Folds part of the log there too (`FoldRequest`); null when too many stay open. */
       fold?: (req: FoldRequest) => Promise<FoldResult | null>;
     }>;
+    /**
+     * Work for this thread once the chain pass is done (and `scratch` holds its folds) while the
+     * live pass elsewhere is still going: given a promise that settles when it ends, it should
+     * stop soon after (the fold waits for it).
+     */
+    meanwhile?: (liveEnded: Promise<void>) => Promise<void>;
   } = {},
 ): Promise<StreamingReplayReport> {
   const head = (await source.get<LogHead>(HEAD)).value;
@@ -169,6 +175,7 @@ export async function replayIntoAndCompare(
     let live;
     let foldThere: ((req: FoldRequest) => Promise<FoldResult | null>) | undefined;
     if (elsewhere) {
+      await opts.meanwhile?.(elsewhere.then(() => {}, () => {}));
       const done = await elsewhere;
       // The same moved documents as the other side's cut: the events after the head up to the
       // position it had polled when it finished.

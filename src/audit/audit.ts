@@ -24,7 +24,7 @@ import { type ReadStats, SegmentFingerprint } from "../../events/log.ts";
 import { type Checkpoint, makeCheckpoint, replayFrom } from "./checkpoint.ts";
 import { ChunkFile, DocChunks, DocChunkWriter } from "./doc-chunks.ts";
 import { AUDIT_BUILD, type AuditBuildDoc, auditProjections, BUILDS_PER_PACK } from "./folds.ts";
-import { listBuilds, readBuilds } from "./state-builds.ts";
+import { listBuildPacks, readBuilds } from "./state-builds.ts";
 import { changedIn, type Pack } from "../../projections/packed.ts";
 import { liveInWorker } from "./live-worker.ts";
 import { fingerprintInWorker } from "./fingerprint-worker.ts";
@@ -32,7 +32,7 @@ import { liveTextsInWorker } from "./live-text-worker.ts";
 import { type BuildsPart, buildsPartInWorker, removeParts } from "./tables-worker.ts";
 import { KvFile } from "../../events/kv-file.ts";
 import { type ChainCheck, checkOnChain, type TxReader } from "./chain-check.ts";
-import { type AuditSink, csvRow, FileSink, type Row } from "./sink.ts";
+import { type AuditSink, csvRow, FileSink, type Row, TablePart } from "./sink.ts";
 import {
   BuildsIndex,
   discardSplicePrep,
@@ -164,6 +164,11 @@ export interface AuditOptions {
    * Default 50,000; tests lower it.
    */
   tablesWorkerMin?: number;
+  /**
+   * Tests: the live pass on another thread (`kvPath`) counts as done only once this settles, to
+   * see what this thread does meanwhile.
+   */
+  liveHeld?: Promise<unknown>;
   /** See `replayIntoAndCompare`: tests change the live KV between passes with it. */
   onPass?: (pass: "chain" | "live") => void | Promise<void>;
   onProgress?: (p: AuditProgress) => void;
@@ -240,7 +245,12 @@ const mismatchException = (exception: Exception) => (m: ProjectionMismatch) =>
   exception("projection_mismatch", `${m.key}: ${describeMismatch(m.live, m.rebuilt)}`);
 
 /** The whole log: chain, rebuild and comparison; keeps the state for a later incremental audit. */
-async function full(opts: AuditOptions, stats: ReadStats, exception: Exception): Promise<Replayed> {
+async function full(
+  opts: AuditOptions,
+  stats: ReadStats,
+  exception: Exception,
+  meanwhile: (liveEnded: Promise<void>) => Promise<void>,
+): Promise<Replayed> {
   const { kv, scratch } = opts;
   const head = (await kv.get<LogHead>(HEAD)).value;
   const sealed = new SegmentFingerprint();
@@ -277,8 +287,13 @@ async function full(opts: AuditOptions, stats: ReadStats, exception: Exception):
     stats,
     onLiveDoc: docs ? (key, text, id) => docs.add(key, text, id) : undefined,
     liveElsewhere: kvPath
-      ? (req) => liveInWorker({ ...req, path: kvPath, pack: true, docsPath }, scratch)
+      ? async (req) => {
+        const live = await liveInWorker({ ...req, path: kvPath, pack: true, docsPath }, scratch);
+        await opts.liveHeld;
+        return live;
+      }
       : undefined,
+    meanwhile,
     onMovedDoc: (key, doc) => {
       moved.push({ key, doc });
     },
@@ -383,6 +398,9 @@ async function incremental(
  */
 const TABLES_WORKER_MIN = 50_000;
 
+/** The part file (sink.ts `TablePart`) of the exceptions of builds written during the replay. */
+const EARLY_EXCEPTIONS = "exceptions-early";
+
 /**
  * The other thread's share of the builds table, by pack (64 build ids each). The service numbers
  * builds in sequence, so half the packs is about half the builds; an id far off (an outcome for a build never built) only
@@ -392,13 +410,15 @@ const TABLES_WORKER_SHARE = 0.5;
 
 /**
  * The pack where the other thread's share of the builds table starts: the middle of the builds'
- * packs, or null when they span fewer than `min` ids or are not all numbers (the state's first and
- * last pack), or when the state's file is not one the worker can read.
+ * packs after `after` (the last one this thread wrote already, if any), or null when they span
+ * fewer than `min` ids or are not all numbers (the state's first and last pack), or when the
+ * state's file is not one the worker can read.
  */
 async function laterBuildsFrom(
   state: Deno.Kv,
   statePath: string,
   min: number,
+  after?: Deno.KvKeyPart,
 ): Promise<number | null> {
   const file = KvFile.open(statePath);
   if (!file) return null;
@@ -412,12 +432,14 @@ async function laterBuildsFrom(
   };
   const [first, last] = [await end(false), await end(true)];
   if (typeof first !== "number" || typeof last !== "number") return null;
+  // Between two numbers, every pack key is a number (KV orders keys by type first).
+  const from = typeof after === "number" ? after + 1 : first;
   if (
-    !Number.isSafeInteger(first) || !Number.isSafeInteger(last) ||
-    (last - first) * BUILDS_PER_PACK < min
+    !Number.isSafeInteger(from) || !Number.isSafeInteger(last) ||
+    (last - from) * BUILDS_PER_PACK < min
   ) return null;
   // This thread keeps at least the first pack.
-  return first + Math.max(1, Math.floor((last - first) * (1 - TABLES_WORKER_SHARE)));
+  return from + Math.max(1, Math.floor((last - from) * (1 - TABLES_WORKER_SHARE)));
 }
 
 /** The folds the tables are made from, as the full audit keeps them in its state. */
@@ -434,10 +456,14 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
   const now = opts.now ?? Date.now;
   const byKind: Partial<Record<ExceptionKind, number>> = {};
   let exceptionCount = 0;
+  /** Where build exceptions go while the replay is still under way (see `meanwhile`). */
+  let exceptionsAside: TablePart | null = null;
   const exception: Exception = async (kind, detail, at = {}) => {
     exceptionCount++;
     byKind[kind] = (byKind[kind] ?? 0) + 1;
-    await sink.write("exceptions", exceptionRow(kind, detail, at));
+    const row = exceptionRow(kind, detail, at);
+    if (exceptionsAside) await exceptionsAside.write(row);
+    else await sink.write("exceptions", row);
   };
 
   const stats: ReadStats = opts.stats ?? { reads: 0 };
@@ -453,25 +479,6 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
     )
     : null;
   preparing?.catch(() => {}); // awaited below
-  let replay: Replayed;
-  const replayStart = performance.now();
-  try {
-    replay = from
-      ? await incremental(opts, from, stats, exception)
-      : await full(opts, stats, exception);
-  } catch (e) {
-    await discardSplicePrep(await preparing?.catch(() => null) ?? null);
-    throw e;
-  }
-  const prep = await preparing;
-  const head = replay.head;
-  opts.onProgress?.({
-    step: "replayed",
-    ms: performance.now() - replayStart,
-    passesMs: replay.passesMs ?? {},
-  });
-  const tablesStart = performance.now();
-
   // Builds, in buildId order, with their totals.
   let totals = new BuildTotals();
   let verified = 0;
@@ -500,6 +507,77 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
     await raise(b, check);
     index?.add(b.buildId, at!.csv, at!.json, exceptionCount > raised);
   };
+
+  // This thread's share of the builds table, in build order: the packs before the one
+  // `laterBuildsFrom` picks (the rest on another thread, when it picks one).
+  let myPacks: AsyncGenerator<{ pack: Deno.KvKeyPart; builds: AuditBuildDoc[] }> | null = null;
+  // The list reads its next page while this one's rows are written.
+  const myPacksFrom = () => myPacks ??= readAhead(listBuildPacks(scratch, { batchSize: 500 }), 16);
+  /** The last pack written during the replay (see `meanwhile`), and whether it was the last. */
+  let earlyPack: Deno.KvKeyPart | undefined;
+  let earlyDone = false;
+  /** The exceptions of the rows written during the replay, put after the replay's own. */
+  let earlyExceptions: TablePart | null = null;
+  let earlyBuilds = 0;
+  /**
+   * After the chain pass the state holds every build, and this thread waits for the live pass
+   * on the other one (up to a second or so at a million events): it writes builds rows until
+   * then, a pack at a time, and the other thread's share is then picked from the packs left.
+   * Their exceptions go to a part of their own, appended after the replay's (projection
+   * mismatches come first, as when the tables follow the replay), so the tables are the same
+   * whatever the timing.
+   */
+  const meanwhile = async (liveEnded: Promise<void>) => {
+    if (!(sink instanceof FileSink) || readTx !== null || earlyDone) return;
+    let ended = false;
+    liveEnded.then(() => (ended = true));
+    earlyExceptions ??= await TablePart.create(sink.dir, EARLY_EXCEPTIONS, AUDIT_TABLES.exceptions);
+    exceptionsAside = earlyExceptions;
+    try {
+      const packs = myPacksFrom();
+      while (!ended) {
+        const next = await packs.next();
+        if (next.done) {
+          earlyDone = true;
+          break;
+        }
+        for (const b of next.value.builds) await emitBuild(b, null);
+        earlyPack = next.value.pack;
+        earlyBuilds += next.value.builds.length;
+      }
+    } finally {
+      exceptionsAside = null;
+    }
+  };
+  /** What is left of the early rows' work, once the tables are written or the audit fails. */
+  const discardEarly = async () => {
+    await myPacks?.return(undefined);
+    const part = earlyExceptions as TablePart | null;
+    if (!part) return;
+    earlyExceptions = null;
+    const files = await part.close().catch(() => null);
+    if (files) { for (const f of [files.csv, files.json]) await Deno.remove(f).catch(() => {}); }
+  };
+
+  let replay: Replayed;
+  const replayStart = performance.now();
+  try {
+    replay = from
+      ? await incremental(opts, from, stats, exception)
+      : await full(opts, stats, exception, meanwhile);
+  } catch (e) {
+    await discardSplicePrep(await preparing?.catch(() => null) ?? null);
+    await discardEarly();
+    throw e;
+  }
+  const prep = await preparing;
+  const head = replay.head;
+  opts.onProgress?.({
+    step: "replayed",
+    ms: performance.now() - replayStart,
+    passesMs: replay.passesMs ?? {},
+  });
+  const tablesStart = performance.now();
 
   /**
    * An incremental audit's builds table: the earlier audit's, with the rows of the builds the new
@@ -620,8 +698,13 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
   if (!spliced) {
     // The later builds on the other core, when the table is large enough to be worth a thread;
     // it reads the state's file, so every write to the state must be in it first.
-    const laterFrom = sink instanceof FileSink && readTx === null && opts.statePath
-      ? await laterBuildsFrom(scratch, opts.statePath, opts.tablesWorkerMin ?? TABLES_WORKER_MIN)
+    const laterFrom = sink instanceof FileSink && readTx === null && opts.statePath && !earlyDone
+      ? await laterBuildsFrom(
+        scratch,
+        opts.statePath,
+        opts.tablesWorkerMin ?? TABLES_WORKER_MIN,
+        earlyPack,
+      )
       : null;
     if (laterFrom !== null) await replay.stateWritten;
     const stop = new AbortController();
@@ -633,18 +716,27 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
     }, stop.signal);
     later?.catch(() => {}); // awaited below; a failure meanwhile must not count as unhandled
     try {
-      // Read ahead: the next page is read while this one's rows are written.
-      const builds = readAhead(
-        listBuilds(scratch, { batchSize: 500, before: laterFrom ?? undefined }),
-        1_000,
-      );
-      for await (const b of builds) {
-        pending.push(b);
-        if (pending.length >= concurrency) await drain();
+      // Set by `meanwhile`, which the checker cannot see run.
+      const part = earlyExceptions as TablePart | null;
+      if (part) {
+        earlyExceptions = null;
+        await (sink as FileSink).append("exceptions", await part.close());
+      }
+      if (!earlyDone) {
+        const packs = myPacksFrom();
+        for (let p = await packs.next(); !p.done; p = await packs.next()) {
+          // Keys past a number are numbers up to the last pack (`laterBuildsFrom`).
+          if (laterFrom !== null && (p.value.pack as number) >= laterFrom) break;
+          for (const b of p.value.builds) {
+            pending.push(b);
+            if (pending.length >= concurrency) await drain();
+          }
+        }
       }
       await drain();
       if (later) laterBuilds = await appendLater(await later);
     } finally {
+      await discardEarly();
       if (later) {
         // Failed: the worker goes, and what it wrote with it (appended parts are gone already).
         stop.abort();
@@ -710,7 +802,12 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
 
   // The state is whole before the audit says it is done (the caller then keeps or moves it).
   await replay.stateWritten;
-  opts.onProgress?.({ step: "tables", ms: performance.now() - tablesStart, laterBuilds });
+  opts.onProgress?.({
+    step: "tables",
+    ms: performance.now() - tablesStart,
+    laterBuilds,
+    earlyBuilds,
+  });
 
   const summary: AuditSummary = {
     auditedAt: new Date(now()).toISOString(),

@@ -11,8 +11,11 @@
 export type AuditProgress =
   | { step: "events"; done: number; of: number }
   | { step: "replayed"; ms: number; passesMs: Partial<Record<string, number>> }
-  /** `laterBuilds`: the builds table's rows the other thread wrote (tables-worker.ts), if any. */
-  | { step: "tables"; ms: number; laterBuilds?: number };
+  /**
+   * `laterBuilds`: the builds table's rows the other thread wrote (tables-worker.ts), if any;
+   * `earlyBuilds`: the rows this thread wrote before, while the live pass finished (audit.ts).
+   */
+  | { step: "tables"; ms: number; laterBuilds?: number; earlyBuilds?: number };
 
 /** replay.ts's pass names, as the line says them. */
 const PASSES: Record<string, string> = {
@@ -40,10 +43,12 @@ export function progressLine(p: AuditProgress): string {
       return `audit: log and projections checked in ${seconds(p.ms)}${detail}`;
     }
     case "tables": {
-      const later = p.laterBuilds
-        ? ` (${count(p.laterBuilds)} of the builds on the other thread)`
-        : "";
-      return `audit: tables written in ${seconds(p.ms)}${later}`;
+      const notes = [
+        p.earlyBuilds ? `${count(p.earlyBuilds)} builds written while the live pass finished` : "",
+        p.laterBuilds ? `${count(p.laterBuilds)} of the builds on the other thread` : "",
+      ].filter((n) => n);
+      const detail = notes.length ? ` (${notes.join("; ")})` : "";
+      return `audit: tables written in ${seconds(p.ms)}${detail}`;
     }
   }
 }

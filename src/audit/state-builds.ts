@@ -5,21 +5,28 @@
 import { projectionKey } from "../../events/keys.ts";
 import { getAll } from "../../projections/get-all.ts";
 import { docIn, type Pack, packKey } from "../../projections/packed.ts";
-import { listDocs } from "../commands/read.ts";
-import { AUDIT_BUILD, type AuditBuildDoc, auditBuildPacks, BUILDS_PER_PACK } from "./folds.ts";
+import { AUDIT_BUILD, type AuditBuildDoc, BUILDS_PER_PACK } from "./folds.ts";
 
 /** The pack (its key below the fold's prefix) that holds build `id`. */
 export const buildPack = (id: number): Deno.KvKeyPart => packKey([id], BUILDS_PER_PACK)[0];
 
-/** Every build in build order, or those in packs before the pack `before`. */
-export async function* listBuilds(
+/**
+ * The packs of builds after the pack `after` (every pack without it), in key order, each with
+ * its key: a reader that stops between packs knows where it stopped.
+ */
+export async function* listBuildPacks(
   state: Deno.Kv,
-  opts: { before?: Deno.KvKeyPart; batchSize?: number } = {},
-): AsyncGenerator<AuditBuildDoc> {
-  // A page of 500 packs would be 20 MiB: the page is a few packs, as many builds as before.
+  opts: { after?: Deno.KvKeyPart; batchSize?: number } = {},
+): AsyncGenerator<{ pack: Deno.KvKeyPart; builds: AuditBuildDoc[] }> {
+  const prefix = projectionKey(AUDIT_BUILD, []);
+  const selector = opts.after === undefined
+    ? { prefix }
+    : { prefix, start: projectionKey(AUDIT_BUILD, [opts.after]) };
   const batchSize = Math.max(1, Math.ceil((opts.batchSize ?? 500) / BUILDS_PER_PACK));
-  for await (const pack of listDocs(state, auditBuildPacks, [], { ...opts, batchSize })) {
-    yield* pack.docs;
+  for await (const e of state.list<Pack<AuditBuildDoc>>(selector, { batchSize })) {
+    const pack = e.key[prefix.length];
+    if (opts.after !== undefined && Object.is(pack, opts.after)) continue;
+    yield { pack, builds: e.value.docs };
   }
 }
 

@@ -25,4 +25,9 @@ Deno.test("progress lines: events read, the replay's passes with their times, th
     progressLine({ step: "tables", ms: 2_270, laterBuilds: 132_181 }),
     "audit: tables written in 2.3 s (132,181 of the builds on the other thread)",
   );
+  assertEquals(
+    progressLine({ step: "tables", ms: 1_870, laterBuilds: 132_181, earlyBuilds: 40_500 }),
+    "audit: tables written in 1.9 s (40,500 builds written while the live pass finished; " +
+      "132,181 of the builds on the other thread)",
+  );
 });

@@ -1,7 +1,7 @@
 /**
  * The audit's state keeps its builds 64 to a KV value (folds.ts, projections/packed.ts): given
  * builds spread over several packs, when a full audit has run, then the state holds one entry a
- * pack, and the builds read back (`listBuilds`, `readBuilds`) are the builds, in build order; a
+ * pack, and the builds read back (`listBuildPacks`, `readBuilds`) are the builds, in build order; a
  * checkpoint whose state is laid out the old way is refused with the way on.
  */
 import { assert, assertEquals } from "../support/assert.ts";
@@ -12,7 +12,7 @@ import { allProjections } from "../../projections/index.ts";
 import { runAudit } from "../../src/audit/audit.ts";
 import { MemorySink } from "../../src/audit/sink.ts";
 import { AUDIT_BUILD, BUILDS_PER_PACK } from "../../src/audit/folds.ts";
-import { buildPack, listBuilds, readBuilds } from "../../src/audit/state-builds.ts";
+import { buildPack, listBuildPacks, readBuilds } from "../../src/audit/state-builds.ts";
 import { CHECKPOINT_VERSION, readCheckpoint } from "../../src/audit/checkpoint.ts";
 import { built, confirmed, DAY1, purchaseWithKey } from "./fixtures.ts";
 
@@ -48,11 +48,18 @@ Deno.test("given builds in several packs, when audited, then the state holds a p
     assertEquals(entries, packs);
 
     const all = [];
-    for await (const b of listBuilds(scratch, { batchSize: 1 })) all.push(b.buildId);
+    for await (const { pack, builds } of listBuildPacks(scratch, { batchSize: 1 })) {
+      for (const b of builds) {
+        assertEquals(buildPack(b.buildId), pack);
+        all.push(b.buildId);
+      }
+    }
     assertEquals(all, IDS);
-    const early = [];
-    for await (const b of listBuilds(scratch, { before: buildPack(130) })) early.push(b.buildId);
-    assertEquals(early, [1, 2, 63, 64]); // packs 0 and 1, before 130's
+    const later = [];
+    for await (const { builds } of listBuildPacks(scratch, { after: buildPack(130) })) {
+      later.push(...builds.map((b) => b.buildId));
+    }
+    assertEquals(later, [500, ...FAR]); // the packs after 130's
 
     const asked = [FAR.at(-1)!, 500, 3, 1, 131, ...FAR.slice(0, 44).reverse()];
     const read = await readBuilds(scratch, asked);

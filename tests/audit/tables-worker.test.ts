@@ -14,7 +14,7 @@ import { FileSink, type Row, TablePart } from "../../src/audit/sink.ts";
 import type { AuditProgress } from "../../src/audit/progress.ts";
 import { TABLES_INDEX } from "../../src/audit/table-splice.ts";
 import { AUDIT_BUILD, BUILDS_PER_PACK } from "../../src/audit/folds.ts";
-import { PROJECTIONS } from "../../events/keys.ts";
+import { projectionKey, PROJECTIONS } from "../../events/keys.ts";
 import { built, confirmed, purchaseWithKey, unverified, withFileLog } from "./fixtures.ts";
 
 async function audit(
@@ -23,6 +23,7 @@ async function audit(
   name: string,
   tablesWorkerMin: number,
   from?: { summary: AuditSummary; state: string },
+  more: { kvPath?: string; liveHeld?: Promise<unknown> } = {},
 ) {
   const dir = `${root}/${name}`;
   const state = `${root}/${name}.sqlite3`;
@@ -41,6 +42,7 @@ async function audit(
       from: from?.summary.checkpoint ?? null,
       onProgress: (p) => progress.push(p),
       now: () => 0,
+      ...more,
     });
     const tables = progress.find((p) => p.step === "tables");
     return {
@@ -48,6 +50,7 @@ async function audit(
       dir,
       state,
       laterBuilds: tables?.step === "tables" ? tables.laterBuilds ?? 0 : 0,
+      earlyBuilds: tables?.step === "tables" ? tables.earlyBuilds ?? 0 : 0,
     };
   } finally {
     scratch.close();
@@ -221,5 +224,36 @@ Deno.test("given a state an incremental audit writes to, when it writes its tabl
     assertEquals(next.summary.projections.compared, "incremental");
     assert(next.laterBuilds > 0, "the other thread wrote the later builds");
     await sameTables(next.dir, full.dir);
+  });
+});
+
+Deno.test("given the live pass ends after the chain pass, when this thread writes builds rows meanwhile, then the tables are one thread's byte for byte, a mismatch's exception still before the builds'", async () => {
+  await withFileLog("tcb-early-builds-", async (store) => {
+    await purchaseWithKey(store, "p1", "k1", "WalletA");
+    for (let i = 1; i <= 30; i++) {
+      const id = buildId(i);
+      const events = [built(id, "k1", "p1", "2026-11-22")];
+      events.push(i % 4 === 0 ? unverified(id, "k1", "0") : confirmed(id));
+      await store.append([{ stream: `build-${id}`, expectedVersion: "any", events }]);
+    }
+  }, async (kv, _store, root) => {
+    // A live document edited behind the log's back: one projection mismatch.
+    await kv.set(projectionKey("usage", ["p1", "2026-11-22"]), { tokens: 1, metadata: 0 });
+    const one = await audit(kv, root, "one", Infinity);
+    // The live pass is held until this thread has had a second for the builds table.
+    const early = await audit(kv, root, "early", 0, undefined, {
+      kvPath: `${root}/service.sqlite3`,
+      liveHeld: new Promise((done) => setTimeout(done, 1_000)),
+    });
+    assert(early.earlyBuilds > 0, "rows written while the live pass was held");
+    assertEquals(one.earlyBuilds, 0);
+    assertEquals(early.summary.projections.mismatches, 1);
+    assertEquals({ ...early.summary, auditedAt: "" }, { ...one.summary, auditedAt: "" });
+    await sameTables(early.dir, one.dir);
+    const kinds = (await read(`${early.dir}/exceptions.csv`)).split("\r\n").slice(1, -1)
+      .map((l) => l.split(",")[0]);
+    assertEquals(kinds[0], "projection_mismatch");
+    assert(kinds.slice(1).every((k) => k === "creation_unverified"), kinds.join(" "));
+    for await (const f of Deno.readDir(early.dir)) assert(!f.name.includes(".part."), f.name);
   });
 });
