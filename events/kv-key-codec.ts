@@ -165,12 +165,16 @@ export function encodeDouble(x: number): Uint8Array {
   return bytes;
 }
 
+/** Where `decodeDouble` puts a double's bytes back: one buffer, not two objects a number. */
+const doubleBytes = new Uint8Array(8);
+const doubleView = new DataView(doubleBytes.buffer);
+
 /** The double `encodeDouble` wrote at `b[i..i+8)`. */
 function decodeDouble(b: Uint8Array, i: number): number {
-  const x = b.slice(i, i + 8);
-  if (x[0] & 0x80) x[0] ^= 0x80;
-  else for (let j = 0; j < 8; j++) x[j] ^= 0xff;
-  return new DataView(x.buffer).getFloat64(0);
+  const negative = (b[i] & 0x80) === 0;
+  for (let j = 0; j < 8; j++) doubleBytes[j] = negative ? b[i + j] ^ 0xff : b[i + j];
+  if (!negative) doubleBytes[0] ^= 0x80;
+  return doubleView.getFloat64(0);
 }
 
 /** Whether `encodeKvKey` takes `key`: its parts are strings and numbers only. */

@@ -50,10 +50,9 @@ export function v8ToJson(bytes: Uint8Array, out: ByteSink): boolean {
 
 class Reader {
   i = 0;
-  readonly view: DataView;
-  constructor(readonly b: Uint8Array, readonly out: ByteSink) {
-    this.view = new DataView(b.buffer, b.byteOffset, b.byteLength);
-  }
+  /** Made for the first double: most documents have none, and this runs for millions of them. */
+  #view: DataView | null = null;
+  constructor(readonly b: Uint8Array, readonly out: ByteSink) {}
 
   skipPadding(): void {
     while (this.b[this.i] === 0x00) this.i++;
@@ -81,7 +80,8 @@ class Reader {
 
   double(): number {
     if (this.i + 8 > this.b.length) throw NOT_PLAIN;
-    const d = this.view.getFloat64(this.i, true);
+    this.#view ??= new DataView(this.b.buffer, this.b.byteOffset, this.b.byteLength);
+    const d = this.#view.getFloat64(this.i, true);
     this.i += 8;
     return d;
   }

@@ -122,6 +122,7 @@ export class ChunkFile {
     return await ChunkFile.open(path, { fresh: false });
   }
 
+  /** Where `bytes` went; they are copied before this returns (the caller may reuse them). */
   append(bytes: Uint8Array): Promise<[number, number]> {
     const at: [number, number] = [this.#end, bytes.byteLength];
     this.#end += bytes.byteLength;
@@ -217,17 +218,20 @@ export class DocChunkWriter {
     if (full) await this.#seal(full);
   }
 
-  /** The chunk filled so far (its first key and bytes), leaving an empty one; null when empty. */
-  #take(): { first: Deno.KvKey; bytes: Uint8Array } | null {
+  /** The chunk filled so far, leaving an empty one: its writes, begun; null when it is empty. */
+  #take(): Promise<Write[]> | null {
     if (!this.#first) return null;
-    const taken = { first: this.#first, bytes: this.#chunk.buf.slice(0, this.#chunk.length) };
+    const bytes = this.#chunk.buf.subarray(0, this.#chunk.length);
+    // The file copies them before `append` returns (chunkWrite calls it before it waits); a KV
+    // write keeps its value, so that one gets a copy.
+    const writes = chunkWrite(this.#first, this.file ? bytes : bytes.slice(), this.file);
     this.#first = null;
     this.#chunk.reset();
-    return taken;
+    return writes;
   }
 
-  async #seal({ first, bytes }: { first: Deno.KvKey; bytes: Uint8Array }): Promise<void> {
-    this.#pending.push(...await chunkWrite(first, bytes, this.file));
+  async #seal(writes: Promise<Write[]>): Promise<void> {
+    this.#pending.push(...await writes);
     // Index entries alone (the bytes went to the file) are small: more of them to a commit.
     if (this.#pending.length >= (this.file ? 400 : 40)) await this.#commit();
   }
