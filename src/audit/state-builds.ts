@@ -5,7 +5,8 @@
 import { projectionKey } from "../../events/keys.ts";
 import { getAll } from "../../projections/get-all.ts";
 import { docIn, type Pack, packKey } from "../../projections/packed.ts";
-import { AUDIT_BUILD, type AuditBuildDoc, BUILDS_PER_PACK } from "./folds.ts";
+import { AUDIT_BUILD, type AuditBuildDoc, auditBuildPacks, BUILDS_PER_PACK } from "./folds.ts";
+import { listEntries } from "../commands/read.ts";
 
 /** The pack (its key below the fold's prefix) that holds build `id`. */
 export const buildPack = (id: number): Deno.KvKeyPart => packKey([id], BUILDS_PER_PACK)[0];
@@ -18,16 +19,9 @@ export async function* listBuildPacks(
   state: Deno.Kv,
   opts: { after?: Deno.KvKeyPart; batchSize?: number } = {},
 ): AsyncGenerator<{ pack: Deno.KvKeyPart; builds: AuditBuildDoc[] }> {
-  const prefix = projectionKey(AUDIT_BUILD, []);
-  const selector = opts.after === undefined
-    ? { prefix }
-    : { prefix, start: projectionKey(AUDIT_BUILD, [opts.after]) };
   const batchSize = Math.max(1, Math.ceil((opts.batchSize ?? 500) / BUILDS_PER_PACK));
-  for await (const e of state.list<Pack<AuditBuildDoc>>(selector, { batchSize })) {
-    const pack = e.key[prefix.length];
-    if (opts.after !== undefined && Object.is(pack, opts.after)) continue;
-    yield { pack, builds: e.value.docs };
-  }
+  const packs = listEntries(state, auditBuildPacks, [], { after: opts.after, batchSize });
+  for await (const { sub, doc } of packs) yield { pack: sub[0], builds: doc.docs };
 }
 
 /** Packs read at a time by `readBuilds`: four reads of ten, 1.6 MiB, let go once their builds are out. */

@@ -72,9 +72,34 @@ export async function* listDocs<D>(
   kv: Deno.Kv,
   projection: Projection<D>,
   prefix: Deno.KvKey,
-  { before, ...options }: Deno.KvListOptions & { before?: Deno.KvKeyPart } = {},
+  options: Deno.KvListOptions & { before?: Deno.KvKeyPart } = {},
 ): AsyncGenerator<D> {
+  for await (const { doc } of listEntries(kv, projection, prefix, options)) yield doc;
+}
+
+/**
+ * `listDocs` with each document's key below `prefix` (`sub`); `after`: only the documents whose
+ * next key part comes after it (a reader that stopped there carries on).
+ */
+export async function* listEntries<D>(
+  kv: Deno.Kv,
+  projection: Projection<D>,
+  prefix: Deno.KvKey,
+  { before, after, ...options }: Deno.KvListOptions & {
+    before?: Deno.KvKeyPart;
+    after?: Deno.KvKeyPart;
+  } = {},
+): AsyncGenerator<{ sub: Deno.KvKey; doc: D }> {
   const at = projectionKey(projection.name, prefix);
-  const selector = before === undefined ? { prefix: at } : { prefix: at, end: [...at, before] };
-  for await (const row of kv.list<D>(selector, options)) yield row.value;
+  const selector: Deno.KvListSelector = after === undefined
+    ? (before === undefined ? { prefix: at } : { prefix: at, end: [...at, before] })
+    : before === undefined
+    ? { prefix: at, start: [...at, after] }
+    : { start: [...at, after], end: [...at, before] };
+  for await (const row of kv.list<D>(selector, options)) {
+    const sub = row.key.slice(at.length);
+    // The start is the key `after` itself, and what is under it: none of it comes after.
+    if (after !== undefined && Object.is(sub[0], after)) continue;
+    yield { sub, doc: row.value };
+  }
 }
