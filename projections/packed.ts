@@ -44,12 +44,16 @@ export function docIn<D>(pack: Pack<D> | null, id: Deno.KvKeyPart): D | null {
  * `inner`, folded into packs of `size`. A pack that came from elsewhere (read from the KV, or
  * handed in) is copied before it changes, so whoever holds it still sees it as it was; the
  * documents no event touched stay the same objects, which is what `changedIn` goes by. A pack
- * this fold made is changed in place: copying 64 builds' arrays on each of a million touches was
+ * this projection made is changed in place: copying 64 builds' arrays on each of a million touches was
  * a tenth of the audit's chain pass, most of it garbage. A pack is settled when it is full and
  * every document in it is.
  */
 export function packed<D>(inner: Projection<D>, size: number): Projection<Pack<D>> {
-  /** The packs this fold made (the only ones it changes in place). */
+  /**
+   * The packs this projection's folds made (every fold of it in the process; the only packs it
+   * changes in place). A reader that needs a pack as it was takes it before a fold makes its own
+   * copy (the incremental audit's packs before its events are read from the state first).
+   */
   const made = new WeakSet<Pack<D>>();
   return {
     name: inner.name,

@@ -442,6 +442,14 @@ async function laterBuildsFrom(
   return from + Math.max(1, Math.floor((last - from) * (1 - TABLES_WORKER_SHARE)));
 }
 
+/**
+ * Whether the pack key `pack` sorts at or after the pack number `from` in the KV's order, where
+ * -0 comes before 0 (`from`, from `laterBuildsFrom`, is never -0). Keys past a number are numbers
+ * up to the state's last pack, which `laterBuildsFrom` found to be one.
+ */
+const atOrAfter = (pack: Deno.KvKeyPart, from: number) =>
+  typeof pack === "number" && (pack > from || (pack === from && !Object.is(pack, -0)));
+
 /** The folds the tables are made from, as the full audit keeps them in its state. */
 // The keys and purchases folds run as the store runs them (declared events only, upcast first).
 const auditFoldsOf = (): Projection[] =>
@@ -458,9 +466,12 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
   let exceptionCount = 0;
   /** Where build exceptions go while the replay is still under way (see `meanwhile`). */
   let exceptionsAside: TablePart | null = null;
+  /** The kinds of those, counted apart: the summary lists kinds in the order they first came. */
+  const earlyByKind: Partial<Record<ExceptionKind, number>> = {};
   const exception: Exception = async (kind, detail, at = {}) => {
     exceptionCount++;
-    byKind[kind] = (byKind[kind] ?? 0) + 1;
+    const counts = exceptionsAside ? earlyByKind : byKind;
+    counts[kind] = (counts[kind] ?? 0) + 1;
     const row = exceptionRow(kind, detail, at);
     if (exceptionsAside) await exceptionsAside.write(row);
     else await sink.write("exceptions", row);
@@ -570,179 +581,187 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
     await discardEarly();
     throw e;
   }
-  const prep = await preparing;
   const head = replay.head;
-  opts.onProgress?.({
-    step: "replayed",
-    ms: performance.now() - replayStart,
-    passesMs: replay.passesMs ?? {},
-  });
-  const tablesStart = performance.now();
-
-  /**
-   * An incremental audit's builds table: the earlier audit's, with the rows of the builds the new
-   * events changed replaced or added (table-splice.ts). False, having written nothing, when
-   * something does not fit: the table is then written in full.
-   */
-  const splice = async (): Promise<boolean> => {
-    const changed = replay.builds;
-    const fromDir = opts.fromDir;
-    if (!from || !fromDir || !changed || !index || !(sink instanceof FileSink)) return false;
-    const prior = prep;
-    if (!prior) return false;
-    for (const { before, after } of changed) {
-      if (!after || typeof after.buildId !== "number" || !Number.isFinite(after.buildId)) {
-        return false;
-      }
-      // A build counted under another key or day than before: the full pass orders those.
-      if (
-        before?.hasBuild &&
-        (!after.hasBuild || after.keyId !== before.keyId || after.day !== before.day)
-      ) return false;
-    }
-    // The builds with exceptions that the new events left as they were (read beside the replay).
-    const changedIds = new Set(changed.map((c) => c.after!.buildId));
-    const flaggedDocs = [...prior.flagged].filter(([id]) => !changedIds.has(id))
-      .map(([, doc]) => doc as AuditBuildDoc | null);
-    if (flaggedDocs.some((d) => d === null)) return false;
-
-    totals = BuildTotals.of(prior.totals);
-    for (const { before, after } of changed) {
-      if (before) totals.count(before, -1);
-      totals.count(after!);
-    }
-    const { firstBuild } = totals;
-    totals.byKey = new Map(
-      [...totals.byKey].sort((a, b) => firstBuild.get(a[0])! - firstBuild.get(b[0])!),
-    );
-    // Every build with exceptions raises them again, in build order, as the full pass does.
-    const all = [
-      ...flaggedDocs.map((doc) => ({ doc: doc!, changed: false })),
-      ...changed.map((c) => ({ doc: c.after!, changed: true })),
-    ].sort((a, b) => a.doc.buildId - b.doc.buildId);
-    const rows: SplicedRow[] = [];
-    for (const { doc, changed } of all) {
-      const raised = exceptionCount;
-      await raise(doc, null);
-      if (!changed) continue;
-      const row = buildRow(doc, null);
-      rows.push({
-        id: doc.buildId,
-        csv: csvRow(AUDIT_TABLES.builds, row),
-        json: JSON.stringify(row),
-        flag: exceptionCount > raised,
-      });
-    }
-    index = await spliceBuilds(
-      fromDir,
-      prior.index,
-      await sink.detach("builds"),
-      rows,
-      prior.copies,
-    );
-    return true;
-  };
-
-  const checkable = (b: AuditBuildDoc) =>
-    readTx !== null && b.signature !== null && b.treasury !== null &&
-    (b.status === "confirmed" || b.status === "unverified");
-
-  let pending: AuditBuildDoc[] = [];
-  const drain = async () => {
-    const checks = await Promise.all(pending.map((b) =>
-      checkable(b)
-        ? checkOnChain(readTx!, {
-          signature: b.signature!,
-          mint: b.mint,
-          payer: b.payer,
-          treasury: b.treasury!,
-          status: b.status as "confirmed" | "unverified",
-          quotedLamports: b.quotedLamports,
-          feeSeenLamports: b.feeSeenLamports,
-        })
-        : Promise.resolve(null)
-    ));
-    for (let i = 0; i < pending.length; i++) {
-      if (checks[i]) verified++;
-      await emitBuild(pending[i], checks[i]);
-    }
-    pending = [];
-  };
-  /** Puts the worker's share after this thread's rows; returns its builds (tables-worker.ts). */
-  const appendLater = async (part: BuildsPart): Promise<number> => {
-    const files = sink as FileSink;
-    const shift = await files.append("builds", part.builds);
-    const rows = part.index;
-    if (index && rows) {
-      for (let i = 0; i < rows.n; i++) {
-        index.add(
-          rows.ids[i],
-          rows.csv[i] + shift.csv,
-          rows.json[i] + shift.json,
-          rows.flags[i] === 1,
-        );
-      }
-    } else index = null;
-    await files.append("exceptions", part.exceptions);
-    exceptionCount += part.exceptions.rows;
-    for (const [kind, n] of Object.entries(part.byKind) as [ExceptionKind, number][]) {
-      byKind[kind] = (byKind[kind] ?? 0) + n;
-    }
-    totals.add(part.totals);
-    return part.builds.rows;
-  };
-
-  const spliced = await splice();
-  if (!spliced) await discardSplicePrep(prep);
+  let tablesStart = performance.now();
+  let spliced = false;
   let laterBuilds = 0;
-  if (!spliced) {
-    // The later builds on the other core, when the table is large enough to be worth a thread;
-    // it reads the state's file, so every write to the state must be in it first.
-    const laterFrom = sink instanceof FileSink && readTx === null && opts.statePath && !earlyDone
-      ? await laterBuildsFrom(
-        scratch,
-        opts.statePath,
-        opts.tablesWorkerMin ?? TABLES_WORKER_MIN,
-        earlyPack,
-      )
-      : null;
-    if (laterFrom !== null) await replay.stateWritten;
-    const stop = new AbortController();
-    const later = laterFrom === null ? null : buildsPartInWorker({
-      statePath: opts.statePath!,
-      dir: (sink as FileSink).dir,
-      from: laterFrom,
-      columns: { builds: AUDIT_TABLES.builds, exceptions: AUDIT_TABLES.exceptions },
-    }, stop.signal);
-    later?.catch(() => {}); // awaited below; a failure meanwhile must not count as unhandled
-    try {
-      // Set by `meanwhile`, which the checker cannot see run.
-      const part = earlyExceptions as TablePart | null;
-      if (part) {
-        earlyExceptions = null;
-        await (sink as FileSink).append("exceptions", await part.close());
+  // From here until the builds table is written, a failure leaves no early part behind.
+  try {
+    const prep = await preparing;
+    opts.onProgress?.({
+      step: "replayed",
+      ms: performance.now() - replayStart,
+      passesMs: replay.passesMs ?? {},
+    });
+    tablesStart = performance.now();
+
+    /**
+     * An incremental audit's builds table: the earlier audit's, with the rows of the builds the new
+     * events changed replaced or added (table-splice.ts). False, having written nothing, when
+     * something does not fit: the table is then written in full.
+     */
+    const splice = async (): Promise<boolean> => {
+      const changed = replay.builds;
+      const fromDir = opts.fromDir;
+      if (!from || !fromDir || !changed || !index || !(sink instanceof FileSink)) return false;
+      const prior = prep;
+      if (!prior) return false;
+      for (const { before, after } of changed) {
+        if (!after || typeof after.buildId !== "number" || !Number.isFinite(after.buildId)) {
+          return false;
+        }
+        // A build counted under another key or day than before: the full pass orders those.
+        if (
+          before?.hasBuild &&
+          (!after.hasBuild || after.keyId !== before.keyId || after.day !== before.day)
+        ) return false;
       }
-      if (!earlyDone) {
-        const packs = myPacksFrom();
-        for (let p = await packs.next(); !p.done; p = await packs.next()) {
-          // Keys past a number are numbers up to the last pack (`laterBuildsFrom`).
-          if (laterFrom !== null && (p.value.pack as number) >= laterFrom) break;
-          for (const b of p.value.builds) {
-            pending.push(b);
-            if (pending.length >= concurrency) await drain();
+      // The builds with exceptions that the new events left as they were (read beside the replay).
+      const changedIds = new Set(changed.map((c) => c.after!.buildId));
+      const flaggedDocs = [...prior.flagged].filter(([id]) => !changedIds.has(id))
+        .map(([, doc]) => doc as AuditBuildDoc | null);
+      if (flaggedDocs.some((d) => d === null)) return false;
+
+      totals = BuildTotals.of(prior.totals);
+      for (const { before, after } of changed) {
+        if (before) totals.count(before, -1);
+        totals.count(after!);
+      }
+      const { firstBuild } = totals;
+      totals.byKey = new Map(
+        [...totals.byKey].sort((a, b) => firstBuild.get(a[0])! - firstBuild.get(b[0])!),
+      );
+      // Every build with exceptions raises them again, in build order, as the full pass does.
+      const all = [
+        ...flaggedDocs.map((doc) => ({ doc: doc!, changed: false })),
+        ...changed.map((c) => ({ doc: c.after!, changed: true })),
+      ].sort((a, b) => a.doc.buildId - b.doc.buildId);
+      const rows: SplicedRow[] = [];
+      for (const { doc, changed } of all) {
+        const raised = exceptionCount;
+        await raise(doc, null);
+        if (!changed) continue;
+        const row = buildRow(doc, null);
+        rows.push({
+          id: doc.buildId,
+          csv: csvRow(AUDIT_TABLES.builds, row),
+          json: JSON.stringify(row),
+          flag: exceptionCount > raised,
+        });
+      }
+      index = await spliceBuilds(
+        fromDir,
+        prior.index,
+        await sink.detach("builds"),
+        rows,
+        prior.copies,
+      );
+      return true;
+    };
+
+    const checkable = (b: AuditBuildDoc) =>
+      readTx !== null && b.signature !== null && b.treasury !== null &&
+      (b.status === "confirmed" || b.status === "unverified");
+
+    let pending: AuditBuildDoc[] = [];
+    const drain = async () => {
+      const checks = await Promise.all(pending.map((b) =>
+        checkable(b)
+          ? checkOnChain(readTx!, {
+            signature: b.signature!,
+            mint: b.mint,
+            payer: b.payer,
+            treasury: b.treasury!,
+            status: b.status as "confirmed" | "unverified",
+            quotedLamports: b.quotedLamports,
+            feeSeenLamports: b.feeSeenLamports,
+          })
+          : Promise.resolve(null)
+      ));
+      for (let i = 0; i < pending.length; i++) {
+        if (checks[i]) verified++;
+        await emitBuild(pending[i], checks[i]);
+      }
+      pending = [];
+    };
+    /** Puts the worker's share after this thread's rows; returns its builds (tables-worker.ts). */
+    const appendLater = async (part: BuildsPart): Promise<number> => {
+      const files = sink as FileSink;
+      const shift = await files.append("builds", part.builds);
+      const rows = part.index;
+      if (index && rows) {
+        for (let i = 0; i < rows.n; i++) {
+          index.add(
+            rows.ids[i],
+            rows.csv[i] + shift.csv,
+            rows.json[i] + shift.json,
+            rows.flags[i] === 1,
+          );
+        }
+      } else index = null;
+      await files.append("exceptions", part.exceptions);
+      exceptionCount += part.exceptions.rows;
+      for (const [kind, n] of Object.entries(part.byKind) as [ExceptionKind, number][]) {
+        byKind[kind] = (byKind[kind] ?? 0) + n;
+      }
+      totals.add(part.totals);
+      return part.builds.rows;
+    };
+
+    spliced = await splice();
+    if (!spliced) await discardSplicePrep(prep);
+    if (!spliced) {
+      // The later builds on the other core, when the table is large enough to be worth a thread;
+      // it reads the state's file, so every write to the state must be in it first.
+      const laterFrom = sink instanceof FileSink && readTx === null && opts.statePath && !earlyDone
+        ? await laterBuildsFrom(
+          scratch,
+          opts.statePath,
+          opts.tablesWorkerMin ?? TABLES_WORKER_MIN,
+          earlyPack,
+        )
+        : null;
+      if (laterFrom !== null) await replay.stateWritten;
+      const stop = new AbortController();
+      const later = laterFrom === null ? null : buildsPartInWorker({
+        statePath: opts.statePath!,
+        dir: (sink as FileSink).dir,
+        from: laterFrom,
+        columns: { builds: AUDIT_TABLES.builds, exceptions: AUDIT_TABLES.exceptions },
+      }, stop.signal);
+      later?.catch(() => {}); // awaited below; a failure meanwhile must not count as unhandled
+      try {
+        // Set by `meanwhile`, which the checker cannot see run.
+        const part = earlyExceptions as TablePart | null;
+        if (part) {
+          await (sink as FileSink).append("exceptions", await part.close());
+          earlyExceptions = null;
+          for (const [kind, n] of Object.entries(earlyByKind) as [ExceptionKind, number][]) {
+            byKind[kind] = (byKind[kind] ?? 0) + n;
           }
         }
-      }
-      await drain();
-      if (later) laterBuilds = await appendLater(await later);
-    } finally {
-      await discardEarly();
-      if (later) {
-        // Failed: the worker goes, and what it wrote with it (appended parts are gone already).
-        stop.abort();
-        await removeParts((sink as FileSink).dir);
+        if (!earlyDone) {
+          const packs = myPacksFrom();
+          for (let p = await packs.next(); !p.done; p = await packs.next()) {
+            if (laterFrom !== null && atOrAfter(p.value.pack, laterFrom)) break;
+            for (const b of p.value.builds) {
+              pending.push(b);
+              if (pending.length >= concurrency) await drain();
+            }
+          }
+        }
+        await drain();
+        if (later) laterBuilds = await appendLater(await later);
+      } finally {
+        if (later) {
+          // Failed: the worker goes, and what it wrote with it (appended parts are gone already).
+          stop.abort();
+          await removeParts((sink as FileSink).dir);
+        }
       }
     }
+  } finally {
+    await discardEarly();
   }
 
   // Every key, with or without builds (byKey kept whole: the tables index saves it).

@@ -79,7 +79,8 @@ export async function* listDocs<D>(
 
 /**
  * `listDocs` with each document's key below `prefix` (`sub`); `after`: only the documents whose
- * next key part comes after it (a reader that stopped there carries on).
+ * next key part comes after it (a reader that stopped there carries on), in key order; a string,
+ * number, bigint or boolean (a byte string would need comparing by value).
  */
 export async function* listEntries<D>(
   kv: Deno.Kv,
@@ -90,6 +91,9 @@ export async function* listEntries<D>(
     after?: Deno.KvKeyPart;
   } = {},
 ): AsyncGenerator<{ sub: Deno.KvKey; doc: D }> {
+  if (after instanceof Uint8Array || (after !== undefined && options.reverse)) {
+    throw new Error("listEntries: `after` takes a key part that is not bytes, listed forward");
+  }
   const at = projectionKey(projection.name, prefix);
   const selector: Deno.KvListSelector = after === undefined
     ? (before === undefined ? { prefix: at } : { prefix: at, end: [...at, before] })

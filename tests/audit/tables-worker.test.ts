@@ -16,6 +16,8 @@ import { TABLES_INDEX } from "../../src/audit/table-splice.ts";
 import { AUDIT_BUILD, BUILDS_PER_PACK } from "../../src/audit/folds.ts";
 import { projectionKey, PROJECTIONS } from "../../events/keys.ts";
 import { built, confirmed, purchaseWithKey, unverified, withFileLog } from "./fixtures.ts";
+import { readEvents } from "../../events/log.ts";
+import { rewriteBodyText } from "../events/support/tamper.ts";
 
 async function audit(
   kv: Deno.Kv,
@@ -250,10 +252,43 @@ Deno.test("given the live pass ends after the chain pass, when this thread write
     assertEquals(early.summary.projections.mismatches, 1);
     assertEquals({ ...early.summary, auditedAt: "" }, { ...one.summary, auditedAt: "" });
     await sameTables(early.dir, one.dir);
+    // The summary lists exception kinds in the order they first came: the same text too.
+    const summaryText = (dir: string) =>
+      read(`${dir}/summary.json`).then((t) => t.replace(/"auditedAt": "[^"]*"/, ""));
+    assertEquals(await summaryText(early.dir), await summaryText(one.dir));
     const kinds = (await read(`${early.dir}/exceptions.csv`)).split("\r\n").slice(1, -1)
       .map((l) => l.split(",")[0]);
     assertEquals(kinds[0], "projection_mismatch");
     assert(kinds.slice(1).every((k) => k === "creation_unverified"), kinds.join(" "));
     for await (const f of Deno.readDir(early.dir)) assert(!f.name.includes(".part."), f.name);
+  });
+});
+
+Deno.test("given a forged build id -0 beside builds -64, 0 and 64, when the table is split at pack 0, then the -0 build is on this thread's side and no row is lost", async () => {
+  await withFileLog("tcb-minus-zero-", async (store) => {
+    await purchaseWithKey(store, "p1", "k1", "WalletA");
+    for (const id of [-64, 0, 64]) {
+      await store.append([{
+        stream: `build-${id}`,
+        expectedVersion: "any",
+        events: [built(id, "k1", "p1", "2026-11-22"), confirmed(id)],
+      }]);
+    }
+  }, async (kv, _store, root) => {
+    // No store writes -0 (canonical JSON spells it 0): the log is forged to hold one.
+    let at = 0;
+    for await (const e of readEvents(kv)) {
+      if (e.type === "TokenBuilt" && (e.data as { buildId: number }).buildId === 0) at = e.position;
+    }
+    await rewriteBodyText(kv, at, (body) => body.replace('"buildId":0,', '"buildId":-0,'));
+    const one = await audit(kv, root, "one", Infinity);
+    const two = await audit(kv, root, "two", 0);
+    assert(one.summary.chain.problems > 0, "the forged body breaks the chain");
+    // Build 0's confirmation is still there: an outcome for a build never built, in pack 0.
+    assertEquals(two.laterBuilds, 2, "packs 0 and 1 on the other thread, -1 and -0 on this one");
+    const rows = (await read(`${one.dir}/builds.csv`)).split("\r\n").slice(1, -1);
+    assertEquals(rows.map((r) => r.split(",")[0]), ["-64", "0", "0", "64"]);
+    assertEquals({ ...two.summary, auditedAt: "" }, { ...one.summary, auditedAt: "" });
+    await sameTables(two.dir, one.dir);
   });
 });

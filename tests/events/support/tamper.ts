@@ -72,3 +72,17 @@ export async function putTail(kv: Deno.Kv, position: number, e: StoredEvent): Pr
   const { hash, prevHash: _, ...body } = e;
   await kv.set(tailKey(position), encodeLine(eventLine(hash, canonicalJson(body))));
 }
+
+/**
+ * Replaces the body text stored at `position` with `fn` of it, keeping the stored hash: a body
+ * no store writes (`canonicalJson` never writes -0, for one).
+ */
+export async function rewriteBodyText(
+  kv: Deno.Kv,
+  position: number,
+  fn: (body: string) => string,
+): Promise<void> {
+  const r = await recordAt(kv, position);
+  if (!r) throw new Error(`no event at ${position}`);
+  await replaceLine(kv, position, eventLine(r.hash, fn(r.body)));
+}
