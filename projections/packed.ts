@@ -26,7 +26,10 @@ export function packKey(sub: Deno.KvKey, size: number): Deno.KvKey {
 const sameKey = (a: Deno.KvKey, b: Deno.KvKey) =>
   a.length === b.length && a.every((part, i) => Object.is(part, b[i]));
 
-/** Where `id` is in `ids`, or where it would go (`hit` false). Packs hold tens: a scan from the end. */
+/**
+ * Where `id` is in `ids`, or where it would go (`hit` false). Packs hold tens: a scan from the
+ * end.
+ */
 function find(ids: Deno.KvKeyPart[], id: Deno.KvKeyPart): { at: number; hit: boolean } {
   let i = ids.length - 1;
   while (i >= 0 && (ids[i] as number) > (id as number)) i--;
@@ -44,9 +47,9 @@ export function docIn<D>(pack: Pack<D> | null, id: Deno.KvKeyPart): D | null {
  * `inner`, folded into packs of `size`. A pack that came from elsewhere (read from the KV, or
  * handed in) is copied before it changes, so whoever holds it still sees it as it was; the
  * documents no event touched stay the same objects, which is what `changedIn` goes by. A pack
- * this projection made is changed in place: copying 64 builds' arrays on each of a million touches was
- * a tenth of the audit's chain pass, most of it garbage. A pack is settled when it is full and
- * every document in it is.
+ * this projection made is changed in place: copying 64 builds' arrays on each of a million
+ * touches was a tenth of the audit's chain pass, most of it garbage. A pack is settled when it is
+ * full and every document in it is.
  */
 export function packed<D>(inner: Projection<D>, size: number): Projection<Pack<D>> {
   /**

@@ -403,8 +403,8 @@ const EARLY_EXCEPTIONS = "exceptions-early";
 
 /**
  * The other thread's share of the builds table, by pack (64 build ids each). The service numbers
- * builds in sequence, so half the packs is about half the builds; an id far off (an outcome for a build never built) only
- * makes the halves uneven, never the tables different.
+ * builds in sequence, so half the packs is about half the builds; an id far off (an outcome for a
+ * build never built) only makes the halves uneven, never the tables different.
  */
 const TABLES_WORKER_SHARE = 0.5;
 
@@ -468,6 +468,12 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
   let exceptionsAside: TablePart | null = null;
   /** The kinds of those, counted apart: the summary lists kinds in the order they first came. */
   const earlyByKind: Partial<Record<ExceptionKind, number>> = {};
+  /** Adds kinds counted elsewhere (the early rows', the other thread's) after those so far. */
+  const addKinds = (more: Partial<Record<ExceptionKind, number>>) => {
+    for (const [kind, n] of Object.entries(more) as [ExceptionKind, number][]) {
+      byKind[kind] = (byKind[kind] ?? 0) + n;
+    }
+  };
   const exception: Exception = async (kind, detail, at = {}) => {
     exceptionCount++;
     const counts = exceptionsAside ? earlyByKind : byKind;
@@ -701,9 +707,7 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
       } else index = null;
       await files.append("exceptions", part.exceptions);
       exceptionCount += part.exceptions.rows;
-      for (const [kind, n] of Object.entries(part.byKind) as [ExceptionKind, number][]) {
-        byKind[kind] = (byKind[kind] ?? 0) + n;
-      }
+      addKinds(part.byKind);
       totals.add(part.totals);
       return part.builds.rows;
     };
@@ -736,9 +740,7 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
         if (part) {
           await (sink as FileSink).append("exceptions", await part.close());
           earlyExceptions = null;
-          for (const [kind, n] of Object.entries(earlyByKind) as [ExceptionKind, number][]) {
-            byKind[kind] = (byKind[kind] ?? 0) + n;
-          }
+          addKinds(earlyByKind);
         }
         if (!earlyDone) {
           const packs = myPacksFrom();

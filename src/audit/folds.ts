@@ -156,7 +156,7 @@ export const auditBuildProjection: Projection<AuditBuildDoc> = {
  */
 export const BUILDS_PER_PACK = 64;
 
-/** The builds as the audit's state holds them: in packs under `[...PROJECTIONS, AUDIT_BUILD, n]`. */
+/** The builds as the audit's state holds them: packs under `[...PROJECTIONS, AUDIT_BUILD, n]`. */
 export const auditBuildPacks = packed(auditBuildProjection, BUILDS_PER_PACK);
 
 export const auditProjections: Projection[] = [auditBuildPacks] as Projection[];

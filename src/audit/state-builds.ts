@@ -12,19 +12,23 @@ import { listEntries } from "../commands/read.ts";
 export const buildPack = (id: number): Deno.KvKeyPart => packKey([id], BUILDS_PER_PACK)[0];
 
 /**
- * The packs of builds after the pack `after` (every pack without it), in key order, each with
- * its key: a reader that stops between packs knows where it stopped.
+ * The packs of builds in key order, each with its key: a reader that stops between packs knows
+ * where it stopped.
  */
 export async function* listBuildPacks(
   state: Deno.Kv,
-  opts: { after?: Deno.KvKeyPart; batchSize?: number } = {},
+  opts: { batchSize?: number } = {},
 ): AsyncGenerator<{ pack: Deno.KvKeyPart; builds: AuditBuildDoc[] }> {
   const batchSize = Math.max(1, Math.ceil((opts.batchSize ?? 500) / BUILDS_PER_PACK));
-  const packs = listEntries(state, auditBuildPacks, [], { after: opts.after, batchSize });
-  for await (const { sub, doc } of packs) yield { pack: sub[0], builds: doc.docs };
+  for await (const { sub, doc } of listEntries(state, auditBuildPacks, [], { batchSize })) {
+    yield { pack: sub[0], builds: doc.docs };
+  }
 }
 
-/** Packs read at a time by `readBuilds`: four reads of ten, 1.6 MiB, let go once their builds are out. */
+/**
+ * Packs read at a time by `readBuilds`: four reads of ten, 1.6 MiB, let go once their builds are
+ * out.
+ */
 const PACKS_AT_ONCE = 40;
 
 /** The builds with these ids (null: none), each pack read once. */

@@ -2,10 +2,10 @@
  * The full audit's builds table, its later builds written on the machine's other core. Once the
  * fold is done the audit only writes tables, and the builds table is most of that: read every
  * build from the state, make its rows, count its totals. The main thread writes the builds in the
- * packs before `from`; a worker reads those from `from` on straight from the state's file (kv-file.ts) and
- * writes their rows and exceptions to part files beside the tables, which the main thread then
- * appends (sink.ts `TablePart`, `FileSink.append`), with the worker's totals added to its own
- * (build-table.ts). The tables are byte for byte what one thread writes.
+ * packs before `from`; a worker reads those from `from` on straight from the state's file
+ * (kv-file.ts) and writes their rows and exceptions to part files beside the tables, which the
+ * main thread then appends (sink.ts `TablePart`, `FileSink.append`), with the worker's totals
+ * added to its own (build-table.ts). The tables are byte for byte what one thread writes.
  */
 import type { ExceptionKind } from "./build-table.ts";
 import type { PartFiles } from "./sink.ts";

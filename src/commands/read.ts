@@ -78,32 +78,18 @@ export async function* listDocs<D>(
 }
 
 /**
- * `listDocs` with each document's key below `prefix` (`sub`); `after`: only the documents whose
- * next key part comes after it (a reader that stopped there carries on), in key order; a string,
- * number, bigint or boolean (a byte string would need comparing by value).
+ * `listDocs` with each document's key below `prefix` (`sub`), for a reader that needs to know
+ * where it is.
  */
 export async function* listEntries<D>(
   kv: Deno.Kv,
   projection: Projection<D>,
   prefix: Deno.KvKey,
-  { before, after, ...options }: Deno.KvListOptions & {
-    before?: Deno.KvKeyPart;
-    after?: Deno.KvKeyPart;
-  } = {},
+  { before, ...options }: Deno.KvListOptions & { before?: Deno.KvKeyPart } = {},
 ): AsyncGenerator<{ sub: Deno.KvKey; doc: D }> {
-  if (after instanceof Uint8Array || (after !== undefined && options.reverse)) {
-    throw new Error("listEntries: `after` takes a key part that is not bytes, listed forward");
-  }
   const at = projectionKey(projection.name, prefix);
-  const selector: Deno.KvListSelector = after === undefined
-    ? (before === undefined ? { prefix: at } : { prefix: at, end: [...at, before] })
-    : before === undefined
-    ? { prefix: at, start: [...at, after] }
-    : { start: [...at, after], end: [...at, before] };
+  const selector = before === undefined ? { prefix: at } : { prefix: at, end: [...at, before] };
   for await (const row of kv.list<D>(selector, options)) {
-    const sub = row.key.slice(at.length);
-    // The start is the key `after` itself, and what is under it: none of it comes after.
-    if (after !== undefined && Object.is(sub[0], after)) continue;
-    yield { sub, doc: row.value };
+    yield { sub: row.key.slice(at.length), doc: row.value };
   }
 }
