@@ -22,6 +22,9 @@ const CACHE = new URL("../results/cache/", here).pathname;
 export const AUDIT_V8_FLAGS =
   "--max-old-space-size=128,--max-semi-space-size=4,--no-allocation-site-pretenuring";
 
+/** glibc's `MALLOC_MMAP_THRESHOLD_` as `deno task audit` sets it (docs/operations.md says why). */
+export const AUDIT_MMAP_THRESHOLD = "4194304";
+
 export interface EventsOptions {
   quick: boolean;
   /** Events in the large log. */
@@ -206,7 +209,7 @@ export async function eventStore(opts: EventsOptions): Promise<SectionResult> {
 
 const audit = async (kvPath: string, out: string, from?: string) => {
   // As `deno task audit` runs it (deno.json): the allocator setting is in the environment.
-  Deno.env.set("MALLOC_MMAP_THRESHOLD_", "131072");
+  Deno.env.set("MALLOC_MMAP_THRESHOLD_", AUDIT_MMAP_THRESHOLD);
   const run = await runDeno([
     "run",
     "-A",
