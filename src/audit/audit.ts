@@ -9,9 +9,8 @@
  * is only read.
  */
 import { canonicalJson } from "../../events/hash.ts";
-import { HEAD, type LogHead, PROJECTIONS } from "../../events/keys.ts";
+import { HEAD, type LogHead } from "../../events/keys.ts";
 import { listDocs } from "../commands/read.ts";
-import { readAhead } from "../../events/read-ahead.ts";
 import { allProjections, registered } from "../../projections/index.ts";
 import { keysProjection, keyStatus } from "../../projections/keys.ts";
 import { purchasesProjection } from "../../projections/purchases.ts";
@@ -23,16 +22,16 @@ import type { Projection } from "../../events/projection.ts";
 import { type ReadStats, SegmentFingerprint } from "../../events/log.ts";
 import { type Checkpoint, makeCheckpoint, replayFrom } from "./checkpoint.ts";
 import { ChunkFile, DocChunks, DocChunkWriter } from "./doc-chunks.ts";
-import { AUDIT_BUILD, type AuditBuildDoc, auditProjections, BUILDS_PER_PACK } from "./folds.ts";
-import { listBuildPacks, readBuilds } from "./state-builds.ts";
+import { AUDIT_BUILD, type AuditBuildDoc, auditProjections } from "./folds.ts";
+import { readBuilds } from "./state-builds.ts";
 import { changedIn, type Pack } from "../../projections/packed.ts";
 import { liveInWorker } from "./live-worker.ts";
 import { fingerprintInWorker } from "./fingerprint-worker.ts";
 import { liveTextsInWorker } from "./live-text-worker.ts";
-import { type BuildsPart, buildsPartInWorker, removeParts } from "./tables-worker.ts";
+import { FullBuildsTable } from "./full-builds-table.ts";
 import { KvFile } from "../../events/kv-file.ts";
-import { type ChainCheck, checkOnChain, type TxReader } from "./chain-check.ts";
-import { type AuditSink, csvRow, FileSink, type Row, TablePart } from "./sink.ts";
+import type { TxReader } from "./chain-check.ts";
+import { type AuditSink, csvRow, FileSink, type Row } from "./sink.ts";
 import {
   BuildsIndex,
   discardSplicePrep,
@@ -391,65 +390,6 @@ async function incremental(
   };
 }
 
-/**
- * Builds (by the span of their ids) from which the later half of the builds table is written on
- * another thread: its worker is up in 0.02 s, but it is a second heap beside the main thread's,
- * and a table of 50,000 builds takes only about 0.6 s to write on one thread.
- */
-const TABLES_WORKER_MIN = 50_000;
-
-/** The part file (sink.ts `TablePart`) of the exceptions of builds written during the replay. */
-const EARLY_EXCEPTIONS = "exceptions-early";
-
-/**
- * The other thread's share of the builds table, by pack (64 build ids each). The service numbers
- * builds in sequence, so half the packs is about half the builds; an id far off (an outcome for a
- * build never built) only makes the halves uneven, never the tables different.
- */
-const TABLES_WORKER_SHARE = 0.5;
-
-/**
- * The pack where the other thread's share of the builds table starts: the middle of the builds'
- * packs after `after` (the last one this thread wrote already, if any), or null when they span
- * fewer than `min` ids or are not all numbers (the state's first and last pack), or when the
- * state's file is not one the worker can read.
- */
-async function laterBuildsFrom(
-  state: Deno.Kv,
-  statePath: string,
-  min: number,
-  after?: Deno.KvKeyPart,
-): Promise<number | null> {
-  const file = KvFile.open(statePath);
-  if (!file) return null;
-  file.close();
-  const prefix = [...PROJECTIONS, AUDIT_BUILD];
-  const end = async (reverse: boolean) => {
-    for await (const e of state.list({ prefix }, { limit: 1, reverse })) {
-      return e.key[prefix.length];
-    }
-    return null;
-  };
-  const [first, last] = [await end(false), await end(true)];
-  if (typeof first !== "number" || typeof last !== "number") return null;
-  // Between two numbers, every pack key is a number (KV orders keys by type first).
-  const from = typeof after === "number" ? after + 1 : first;
-  if (
-    !Number.isSafeInteger(from) || !Number.isSafeInteger(last) ||
-    (last - from) * BUILDS_PER_PACK < min
-  ) return null;
-  // This thread keeps at least the first pack.
-  return from + Math.max(1, Math.floor((last - from) * (1 - TABLES_WORKER_SHARE)));
-}
-
-/**
- * Whether the pack key `pack` sorts at or after the pack number `from` in the KV's order, where
- * -0 comes before 0 (`from`, from `laterBuildsFrom`, is never -0). Keys past a number are numbers
- * up to the state's last pack, which `laterBuildsFrom` found to be one.
- */
-const atOrAfter = (pack: Deno.KvKeyPart, from: number) =>
-  typeof pack === "number" && (pack > from || (pack === from && !Object.is(pack, -0)));
-
 /** The folds the tables are made from, as the full audit keeps them in its state. */
 // The keys and purchases folds run as the store runs them (declared events only, upcast first).
 const auditFoldsOf = (): Projection[] =>
@@ -462,25 +402,20 @@ const auditFoldsOf = (): Projection[] =>
 export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
   const { scratch, sink } = opts;
   const now = opts.now ?? Date.now;
+  /** Exceptions by kind, in the order each kind first came; the summary lists them so. */
   const byKind: Partial<Record<ExceptionKind, number>> = {};
   let exceptionCount = 0;
-  /** Where build exceptions go while the replay is still under way (see `meanwhile`). */
-  let exceptionsAside: TablePart | null = null;
-  /** The kinds of those, counted apart: the summary lists kinds in the order they first came. */
-  const earlyByKind: Partial<Record<ExceptionKind, number>> = {};
-  /** Adds kinds counted elsewhere (the early rows', the other thread's) after those so far. */
-  const addKinds = (more: Partial<Record<ExceptionKind, number>>) => {
+  const exception: Exception = async (kind, detail, at = {}) => {
+    exceptionCount++;
+    byKind[kind] = (byKind[kind] ?? 0) + 1;
+    await sink.write("exceptions", exceptionRow(kind, detail, at));
+  };
+  /** Adds exceptions counted apart (the builds table's early rows', its worker's). */
+  const addCounted = (more: Partial<Record<ExceptionKind, number>>, count: number) => {
     for (const [kind, n] of Object.entries(more) as [ExceptionKind, number][]) {
       byKind[kind] = (byKind[kind] ?? 0) + n;
     }
-  };
-  const exception: Exception = async (kind, detail, at = {}) => {
-    exceptionCount++;
-    const counts = exceptionsAside ? earlyByKind : byKind;
-    counts[kind] = (counts[kind] ?? 0) + 1;
-    const row = exceptionRow(kind, detail, at);
-    if (exceptionsAside) await exceptionsAside.write(row);
-    else await sink.write("exceptions", row);
+    exceptionCount += count;
   };
 
   const stats: ReadStats = opts.stats ?? { reads: 0 };
@@ -498,82 +433,31 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
   preparing?.catch(() => {}); // awaited below
   // Builds, in buildId order, with their totals.
   let totals = new BuildTotals();
-  let verified = 0;
   const readTx = opts.readTx ?? null;
-  const concurrency = Math.max(1, opts.chainConcurrency ?? 4);
   // Where each builds row starts, kept beside a checkpoint for the next incremental audit.
   let index = opts.tablesIndex && sink instanceof FileSink && readTx === null
     ? new BuildsIndex()
     : null;
+  // Written in full unless an incremental audit splices the earlier table (below).
+  const table = new FullBuildsTable({
+    state: scratch,
+    statePath: opts.statePath ?? null,
+    sink,
+    columns: { builds: AUDIT_TABLES.builds, exceptions: AUDIT_TABLES.exceptions },
+    readTx,
+    concurrency: Math.max(1, opts.chainConcurrency ?? 4),
+    tablesWorkerMin: opts.tablesWorkerMin,
+    totals,
+    index,
+    raise: exception,
+    addCounted,
+  });
 
-  /** Writes the exceptions a build raises. */
-  const raise = async (b: AuditBuildDoc, check: ChainCheck | null) => {
-    for (const [kind, detail, where] of buildExceptions(b, check)) {
+  /** Writes the exceptions a build raises (a spliced table's, every flagged build's again). */
+  const raise = async (b: AuditBuildDoc) => {
+    for (const [kind, detail, where] of buildExceptions(b, null)) {
       await exception(kind, detail, where);
     }
-  };
-
-  const emitBuild = async (b: AuditBuildDoc, check: ChainCheck | null) => {
-    const at = index ? (sink as FileSink).next("builds") : null;
-    if (index && (!at || typeof b.buildId !== "number" || !Number.isFinite(b.buildId))) {
-      index = null;
-    }
-    const raised = exceptionCount;
-    await sink.write("builds", buildRow(b, check));
-    totals.count(b);
-    await raise(b, check);
-    index?.add(b.buildId, at!.csv, at!.json, exceptionCount > raised);
-  };
-
-  // This thread's share of the builds table, in build order: the packs before the one
-  // `laterBuildsFrom` picks (the rest on another thread, when it picks one).
-  let myPacks: AsyncGenerator<{ pack: Deno.KvKeyPart; builds: AuditBuildDoc[] }> | null = null;
-  // The list reads its next page while this one's rows are written.
-  const myPacksFrom = () => myPacks ??= readAhead(listBuildPacks(scratch, { batchSize: 500 }), 16);
-  /** The last pack written during the replay (see `meanwhile`), and whether it was the last. */
-  let earlyPack: Deno.KvKeyPart | undefined;
-  let earlyDone = false;
-  /** The exceptions of the rows written during the replay, put after the replay's own. */
-  let earlyExceptions: TablePart | null = null;
-  let earlyBuilds = 0;
-  /**
-   * After the chain pass the state holds every build, and this thread waits for the live pass
-   * on the other one (up to a second or so at a million events): it writes builds rows until
-   * then, a pack at a time, and the other thread's share is then picked from the packs left.
-   * Their exceptions go to a part of their own, appended after the replay's (projection
-   * mismatches come first, as when the tables follow the replay), so the tables are the same
-   * whatever the timing.
-   */
-  const meanwhile = async (liveEnded: Promise<void>) => {
-    if (!(sink instanceof FileSink) || readTx !== null || earlyDone) return;
-    let ended = false;
-    liveEnded.then(() => (ended = true));
-    earlyExceptions ??= await TablePart.create(sink.dir, EARLY_EXCEPTIONS, AUDIT_TABLES.exceptions);
-    exceptionsAside = earlyExceptions;
-    try {
-      const packs = myPacksFrom();
-      while (!ended) {
-        const next = await packs.next();
-        if (next.done) {
-          earlyDone = true;
-          break;
-        }
-        for (const b of next.value.builds) await emitBuild(b, null);
-        earlyPack = next.value.pack;
-        earlyBuilds += next.value.builds.length;
-      }
-    } finally {
-      exceptionsAside = null;
-    }
-  };
-  /** What is left of the early rows' work, once the tables are written or the audit fails. */
-  const discardEarly = async () => {
-    await myPacks?.return(undefined);
-    const part = earlyExceptions as TablePart | null;
-    if (!part) return;
-    earlyExceptions = null;
-    const files = await part.close().catch(() => null);
-    if (files) { for (const f of [files.csv, files.json]) await Deno.remove(f).catch(() => {}); }
   };
 
   let replay: Replayed;
@@ -581,16 +465,15 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
   try {
     replay = from
       ? await incremental(opts, from, stats, exception)
-      : await full(opts, stats, exception, meanwhile);
+      : await full(opts, stats, exception, (liveEnded) => table.writeEarly(liveEnded));
   } catch (e) {
     await discardSplicePrep(await preparing?.catch(() => null) ?? null);
-    await discardEarly();
+    await table.discard();
     throw e;
   }
   const head = replay.head;
   let tablesStart = performance.now();
   let spliced = false;
-  let laterBuilds = 0;
   // From here until the builds table is written, a failure leaves no early part behind.
   try {
     const prep = await preparing;
@@ -645,7 +528,7 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
       const rows: SplicedRow[] = [];
       for (const { doc, changed } of all) {
         const raised = exceptionCount;
-        await raise(doc, null);
+        await raise(doc);
         if (!changed) continue;
         const row = buildRow(doc, null);
         rows.push({
@@ -665,105 +548,16 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
       return true;
     };
 
-    const checkable = (b: AuditBuildDoc) =>
-      readTx !== null && b.signature !== null && b.treasury !== null &&
-      (b.status === "confirmed" || b.status === "unverified");
-
-    let pending: AuditBuildDoc[] = [];
-    const drain = async () => {
-      const checks = await Promise.all(pending.map((b) =>
-        checkable(b)
-          ? checkOnChain(readTx!, {
-            signature: b.signature!,
-            mint: b.mint,
-            payer: b.payer,
-            treasury: b.treasury!,
-            status: b.status as "confirmed" | "unverified",
-            quotedLamports: b.quotedLamports,
-            feeSeenLamports: b.feeSeenLamports,
-          })
-          : Promise.resolve(null)
-      ));
-      for (let i = 0; i < pending.length; i++) {
-        if (checks[i]) verified++;
-        await emitBuild(pending[i], checks[i]);
-      }
-      pending = [];
-    };
-    /** Puts the worker's share after this thread's rows; returns its builds (tables-worker.ts). */
-    const appendLater = async (part: BuildsPart): Promise<number> => {
-      const files = sink as FileSink;
-      const shift = await files.append("builds", part.builds);
-      const rows = part.index;
-      if (index && rows) {
-        for (let i = 0; i < rows.n; i++) {
-          index.add(
-            rows.ids[i],
-            rows.csv[i] + shift.csv,
-            rows.json[i] + shift.json,
-            rows.flags[i] === 1,
-          );
-        }
-      } else index = null;
-      await files.append("exceptions", part.exceptions);
-      exceptionCount += part.exceptions.rows;
-      addKinds(part.byKind);
-      totals.add(part.totals);
-      return part.builds.rows;
-    };
-
     spliced = await splice();
-    if (!spliced) await discardSplicePrep(prep);
     if (!spliced) {
-      // The later builds on the other core, when the table is large enough to be worth a thread;
-      // it reads the state's file, so every write to the state must be in it first.
-      const laterFrom = sink instanceof FileSink && readTx === null && opts.statePath && !earlyDone
-        ? await laterBuildsFrom(
-          scratch,
-          opts.statePath,
-          opts.tablesWorkerMin ?? TABLES_WORKER_MIN,
-          earlyPack,
-        )
-        : null;
-      if (laterFrom !== null) await replay.stateWritten;
-      const stop = new AbortController();
-      const later = laterFrom === null ? null : buildsPartInWorker({
-        statePath: opts.statePath!,
-        dir: (sink as FileSink).dir,
-        from: laterFrom,
-        columns: { builds: AUDIT_TABLES.builds, exceptions: AUDIT_TABLES.exceptions },
-      }, stop.signal);
-      later?.catch(() => {}); // awaited below; a failure meanwhile must not count as unhandled
-      try {
-        // Set by `meanwhile`, which the checker cannot see run.
-        const part = earlyExceptions as TablePart | null;
-        if (part) {
-          await (sink as FileSink).append("exceptions", await part.close());
-          earlyExceptions = null;
-          addKinds(earlyByKind);
-        }
-        if (!earlyDone) {
-          const packs = myPacksFrom();
-          for (let p = await packs.next(); !p.done; p = await packs.next()) {
-            if (laterFrom !== null && atOrAfter(p.value.pack, laterFrom)) break;
-            for (const b of p.value.builds) {
-              pending.push(b);
-              if (pending.length >= concurrency) await drain();
-            }
-          }
-        }
-        await drain();
-        if (later) laterBuilds = await appendLater(await later);
-      } finally {
-        if (later) {
-          // Failed: the worker goes, and what it wrote with it (appended parts are gone already).
-          stop.abort();
-          await removeParts((sink as FileSink).dir);
-        }
-      }
+      await discardSplicePrep(prep);
+      // `write` awaits the state's last writes before another thread reads its file.
+      await table.write(replay.stateWritten);
+      index = table.index;
+      totals = table.totals;
     }
   } finally {
-    await discardEarly();
+    await table.discard();
   }
 
   // Every key, with or without builds (byKey kept whole: the tables index saves it).
@@ -826,8 +620,8 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
   opts.onProgress?.({
     step: "tables",
     ms: performance.now() - tablesStart,
-    laterBuilds,
-    earlyBuilds,
+    laterBuilds: table.laterBuilds,
+    earlyBuilds: table.earlyBuilds,
   });
 
   const summary: AuditSummary = {
@@ -857,7 +651,7 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
         Object.entries(paidByCurrency).map(([c, v]) => [c, v.toString()]),
       ),
     },
-    verifiedOnChain: readTx ? verified : null,
+    verifiedOnChain: readTx ? table.verified : null,
     tables: spliced ? "spliced" : "written",
     exceptions: { total: exceptionCount, byKind },
   };

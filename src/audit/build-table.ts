@@ -1,14 +1,14 @@
 /**
  * The builds table's content, the same on whichever thread writes it (the full audit writes the
- * later builds on another one: tables-worker.ts): a build's row, the exceptions it raises, and
- * its part of the totals.
+ * later builds on another one: tables-worker.ts): a build's row, the exceptions it raises and its
+ * part of the totals. `BuildRows` writes all three; `CountedExceptions`, a part's exceptions.
  */
 import type { AuditBuildDoc } from "./folds.ts";
 import type { ChainCheck } from "./chain-check.ts";
-import type { Row } from "./sink.ts";
+import type { Row, TablePart } from "./sink.ts";
 import { addBuild, addTotals, type Totals, zero } from "./totals.ts";
 import { isoUtc } from "../kernel/time.ts";
-import type { TableTotals } from "./table-splice.ts";
+import type { BuildsIndex, TableTotals } from "./table-splice.ts";
 
 export type ExceptionKind =
   | "chain_broken"
@@ -150,4 +150,61 @@ export class BuildTotals implements TableTotals {
     }
     this.orphans += later.orphans;
   }
+}
+
+/** Writes one exception row and counts it (`runAudit`'s `exception`, or `CountedExceptions`). */
+export type Raise = (kind: ExceptionKind, detail: string, where: Partial<Row>) => Promise<void>;
+
+/**
+ * Where builds rows go: the audit's builds table, or a part of it (sink.ts `TablePart`). `next`
+ * tells where the next row starts in the CSV and the JSON file (null: the sink cannot tell).
+ */
+export interface RowsOut {
+  next(): { csv: number; json: number } | null;
+  write(row: Row): Promise<void>;
+}
+
+/**
+ * Writes builds in build order, each the same way on every thread: its row, its part of
+ * `totals`, the exceptions it raises, and where its row starts (`index`, which is let go for good
+ * when a row cannot be placed: no offsets, or a build id that is not a finite number).
+ */
+export class BuildRows {
+  constructor(
+    readonly rows: RowsOut,
+    readonly totals: BuildTotals,
+    public index: BuildsIndex | null,
+  ) {}
+
+  async write(b: AuditBuildDoc, check: ChainCheck | null, raise: Raise): Promise<void> {
+    const at = this.index ? this.rows.next() : null;
+    if (this.index && (!at || typeof b.buildId !== "number" || !Number.isFinite(b.buildId))) {
+      this.index = null;
+    }
+    await this.rows.write(buildRow(b, check));
+    this.totals.count(b);
+    let raised = 0;
+    for (const [kind, detail, where] of buildExceptions(b, check)) {
+      raised++;
+      await raise(kind, detail, where);
+    }
+    this.index?.add(b.buildId, at!.csv, at!.json, raised > 0);
+  }
+}
+
+/**
+ * Exceptions written to a part of the exceptions table and counted there by kind: the summary
+ * lists kinds in the order they first come, so the part's are added when the part is appended.
+ */
+export class CountedExceptions {
+  readonly byKind: Partial<Record<ExceptionKind, number>> = {};
+  count = 0;
+
+  constructor(readonly part: TablePart) {}
+
+  readonly raise: Raise = async (kind, detail, where) => {
+    this.byKind[kind] = (this.byKind[kind] ?? 0) + 1;
+    this.count++;
+    await this.part.write(exceptionRow(kind, detail, where));
+  };
 }

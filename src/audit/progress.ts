@@ -13,7 +13,8 @@ export type AuditProgress =
   | { step: "replayed"; ms: number; passesMs: Partial<Record<string, number>> }
   /**
    * `laterBuilds`: the builds table's rows the other thread wrote (tables-worker.ts), if any;
-   * `earlyBuilds`: the rows this thread wrote before, while the live pass finished (audit.ts).
+   * `earlyBuilds`: the rows this thread wrote before, while the live pass finished
+   * (full-builds-table.ts `writeEarly`).
    */
   | { step: "tables"; ms: number; laterBuilds?: number; earlyBuilds?: number };
 

@@ -10,13 +10,7 @@ import { PROJECTIONS } from "../../events/keys.ts";
 import { KvFile, type RawEntry, V8 } from "../../events/kv-file.ts";
 import { encodeKvKey } from "../../events/kv-key-codec.ts";
 import { bytesEqual } from "../kernel/bytes.ts";
-import {
-  buildExceptions,
-  buildRow,
-  BuildTotals,
-  type ExceptionKind,
-  exceptionRow,
-} from "./build-table.ts";
+import { BuildRows, BuildTotals, CountedExceptions } from "./build-table.ts";
 import { AUDIT_BUILD, type AuditBuildDoc } from "./folds.ts";
 import type { Pack } from "../../projections/packed.ts";
 import { TablePart } from "./sink.ts";
@@ -44,33 +38,25 @@ async function run(req: BuildsPartRequest): Promise<void> {
   try {
     const builds = await TablePart.create(req.dir, "builds", req.columns.builds);
     parts.push(builds);
-    const exceptions = await TablePart.create(req.dir, "exceptions", req.columns.exceptions);
-    parts.push(exceptions);
-    const totals = new BuildTotals();
-    const byKind: Partial<Record<ExceptionKind, number>> = {};
-    let index: BuildsIndex | null = new BuildsIndex();
+    const exceptions = new CountedExceptions(
+      await TablePart.create(req.dir, "exceptions", req.columns.exceptions),
+    );
+    parts.push(exceptions.part);
+    const rows = new BuildRows(builds, new BuildTotals(), new BuildsIndex());
     const prefix = encodeKvKey([...PROJECTIONS, AUDIT_BUILD]);
     const start = encodeKvKey([...PROJECTIONS, AUDIT_BUILD, req.from]);
     for (const entry of entriesFrom(file, prefix, start)) {
       if (entry.encoding !== V8) throw new Error("a build in the state that is not a V8 value");
       for (const b of (deserialize(entry.value) as Pack<AuditBuildDoc>).docs) {
-        const at = builds.next();
-        if (typeof b.buildId !== "number" || !Number.isFinite(b.buildId)) index = null;
-        await builds.write(buildRow(b, null));
-        totals.count(b);
-        const raised = buildExceptions(b, null);
-        for (const [kind, detail, where] of raised) {
-          byKind[kind] = (byKind[kind] ?? 0) + 1;
-          await exceptions.write(exceptionRow(kind, detail, where));
-        }
-        index?.add(b.buildId, at.csv, at.json, raised.length > 0);
+        await rows.write(b, null, exceptions.raise);
       }
     }
     parts.length = 0;
+    const { totals, index } = rows;
     const done: BuildsPart = {
       builds: await builds.close(),
-      exceptions: await exceptions.close(),
-      byKind,
+      exceptions: await exceptions.part.close(),
+      byKind: exceptions.byKind,
       totals: {
         overall: totals.overall,
         byKey: totals.byKey,
