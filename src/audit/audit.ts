@@ -10,11 +10,9 @@
  */
 import { canonicalJson } from "../../events/hash.ts";
 import { HEAD, type LogHead } from "../../events/keys.ts";
-import { listDocs } from "../commands/read.ts";
 import { allProjections, registered } from "../../projections/index.ts";
-import { keysProjection, keyStatus } from "../../projections/keys.ts";
+import { keysProjection } from "../../projections/keys.ts";
 import { purchasesProjection } from "../../projections/purchases.ts";
-import { purchaseFields } from "../domain/access/purchase-view.ts";
 import type { ChainProblem } from "../../projections/chain-check.ts";
 import type { ProjectionMismatch } from "../../projections/compare-stores.ts";
 import { replayIntoAndCompare } from "../../projections/replay.ts";
@@ -29,27 +27,19 @@ import { liveInWorker } from "./live-worker.ts";
 import { fingerprintInWorker } from "./fingerprint-worker.ts";
 import { liveTextsInWorker } from "./live-text-worker.ts";
 import { FullBuildsTable } from "./full-builds-table.ts";
+import { type ChangedBuild, spliceBuildsTable } from "./spliced-builds-table.ts";
+import {
+  type PurchasesSummary,
+  totalsRow,
+  writePurchasesTable,
+  writeTotalsTables,
+} from "./totals-tables.ts";
 import { KvFile } from "../../events/kv-file.ts";
 import type { TxReader } from "./chain-check.ts";
-import { type AuditSink, csvRow, FileSink, type Row } from "./sink.ts";
-import {
-  BuildsIndex,
-  discardSplicePrep,
-  prepareSplice,
-  saveTablesIndex,
-  spliceBuilds,
-  type SplicedRow,
-} from "./table-splice.ts";
-import { type Totals, zero } from "./totals.ts";
+import { type AuditSink, FileSink, type Row } from "./sink.ts";
+import { BuildsIndex, discardSplicePrep, prepareSplice, saveTablesIndex } from "./table-splice.ts";
 import type { AuditProgress } from "./progress.ts";
-import {
-  buildExceptions,
-  buildRow,
-  BuildTotals,
-  type ExceptionKind,
-  exceptionRow,
-  iso,
-} from "./build-table.ts";
+import { BuildTotals, type ExceptionKind, exceptionRow } from "./build-table.ts";
 
 const TOTAL_COLUMNS = [
   "builds",
@@ -175,19 +165,6 @@ export interface AuditOptions {
   progressEvery?: number;
 }
 
-const totalsRow = (t: Totals): Row => ({
-  builds: t.builds,
-  open: t.open,
-  confirmed: t.confirmed,
-  unverified: t.unverified,
-  failed: t.failed,
-  expired: t.expired,
-  landedQuotedLamports: t.landedQuotedLamports.toString(),
-  collectedLamports: t.collectedLamports.toString(),
-  shortfallLamports: t.shortfallLamports.toString(),
-  confirmedFeeUsd: t.confirmedFeeCents / 100,
-});
-
 export interface AuditSummary {
   auditedAt: string;
   ok: boolean;
@@ -212,7 +189,7 @@ export interface AuditSummary {
   builds: Row;
   orphanOutcomes: number;
   keys: number;
-  purchases: { total: number; paid: number; paidByCurrency: Record<string, string> };
+  purchases: PurchasesSummary;
   verifiedOnChain: number | null;
   /** "spliced": the builds table is the earlier audit's with the changed rows replaced. */
   tables: "written" | "spliced";
@@ -231,7 +208,7 @@ interface Replayed {
   moved: number;
   checkpoint: Checkpoint | null;
   /** An incremental audit's changed builds: each one's document before and after the new events. */
-  builds?: { before: AuditBuildDoc | null; after: AuditBuildDoc | null }[];
+  builds?: ChangedBuild[];
   /** State writes still under way (an incremental audit's touched documents): awaited last. */
   stateWritten?: Promise<void>;
   /** The full audit's passes and how long each took. */
@@ -275,7 +252,7 @@ async function full(
       }
       : undefined,
     extra: auditProjections,
-    // Read back below for the per-key totals and the purchases table.
+    // Read back after the builds table, for the totals per key and the purchases (totals-tables).
     keepInScratch: [keysProjection.name, purchasesProjection.name],
     batchSize: opts.batchSize,
     // Its scratch folds (builds, keys, purchases) are touched again soon after they change: a
@@ -453,13 +430,6 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
     addCounted,
   });
 
-  /** Writes the exceptions a build raises (a spliced table's, every flagged build's again). */
-  const raise = async (b: AuditBuildDoc) => {
-    for (const [kind, detail, where] of buildExceptions(b, null)) {
-      await exception(kind, detail, where);
-    }
-  };
-
   let replay: Replayed;
   const replayStart = performance.now();
   try {
@@ -484,72 +454,24 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
     });
     tablesStart = performance.now();
 
-    /**
-     * An incremental audit's builds table: the earlier audit's, with the rows of the builds the new
-     * events changed replaced or added (table-splice.ts). False, having written nothing, when
-     * something does not fit: the table is then written in full.
-     */
-    const splice = async (): Promise<boolean> => {
-      const changed = replay.builds;
-      const fromDir = opts.fromDir;
-      if (!from || !fromDir || !changed || !index || !(sink instanceof FileSink)) return false;
-      const prior = prep;
-      if (!prior) return false;
-      for (const { before, after } of changed) {
-        if (!after || typeof after.buildId !== "number" || !Number.isFinite(after.buildId)) {
-          return false;
-        }
-        // A build counted under another key or day than before: the full pass orders those.
-        if (
-          before?.hasBuild &&
-          (!after.hasBuild || after.keyId !== before.keyId || after.day !== before.day)
-        ) return false;
-      }
-      // The builds with exceptions that the new events left as they were (read beside the replay).
-      const changedIds = new Set(changed.map((c) => c.after!.buildId));
-      const flaggedDocs = [...prior.flagged].filter(([id]) => !changedIds.has(id))
-        .map(([, doc]) => doc as AuditBuildDoc | null);
-      if (flaggedDocs.some((d) => d === null)) return false;
-
-      totals = BuildTotals.of(prior.totals);
-      for (const { before, after } of changed) {
-        if (before) totals.count(before, -1);
-        totals.count(after!);
-      }
-      const { firstBuild } = totals;
-      totals.byKey = new Map(
-        [...totals.byKey].sort((a, b) => firstBuild.get(a[0])! - firstBuild.get(b[0])!),
-      );
-      // Every build with exceptions raises them again, in build order, as the full pass does.
-      const all = [
-        ...flaggedDocs.map((doc) => ({ doc: doc!, changed: false })),
-        ...changed.map((c) => ({ doc: c.after!, changed: true })),
-      ].sort((a, b) => a.doc.buildId - b.doc.buildId);
-      const rows: SplicedRow[] = [];
-      for (const { doc, changed } of all) {
-        const raised = exceptionCount;
-        await raise(doc);
-        if (!changed) continue;
-        const row = buildRow(doc, null);
-        rows.push({
-          id: doc.buildId,
-          csv: csvRow(AUDIT_TABLES.builds, row),
-          json: JSON.stringify(row),
-          flag: exceptionCount > raised,
-        });
-      }
-      index = await spliceBuilds(
+    // An incremental audit splices the earlier audit's table when it can (spliced-builds-table.ts).
+    const fromDir = opts.fromDir;
+    const splicedTable = from && fromDir && replay.builds && prep && index &&
+        sink instanceof FileSink
+      ? await spliceBuildsTable({
         fromDir,
-        prior.index,
-        await sink.detach("builds"),
-        rows,
-        prior.copies,
-      );
-      return true;
-    };
-
-    spliced = await splice();
-    if (!spliced) {
+        prior: prep,
+        changed: replay.builds,
+        sink,
+        columns: AUDIT_TABLES.builds,
+        raise: exception,
+      })
+      : null;
+    spliced = splicedTable !== null;
+    if (splicedTable) {
+      index = splicedTable.index;
+      totals = splicedTable.totals;
+    } else {
       await discardSplicePrep(prep);
       // `write` awaits the state's last writes before another thread reads its file.
       await table.write(replay.stateWritten);
@@ -560,60 +482,8 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
     await table.discard();
   }
 
-  // Every key, with or without builds (byKey kept whole: the tables index saves it).
-  let keys = 0;
-  const issued = new Set<string>();
-  for await (const k of listDocs(scratch, keysProjection, [], { batchSize: 500 })) {
-    keys++;
-    const t = totals.byKey.get(k.keyId) ?? zero();
-    issued.add(k.keyId);
-    await sink.write("totals_by_key", {
-      keyId: k.keyId,
-      purchaseId: k.purchaseId,
-      wallet: k.wallet,
-      keyStatus: keyStatus(k),
-      unverifiedCount: k.unverifiedCount,
-      ...totalsRow(t),
-    });
-  }
-  for (const [keyId, t] of totals.byKey) {
-    if (issued.has(keyId)) continue;
-    await sink.write("totals_by_key", {
-      keyId,
-      purchaseId: null,
-      wallet: null,
-      keyStatus: "unknown",
-      unverifiedCount: null,
-      ...totalsRow(t),
-    });
-    await exception("build_for_unknown_key", `${t.builds} build(s) by key ${keyId}, never issued`, {
-      keyId,
-    });
-  }
-  for (const day of [...totals.byDay.keys()].sort()) {
-    await sink.write("totals_by_day", { day, ...totalsRow(totals.byDay.get(day)!) });
-  }
-
-  // Access purchases.
-  let purchases = 0;
-  let paid = 0;
-  const paidByCurrency: Record<string, bigint> = {};
-  for await (const p of listDocs(scratch, purchasesProjection, [], { batchSize: 500 })) {
-    purchases++;
-    if (p.status === "paid") {
-      paid++;
-      paidByCurrency[p.currency] = (paidByCurrency[p.currency] ?? 0n) + BigInt(p.amount);
-    }
-    // The fields every reader of a purchase shows, with the wallet in the column it always had.
-    const { purchaseId, ...shown } = purchaseFields(p, iso);
-    await sink.write("purchases", {
-      purchaseId,
-      wallet: p.wallet,
-      ...shown,
-      activeKeyId: p.activeKeyId,
-      keyIds: p.keyIds.join(" "),
-    });
-  }
+  const keys = await writeTotalsTables(scratch, sink, totals, exception);
+  const purchases = await writePurchasesTable(scratch, sink);
 
   // The state is whole before the audit says it is done (the caller then keeps or moves it).
   await replay.stateWritten;
@@ -644,13 +514,7 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
     builds: totalsRow(totals.overall),
     orphanOutcomes: totals.orphans,
     keys,
-    purchases: {
-      total: purchases,
-      paid,
-      paidByCurrency: Object.fromEntries(
-        Object.entries(paidByCurrency).map(([c, v]) => [c, v.toString()]),
-      ),
-    },
+    purchases,
     verifiedOnChain: readTx ? table.verified : null,
     tables: spliced ? "spliced" : "written",
     exceptions: { total: exceptionCount, byKind },

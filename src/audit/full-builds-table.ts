@@ -1,7 +1,7 @@
 /**
  * The builds table written in full (every full audit, and an incremental one that cannot splice
- * the earlier table: table-splice.ts): every build in the audit's state, in build order, a pack
- * at a time, each with its exceptions, its part of the totals and its place in the index
+ * the earlier table: spliced-builds-table.ts): every build in the audit's state, in build order,
+ * a pack at a time, each with its exceptions, its part of the totals and its place in the index
  * (build-table.ts `BuildRows`). Two things make it cheaper at scale:
  *
  * - **Rows while the live pass ends** (`writeEarly`). After the chain pass the state holds every
