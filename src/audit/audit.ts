@@ -154,10 +154,10 @@ export interface AuditOptions {
    */
   tablesWorkerMin?: number;
   /**
-   * Tests: the live pass on another thread (`kvPath`) counts as done only once this settles, to
-   * see what this thread does meanwhile.
+   * Tests: called when the live pass on another thread (`kvPath`) is done; the pass counts as
+   * done only once what it returns settles, to see what this thread does meanwhile.
    */
-  liveHeld?: Promise<unknown>;
+  liveHeld?: () => Promise<unknown>;
   /** See `replayIntoAndCompare`: tests change the live KV between passes with it. */
   onPass?: (pass: "chain" | "live") => void | Promise<void>;
   onProgress?: (p: AuditProgress) => void;
@@ -265,7 +265,7 @@ async function full(
     liveElsewhere: kvPath
       ? async (req) => {
         const live = await liveInWorker({ ...req, path: kvPath, pack: true, docsPath }, scratch);
-        await opts.liveHeld;
+        await opts.liveHeld?.();
         return live;
       }
       : undefined,
