@@ -155,6 +155,17 @@ export class BuildTotals implements TableTotals {
 /** Writes one exception row and counts it (`runAudit`'s `exception`, or `CountedExceptions`). */
 export type Raise = (kind: ExceptionKind, detail: string, where: Partial<Row>) => Promise<void>;
 
+/** Raises the exceptions build `b` raises, in order; how many (its row's flag in the index). */
+export async function raiseBuildExceptions(
+  b: AuditBuildDoc,
+  check: ChainCheck | null,
+  raise: Raise,
+): Promise<number> {
+  const raised = buildExceptions(b, check);
+  for (const [kind, detail, where] of raised) await raise(kind, detail, where);
+  return raised.length;
+}
+
 /**
  * Where builds rows go: the audit's builds table, or a part of it (sink.ts `TablePart`). `next`
  * tells where the next row starts in the CSV and the JSON file (null: the sink cannot tell).
@@ -183,11 +194,7 @@ export class BuildRows {
     }
     await this.rows.write(buildRow(b, check));
     this.totals.count(b);
-    let raised = 0;
-    for (const [kind, detail, where] of buildExceptions(b, check)) {
-      raised++;
-      await raise(kind, detail, where);
-    }
+    const raised = await raiseBuildExceptions(b, check, raise);
     this.index?.add(b.buildId, at!.csv, at!.json, raised > 0);
   }
 }

@@ -6,7 +6,7 @@
  * short (table-splice.ts says by how much). Anything that does not fit leaves the table to be
  * written in full (full-builds-table.ts).
  */
-import { buildExceptions, buildRow, BuildTotals, type Raise } from "./build-table.ts";
+import { buildRow, BuildTotals, type Raise, raiseBuildExceptions } from "./build-table.ts";
 import type { AuditBuildDoc } from "./folds.ts";
 import { csvRow, type FileSink } from "./sink.ts";
 import {
@@ -75,11 +75,7 @@ export async function spliceBuildsTable(
   ].sort((a, b) => a.doc.buildId - b.doc.buildId);
   const rows: SplicedRow[] = [];
   for (const { doc, changed } of all) {
-    let raised = 0;
-    for (const [kind, detail, where] of buildExceptions(doc, null)) {
-      raised++;
-      await s.raise(kind, detail, where);
-    }
+    const raised = await raiseBuildExceptions(doc, null, s.raise);
     if (!changed) continue;
     const row = buildRow(doc, null);
     rows.push({
