@@ -9,8 +9,7 @@
  */
 import { commitOrConflict } from "./commit.ts";
 import { Turns } from "./turns.ts";
-import { GENESIS_HASH } from "./hash.ts";
-import { sha256Hex } from "../src/kernel/hashing.ts";
+import { chainHash, GENESIS_HASH } from "./hash.ts";
 import { bodyText, encodeLine, eventLine, lineBytes, packSegments } from "./codec.ts";
 import {
   HEAD,
@@ -249,8 +248,8 @@ export class EventStore {
         } as Omit<StoredEvent, "hash">;
         const { prevHash: _, ...body } = unhashed;
         const text = bodyText(body);
-        // The same digest as eventHash: the hash covers exactly the text stored.
-        const hash = await sha256Hex(`${prevHash}\n${text}`);
+        // The hash covers exactly the text stored.
+        const hash = chainHash(prevHash, text);
         const full = { ...unhashed, hash } as StoredEvent;
         const bytes = new TextEncoder().encode(JSON.stringify(full)).length;
         if (bytes > MAX_EVENT_BYTES) throw new EventTooLargeError(event.type, bytes);

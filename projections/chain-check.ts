@@ -2,8 +2,7 @@
  * The hash chain check of a replay: positions in order, each event linked to the one before and
  * hashed as stored, and nothing past the head.
  */
-import { createHash } from "node:crypto";
-import { eventHashSync, GENESIS_HASH } from "../events/hash.ts";
+import { chainHash, eventHashSync, GENESIS_HASH } from "../events/hash.ts";
 import { HEAD, type LogHead } from "../events/keys.ts";
 import { isLegacy, type ReadEvent, readLog, recordsAfter } from "../events/log.ts";
 import type { StoredEvent } from "../events/types.ts";
@@ -57,9 +56,7 @@ export class ChainVerifier {
       });
     }
     const hash = e.hash;
-    const actual = r.body === null
-      ? eventHashSync(withoutHash(e))
-      : createHash("sha256").update(`${e.prevHash}\n${r.body}`, "utf8").digest("hex");
+    const actual = r.body === null ? eventHashSync(withoutHash(e)) : chainHash(e.prevHash, r.body);
     if (actual !== hash) {
       this.problems.push({
         position: e.position,

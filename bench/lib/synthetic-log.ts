@@ -12,8 +12,7 @@
  * tokens, and per token a hosted metadata document, a build, and its outcome (mostly relayed and
  * confirmed; some expired, failed, fee-less or still open), spread over many UTC days.
  */
-import { createHash } from "node:crypto";
-import { eventHash, GENESIS_HASH } from "../../events/hash.ts";
+import { chainHash, eventHash, GENESIS_HASH } from "../../events/hash.ts";
 import { SegmentWriter } from "../../events/bulk.ts";
 import { bodyText } from "../../events/codec.ts";
 import { eventKey, HEAD, type LogHead, streamEventKey, streamKey } from "../../events/keys.ts";
@@ -390,7 +389,7 @@ export async function writeSyntheticLog(
         >;
         const { prevHash: _, ...body } = unhashed;
         const text = bodyText(body);
-        const hash = createHash("sha256").update(`${prevHash}\n${text}`, "utf8").digest("hex");
+        const hash = chainHash(prevHash, text);
         if (position <= 100 || position % 10_000 === 0) {
           if (hash !== await eventHash(unhashed)) throw new Error("hash differs from eventHash");
         }
