@@ -17,9 +17,9 @@ export function canonicalJson(value: unknown): string {
 /**
  * A link of the chain: SHA-256, in hex, of the previous event's hash, a newline and the event's
  * body text (the canonical JSON the log stores, events/codec.ts). The store, the chain check and
- * the synthetic log all hash through here. Joined into one string first: hashed in two parts the
- * joined copy goes (a gigabyte less garbage in a million-event audit), but the audit was no faster
- * for it (slower in 11 of 16 alternating pairs, by 0.5 s at the median; BENCHMARKS.md).
+ * the synthetic log all hash through here. The two are joined before hashing: hashing them as two
+ * updates saves that copy (a gigabyte of garbage in a million-event audit), but the audit was no
+ * faster for it (slower in 11 of 16 alternating pairs, by 0.5 s at the median; BENCHMARKS.md).
  */
 export function chainHash(prevHash: string, body: string): string {
   return createHash("sha256").update(`${prevHash}\n${body}`, "utf8").digest("hex");
@@ -35,6 +35,6 @@ export function eventHashSync(event: Omit<StoredEvent, "hash">): string {
   return chainHash(prevHash, canonicalJson(body));
 }
 
-/** `eventHashSync`, as the store awaits it. */
+/** `eventHashSync` as a promise (what the tests and the synthetic log check hashes against). */
 export const eventHash = (event: Omit<StoredEvent, "hash">): Promise<string> =>
   Promise.resolve(eventHashSync(event));
