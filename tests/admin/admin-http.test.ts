@@ -2,6 +2,16 @@ import { assert, assertEquals, assertMatch } from "../support/assert.ts";
 import { bearer, startHarness } from "../support/harness.ts";
 import { currentWellKnownNames } from "../../src/admin/well-known-names.ts";
 import { DEFAULT_WELL_KNOWN_NAMES } from "../../src/config.ts";
+import { kvReads, read } from "../../src/commands/read.ts";
+import { keysProjection } from "../../projections/keys.ts";
+
+/** Every property name in a parsed JSON value, at any depth. */
+const fieldNames = (v: unknown): string[] =>
+  Array.isArray(v)
+    ? v.flatMap(fieldNames)
+    : typeof v === "object" && v !== null
+    ? Object.entries(v).flatMap(([k, x]) => [k, ...fieldNames(x)])
+    : [];
 
 const TOKEN = "admin-token-abcdefghijklmnopqrstuvwxyz-0123";
 const admin = { authorization: `Bearer ${TOKEN}` };
@@ -47,7 +57,15 @@ Deno.test("admin API: its own bearer token, never an API key; no secrets in list
     assertEquals(res.status, 200);
     assertEquals(res.headers.get("cache-control"), "no-store");
     const text = await res.text();
-    assert(!/mac|secret|pepper/i.test(text), "no secret or keyed hash is listed");
+    // The names of the fields, and the stored values themselves: a regex over the whole text would
+    // also match a random base58 wallet that happens to spell "mac" (a 1-in-a-few-hundred flake).
+    const stored = await read(kvReads(h.kv), keysProjection, [keyId]);
+    assert(stored !== null, "the key's document exists");
+    const secret = apiKey.slice(apiKey.lastIndexOf("_") + 1);
+    for (const value of [stored.secretMac, secret, apiKey]) {
+      assert(!text.includes(value), "no secret or keyed hash is listed");
+    }
+    assertEquals(fieldNames(JSON.parse(text)).filter((f) => /mac|secret|pepper/i.test(f)), []);
     const { items, cursor } = JSON.parse(text);
     assertEquals(cursor, null);
     assertEquals(items.length, 1);
