@@ -216,6 +216,10 @@ export interface CreationConfirmed {
     /** Read from the landed transaction (absent in events recorded before they were). */
     decimalsSeen?: number | null;
     recipientSeen?: string | null;
+    /** The build's key, purchase and payer, for the conduct read models (absent before then). */
+    keyId?: string;
+    purchaseId?: string;
+    payer?: string;
   };
 }
 
@@ -253,6 +257,11 @@ export interface CreationUnverified {
     decimalsSeen?: number | null;
     recipientSeen?: string | null;
     problems: string[];
+    /** The build's purchase and payer, for the conduct read models (absent before then). */
+    purchaseId?: string;
+    payer?: string;
+    /** The payer was the wallet that bought the purchase's key: the key's own conduct. */
+    byKeyWallet?: boolean;
   };
 }
 

@@ -23,6 +23,7 @@ import {
 } from "./builds.ts";
 import { hostedImageProjection, hostedMetadataProjection } from "./hosted.ts";
 import { buildsByKeyProjection } from "./build-list.ts";
+import { payerConductProjection, purchaseConductProjection } from "./conduct.ts";
 import {
   webhookDeliveriesByEndpointProjection,
   webhookDeliveryProjection,
@@ -80,6 +81,8 @@ export const declaredProjections: DeclaredProjection[] = [
   webhooksByKeyProjection,
   webhookDeliveryProjection,
   webhookDeliveriesByEndpointProjection,
+  payerConductProjection,
+  purchaseConductProjection,
 ] as DeclaredProjection[];
 
 export const allProjections: DeclaredProjection[] = declaredProjections.map(registered);

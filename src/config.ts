@@ -3,6 +3,7 @@
  * Every setting has a working local default; deploy mode (Deno Deploy) refuses to invent secrets
  * and never writes files.
  */
+import { type ConductPolicy, conductEnv, conductPolicy } from "./admin/suspension.ts";
 import { z } from "zod";
 import { PublicKey } from "@solana/web3.js";
 
@@ -143,7 +144,7 @@ const EnvSchema = z.object({
   IMAGE_MAX_WIDTH: int(4096),
   IMAGE_MAX_HEIGHT: int(4096),
   MAX_PRIORITY_FEE_MICROLAMPORTS: int(1_000_000),
-  SUSPEND_AFTER_UNVERIFIED: int(3),
+  ...conductEnv,
   WELL_KNOWN_NAMES: z.string().optional(),
   ADMIN_TOKEN: z.string().min(32, "at least 32 characters").optional(),
   DEPLOY_MODE: z.enum(["0", "1"]).optional(),
@@ -220,7 +221,7 @@ export interface Config {
   quoteTtlS: number;
   limits: Limits;
   maxPriorityFeeMicroLamports: number;
-  suspendAfterUnverified: number;
+  conduct: ConductPolicy;
   wellKnownNames: string[];
   adminToken: string | null;
   /** Time budget of one vanity mint-address grind (ms); over it the build is 422. */
@@ -342,7 +343,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       hostedItemsPerKey: e.HOSTED_ITEMS_PER_KEY,
     },
     maxPriorityFeeMicroLamports: e.MAX_PRIORITY_FEE_MICROLAMPORTS,
-    suspendAfterUnverified: e.SUSPEND_AFTER_UNVERIFIED,
+    conduct: conductPolicy(e),
     wellKnownNames: e.WELL_KNOWN_NAMES
       ? e.WELL_KNOWN_NAMES.split(",").map((s) => s.trim()).filter(Boolean)
       : DEFAULT_WELL_KNOWN_NAMES,

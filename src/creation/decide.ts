@@ -8,7 +8,8 @@
  * the blockhash expires wins. The build is recorded `failed` once the cluster is past the
  * blockhash's validity with no success seen.
  */
-import { decideSuspension } from "../admin/suspension.ts";
+import { type ConductPolicy, decideSuspension } from "../admin/suspension.ts";
+import { type PurchaseConductDoc, withLanding } from "../../projections/conduct.ts";
 import type { CreationEvent } from "./events.ts";
 import { type BuildDoc, FINAL_STATUSES } from "../../projections/builds.ts";
 import type { KeyDoc } from "../../projections/keys.ts";
@@ -34,9 +35,11 @@ export interface LifecycleState {
   build: BuildDoc;
   /** The key a suspension would fall on: the purchase's active key (else the build's own). */
   key: KeyDoc | null;
-  suspendAfterUnverified: number;
-  /** Unverified landings already recorded on the build's purchase, all its keys together. */
-  recordedUnverified?: number;
+  policy: ConductPolicy;
+  /** The purchase's conduct before this landing (null: nothing recorded yet). */
+  conduct: PurchaseConductDoc | null;
+  /** The wallet that bought the purchase (null: unknown). */
+  purchaseWallet: string | null;
 }
 
 export function decideLifecycle(cmd: LifecycleCommand, s: LifecycleState): CreationEvent[] {
@@ -74,12 +77,15 @@ export function decideLifecycle(cmd: LifecycleCommand, s: LifecycleState): Creat
           data: { ...base, signature: cmd.signature, slot: cmd.slot, reason: a.reason },
         }];
       }
+      // Who built and paid, so the conduct read models can fold the landing.
+      const party = { keyId: b.keyId, purchaseId: b.purchaseId, payer: b.payer };
       if (a.status === "confirmed") {
         return [...submitted, {
           type: "CreationConfirmed",
           v: 1,
           data: {
             ...base,
+            ...party,
             signature: cmd.signature,
             slot: cmd.slot,
             blockTime: cmd.blockTime,
@@ -89,12 +95,14 @@ export function decideLifecycle(cmd: LifecycleCommand, s: LifecycleState): Creat
           },
         }];
       }
+      const byKeyWallet = s.purchaseWallet === b.payer;
       const events: CreationEvent[] = [...submitted, {
         type: "CreationUnverified",
         v: 1,
         data: {
           ...base,
-          keyId: b.keyId,
+          ...party,
+          byKeyWallet,
           signature: cmd.signature,
           slot: cmd.slot,
           blockTime: cmd.blockTime,
@@ -104,11 +112,17 @@ export function decideLifecycle(cmd: LifecycleCommand, s: LifecycleState): Creat
           problems: a.problems,
         },
       }];
-      // The landing that pushes the key past the threshold suspends it in the same commit.
+      // The landing that shows the key's own conduct suspends it in the same commit.
       if (s.key) {
-        events.push(
-          ...decideSuspension(s.key, s.suspendAfterUnverified, { recorded: s.recordedUnverified }),
-        );
+        const landing = {
+          ok: false,
+          payer: b.payer,
+          mint: b.mint,
+          signature: cmd.signature,
+          at: 0,
+          byKeyWallet,
+        };
+        events.push(...decideSuspension(s.key, withLanding(s.conduct, landing), s.policy));
       }
       return events;
     }

@@ -26,14 +26,9 @@ const lifecycleCommand = (
   extra: LifecycleExtra,
 ): CommandHandler<LifecycleCall, LifecycleReads, CreationEvent, never, unknown> => ({
   load: loadLifecycle,
-  decide: (call, { build, key, recordedUnverified }) =>
+  decide: (call, { build, key, conduct, purchaseWallet }) =>
     build
-      ? decideLifecycle(call.cmd, {
-        build,
-        key,
-        suspendAfterUnverified: s.config.suspendAfterUnverified,
-        recordedUnverified,
-      })
+      ? decideLifecycle(call.cmd, { build, key, conduct, purchaseWallet, policy: s.config.conduct })
       : [],
   stream: (call) => `build-${call.buildId}`,
   // A suspension falls on the key, whose events live on its purchase's stream.

@@ -1,39 +1,34 @@
 /**
- * The read models lifecycle decisions use: the build, and the key a suspension would fall on with
- * the unverified landings already counted against the purchase.
+ * The read models lifecycle decisions use: the build, the key a suspension would fall on, and the
+ * purchase's conduct so far (its recent landings and its own wallet's unverified ones).
  */
 import type { Tx } from "../../events/store.ts";
 import { buildsProjection } from "../../projections/builds.ts";
 import { type KeyDoc, keysProjection } from "../../projections/keys.ts";
 import { purchasesProjection } from "../../projections/purchases.ts";
+import { type PurchaseConductDoc, purchaseConductProjection } from "../../projections/conduct.ts";
 import { read, readMany } from "../commands/read.ts";
 import type { BuildDoc } from "../../projections/builds.ts";
 
 export interface LifecycleReads {
   build: BuildDoc | null;
   key: KeyDoc | null;
-  recordedUnverified: number;
+  conduct: PurchaseConductDoc | null;
+  /** The wallet that bought the purchase: its own landings are the key's conduct. */
+  purchaseWallet: string | null;
 }
 
 export async function loadLifecycle(tx: Tx, cmd: { buildId: number }): Promise<LifecycleReads> {
   const build = await read(tx, buildsProjection, [cmd.buildId]);
-  if (!build) return { build, key: null, recordedUnverified: 0 };
-  return { build, ...(await suspensionTarget(tx, build)) };
-}
-
-/**
- * Unverified landings count against the purchase, and a suspension falls on the key in use now:
- * a key deleted after its builds were made must neither reset the count nor absorb the verdict.
- */
-async function suspensionTarget(
-  tx: Tx,
-  build: BuildDoc,
-): Promise<{ key: KeyDoc | null; recordedUnverified: number }> {
-  const purchase = await read(tx, purchasesProjection, [build.purchaseId]);
-  const ids = purchase?.keyIds.length ? purchase.keyIds : [build.keyId];
-  const keys = (await readMany(tx, ids.map((id) => [keysProjection, [id]] as const)))
-    .filter((k): k is KeyDoc => k !== null);
-  const active = keys.find((k) => k.keyId === purchase?.activeKeyId) ??
-    keys.find((k) => k.keyId === build.keyId) ?? null;
-  return { key: active, recordedUnverified: keys.reduce((n, k) => n + k.unverifiedCount, 0) };
+  if (!build) return { build, key: null, conduct: null, purchaseWallet: null };
+  const [purchase, conduct] = await readMany(tx, [
+    [purchasesProjection, [build.purchaseId]],
+    [purchaseConductProjection, [build.purchaseId]],
+  ] as const);
+  // A suspension falls on the key in use now: a key deleted after its builds were made must not
+  // absorb the verdict.
+  const keyId = purchase?.activeKeyId ?? build.keyId;
+  const key = await read(tx, keysProjection, [keyId]) ??
+    (keyId === build.keyId ? null : await read(tx, keysProjection, [build.keyId]));
+  return { build, key, conduct, purchaseWallet: purchase?.wallet ?? null };
 }

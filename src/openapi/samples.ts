@@ -99,6 +99,17 @@ export const SAMPLES: Record<string, OperationSamples> = {
       wallet: PAYER,
       usageToday: { requests: 12, tokens: 1, metadata: 1 },
       limits: { tokensPerDay: 25, metadataPerDay: 100, requestsPerHour: 600 },
+      conduct: {
+        recent: { window: 100, landings: 1, unverified: 0, payers: 0 },
+        byKeyWallet: 0,
+        unverifiedLandings: [],
+        policy: {
+          refusePayerAfter: 1,
+          suspendAfterByKeyWallet: 3,
+          suspendShare: 0.5,
+          suspendMinPayers: 10,
+        },
+      },
     },
   },
   "POST /v1/metadata": {

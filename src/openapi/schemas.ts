@@ -69,6 +69,39 @@ export const Me = z.object({
     metadataPerDay: z.number().int(),
     requestsPerHour: z.number().int(),
   }),
+  conduct: z.object({
+    recent: z.object({
+      window: z.number().int().describe("how many of the purchase's latest landings are judged"),
+      landings: z.number().int().describe("landings in the window (confirmed or unverified)"),
+      unverified: z.number().int().describe("of those, landed unverified"),
+      payers: z.number().int().describe("distinct payer wallets of the unverified ones"),
+    }),
+    byKeyWallet: z.number().int().describe(
+      "unverified landings paid by the wallet that bought the key, all time",
+    ),
+    unverifiedLandings: z.array(z.object({
+      mint: base58("the mint created"),
+      signature: base58("the landed transaction"),
+      payer: base58("the wallet that paid and signed it; it is refused further builds"),
+      at: z.string().describe("when it was recorded (ISO 8601, UTC)"),
+      byKeyWallet: z.boolean().describe("paid by the wallet that bought the key"),
+    })).describe("the window's creations that landed without the full fee or altered"),
+    policy: z.object({
+      refusePayerAfter: z.number().int().describe(
+        "a payer with this many unverified landings is refused builds on every key",
+      ),
+      suspendAfterByKeyWallet: z.number().int().describe(
+        "the key is suspended when more of its own wallet's creations land unverified",
+      ),
+      suspendShare: z.number().describe(
+        "the key is suspended when more than this share of the window landed unverified ...",
+      ),
+      suspendMinPayers: z.number().int().describe("... paid by at least this many wallets"),
+    }),
+  }).describe(
+    "Creations that landed without the full fee (or altered): they are the payer's, who is " +
+      "refused further builds; the key is suspended only for its own conduct (see policy)",
+  ),
 });
 
 export const MetadataCreated = z.object({

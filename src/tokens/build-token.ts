@@ -15,9 +15,11 @@ import { type Connection, PublicKey, type RecentPrioritizationFees } from "@sola
 import { sha256Hex } from "../kernel/hashing.ts";
 import type { KeyDoc } from "../../projections/keys.ts";
 import { usageProjection } from "../../projections/usage.ts";
+import { payerConductProjection } from "../../projections/conduct.ts";
+import { payerRefusal } from "../admin/suspension.ts";
 import { secondsUntilUtcMidnight, utcDay } from "../kernel/time.ts";
 import type { Rejection } from "../domain/rejection.ts";
-import { kvReads, read } from "../commands/read.ts";
+import { kvReads, readMany } from "../commands/read.ts";
 import { ApiError } from "../kernel/errors.ts";
 import type { IdempotencyScope } from "../idempotency/record.ts";
 import { usdToLamports } from "../pricing/price-source.ts";
@@ -151,8 +153,14 @@ async function build(
 
   // A key already at its limit is refused before any RPC is spent on it. The authoritative check
   // is the one inside the commit below.
-  const usage = await read(kvReads(s.kv), usageProjection, [caller.purchaseId, utcDay(now)]);
+  const [usage, payerConduct] = await readMany(kvReads(s.kv), [
+    [usageProjection, [caller.purchaseId, utcDay(now)]],
+    [payerConductProjection, [req.payer.toBase58()]],
+  ] as const);
   if ((usage?.tokens ?? 0) >= limit) throw dailyLimit(limit, usage?.tokens ?? 0, now);
+  // A wallet that landed a creation without our fee gets nothing more built, on any key.
+  const refused = payerRefusal(payerConduct, s.config.conduct);
+  if (refused) throw new ApiError("invalid_request", "Request is invalid", { payer: refused });
 
   const tokenProgram = req.tokenProgram ?? "spl-token";
   let seed = opts.seed ?? newSeed();
@@ -391,6 +399,7 @@ async function build(
         authenticated: caller,
         now,
         tokensPerDay: limit,
+        conduct: s.config.conduct,
         draft,
       }, {
         store: s.store,

@@ -8,6 +8,8 @@ import type { UsageDoc } from "../../projections/usage.ts";
 import { type KeyDoc, stillInForce } from "../../projections/keys.ts";
 import { secondsUntilUtcMidnight, utcDay } from "../kernel/time.ts";
 import { isRejection, reject, type Rejection } from "../domain/rejection.ts";
+import type { PayerConductDoc } from "../../projections/conduct.ts";
+import { type ConductPolicy, payerRefusal } from "../admin/suspension.ts";
 
 /** Everything about the build that was settled before the store is touched. */
 export type BuildDraft = Omit<TokenBuilt["data"], "buildId" | "keyId" | "purchaseId" | "day">;
@@ -18,6 +20,7 @@ export interface BuildCommand {
   /** ms since the epoch; decides which UTC day the build counts against. */
   now: number;
   tokensPerDay: number;
+  conduct: ConductPolicy;
   draft: BuildDraft;
 }
 
@@ -26,9 +29,13 @@ export interface BuildState {
   usage: UsageDoc | null;
   /** The highest build id ever allocated, null before the first build. */
   lastBuildId: number | null;
+  /** The payer wallet's unverified landings so far, null if none. */
+  payer: PayerConductDoc | null;
 }
 
 export function decideBuild(cmd: BuildCommand, state: BuildState): TokenBuilt | Rejection {
+  const refused = payerRefusal(state.payer, cmd.conduct);
+  if (refused) return reject("invalid_request", "Request is invalid", { payer: refused });
   const used = state.usage?.tokens ?? 0;
   if (used >= cmd.tokensPerDay) {
     return reject(

@@ -6,19 +6,21 @@ import type { Tx } from "../../events/store.ts";
 import { buildsProjection } from "../../projections/builds.ts";
 import { keysProjection } from "../../projections/keys.ts";
 import { usageProjection } from "../../projections/usage.ts";
+import { payerConductProjection } from "../../projections/conduct.ts";
 import { keyOf, readMany } from "../commands/read.ts";
 import { utcDay } from "../kernel/time.ts";
 import type { BuildCall, BuildCallState } from "./decide.ts";
 
 export async function loadBuild(tx: Tx, cmd: BuildCall): Promise<BuildCallState> {
-  const [key, usage] = await readMany(
+  const [key, usage, payer] = await readMany(
     tx,
     [
       [keysProjection, [cmd.keyId]],
       [usageProjection, [cmd.purchaseId, utcDay(cmd.now)]],
+      [payerConductProjection, [cmd.draft.payer]],
     ] as const,
   );
-  return { key, usage, lastBuildId: await lastBuildId(tx.kv) };
+  return { key, usage, payer, lastBuildId: await lastBuildId(tx.kv) };
 }
 
 /**

@@ -110,8 +110,9 @@ Deno.test("tokens and metadata: given the key rotated while the call was under w
     authenticated,
     now: AT0,
     tokensPerDay: 5,
+    conduct: { refusePayerAfter: 1, keyWalletTolerated: 3, share: 0.5, minPayers: 10 },
     draft: {} as never,
-  }, { key: keyAfter(rotated), usage: null, lastBuildId: 3 });
+  }, { key: keyAfter(rotated), usage: null, lastBuildId: 3, payer: null });
   assertEquals(!Array.isArray(build) && build.rejected, "unauthorized");
   const fine = decideBuildCall({
     keyId: "key1",
@@ -119,8 +120,9 @@ Deno.test("tokens and metadata: given the key rotated while the call was under w
     authenticated,
     now: AT0,
     tokensPerDay: 5,
+    conduct: { refusePayerAfter: 1, keyWalletTolerated: 3, share: 0.5, minPayers: 10 },
     draft: {} as never,
-  }, { key: keyAfter([issued]), usage: null, lastBuildId: 3 });
+  }, { key: keyAfter([issued]), usage: null, lastBuildId: 3, payer: null });
   assertEquals(Array.isArray(fine) && fine.map((e) => e.data.buildId), [4]);
 
   const host = {

@@ -4,6 +4,13 @@ import { decideLifecycle, type LifecycleCommand } from "../../src/creation/decid
 import type { BuildDoc } from "../../projections/builds.ts";
 import type { KeyDoc } from "../../projections/keys.ts";
 import type { Assessment } from "../../src/creation/assess.ts";
+import type { ConductPolicy } from "../../src/admin/suspension.ts";
+import {
+  EMPTY_CONDUCT,
+  type Landing,
+  type PurchaseConductDoc,
+  RECENT_LANDINGS,
+} from "../../projections/conduct.ts";
 
 const build = (over: Partial<BuildDoc> = {}): BuildDoc => ({
   buildId: 7,
@@ -52,9 +59,33 @@ const key = (over: Partial<KeyDoc> = {}): KeyDoc => ({
   ...over,
 });
 
-const given = (b: BuildDoc, k: KeyDoc | null = key(), threshold = 3) => ({
+const policy: ConductPolicy = { refusePayerAfter: 1, keyWalletTolerated: 3, share: 0.5, minPayers: 10 };
+
+/** A purchase's conduct: `n` landings of the given kind, from payers named by `payer(i)`. */
+const conductOf = (
+  n: number,
+  over: Partial<Landing> = {},
+  payer = (i: number) => `Payer${i}`,
+): PurchaseConductDoc => ({
+  byKeyWallet: 0,
+  recent: Array.from({ length: n }, (_, i) => ({
+    ok: false,
+    payer: payer(i),
+    mint: `M${i}`,
+    signature: `S${i}`,
+    at: i,
+    ...over,
+  })),
+});
+
+const given = (
+  b: BuildDoc,
+  k: KeyDoc | null = key(),
+  conduct: PurchaseConductDoc = EMPTY_CONDUCT,
+  purchaseWallet = "W",
+) => ({
   when: (cmd: LifecycleCommand) =>
-    decideLifecycle(cmd, { build: b, key: k, suspendAfterUnverified: threshold }),
+    decideLifecycle(cmd, { build: b, key: k, conduct, purchaseWallet, policy }),
 });
 
 const landing = (assessment: Assessment) => ({
@@ -142,31 +173,99 @@ const feeless = landing({
   problems: ["no fee"],
 });
 
-Deno.test("a fee-less landing is unverified, and the one past the threshold suspends the key", () => {
-  const b = build({ status: "submitted", signature: "Sig" });
-  assertEquals(given(b, key({ unverifiedCount: 2 })).when(feeless).map((e) => e.type), [
-    "CreationUnverified",
-  ]);
-  assertEquals(given(b, key({ unverifiedCount: 3 })).when(feeless).map((e) => e.type), [
-    "CreationUnverified",
-    "KeySuspended",
-  ]);
+Deno.test("an end user's fee-less landings are the payer's: the key stays, however many it lands", () => {
+  const b = build({ status: "submitted", signature: "Sig", payer: "Stranger" });
+  for (const n of [0, 3, 9, 49]) {
+    const before = conductOf(n, {}, () => "Stranger");
+    const events = given(b, key(), before).when(feeless);
+    assertEquals(events.map((e) => e.type), ["CreationUnverified"]);
+    assertEquals(events[0].data, {
+      ...events[0].data,
+      payer: "Stranger",
+      purchaseId: "p1",
+      byKeyWallet: false,
+    });
+  }
+});
+
+Deno.test("the key's own wallet landing fee-less creations past the threshold suspends the key", () => {
+  const b = build({ status: "submitted", signature: "Sig", payer: "W" });
+  const own = (n: number) => ({ ...conductOf(n, { byKeyWallet: true }, () => "W"), byKeyWallet: n });
+  assertEquals(given(b, key(), own(2)).when(feeless).map((e) => e.type), ["CreationUnverified"]);
+  const events = given(b, key(), own(3)).when(feeless);
+  assertEquals(events.map((e) => e.type), ["CreationUnverified", "KeySuspended"]);
   assertEquals(
-    given(b, key({ unverifiedCount: 5, suspended: "x" })).when(feeless).map((e) => e.type),
-    [
-      "CreationUnverified",
-    ],
+    (events[1].data as { reason: string }).reason,
+    "4 creations paid by the key's own wallet landed unverified (the fee, the supply or the mint was wrong)",
+  );
+  // Already suspended: no second verdict.
+  assertEquals(
+    given(b, key({ suspended: "x" }), own(5)).when(feeless).map((e) => e.type),
+    ["CreationUnverified"],
   );
 });
 
-Deno.test("fee-less landings count per purchase: a fresh key inherits what deleted keys left", () => {
-  const b = build({ status: "submitted", signature: "Sig", keyId: "old" });
+Deno.test("a share of recent landings unverified suspends the key only from enough distinct payers", () => {
+  const b = build({ status: "submitted", signature: "Sig", payer: "Payer9" });
+  // Nine payers, each landing many: never enough, whatever the share.
+  const nine = conductOf(60, {}, (i) => `Payer${i % 9}`);
+  assertEquals(given(b, key(), nine).when(feeless).map((e) => e.type), ["CreationUnverified"]);
+  // A tenth payer, with the unverified more than half of the window: suspended.
+  const ten = conductOf(9, {}, (i) => `Payer${i}`);
+  const events = given(b, key(), ten).when(feeless);
+  assertEquals(events.map((e) => e.type), ["CreationUnverified", "KeySuspended"]);
+  assertEquals(
+    (events[1].data as { reason: string }).reason,
+    "10 of the last 10 creations landed unverified, paid by 10 different wallets",
+  );
+  // Ten payers beside ten verified landings: the new one makes 11 of 21, past half.
+  const mixed: PurchaseConductDoc = {
+    byKeyWallet: 0,
+    recent: [...conductOf(10, { ok: true }).recent, ...ten.recent],
+  };
+  assertEquals(given(b, key(), mixed).when(feeless).map((e) => e.type), [
+    "CreationUnverified",
+    "KeySuspended",
+  ]);
+  // Beside eleven verified: 11 of 22, not past half.
+  const moreVerified: PurchaseConductDoc = {
+    byKeyWallet: 0,
+    recent: [...conductOf(11, { ok: true }).recent, ...ten.recent],
+  };
+  assertEquals(given(b, key(), moreVerified).when(feeless).map((e) => e.type), [
+    "CreationUnverified",
+  ]);
+  // Only the latest RECENT_LANDINGS count: old verified landings scroll out of the window.
+  const old: PurchaseConductDoc = {
+    byKeyWallet: 0,
+    recent: [...conductOf(RECENT_LANDINGS, { ok: true }).recent, ...conductOf(51).recent]
+      .slice(-RECENT_LANDINGS),
+  };
+  assertEquals(given(b, key(), old).when(feeless).map((e) => e.type), [
+    "CreationUnverified",
+    "KeySuspended",
+  ]);
+});
+
+Deno.test("a confirmed landing names its key, purchase and payer for the conduct folds", () => {
+  const b = build({ status: "submitted", signature: "Sig" });
+  const [e] = given(b).when(
+    landing({ status: "confirmed", feeLamportsSeen: 500n, supplyRawSeen: 1000n }),
+  );
+  assertEquals(e.type, "CreationConfirmed");
+  const d = e.data as { keyId: string; purchaseId: string; payer: string };
+  assertEquals([d.keyId, d.purchaseId, d.payer], ["k1", "p1", "Payer"]);
+});
+
+Deno.test("own-wallet landings count per purchase: a fresh key inherits what deleted keys left", () => {
+  const b = build({ status: "submitted", signature: "Sig", keyId: "old", payer: "W" });
   const fresh = key({ keyId: "new", unverifiedCount: 0 });
-  const state = (recordedUnverified: number) => ({
+  const state = (byKeyWallet: number) => ({
     build: b,
     key: fresh,
-    suspendAfterUnverified: 3,
-    recordedUnverified,
+    conduct: { ...EMPTY_CONDUCT, byKeyWallet },
+    purchaseWallet: "W",
+    policy,
   });
   assertEquals(decideLifecycle(feeless, state(2)).map((e) => e.type), ["CreationUnverified"]);
   const events = decideLifecycle(feeless, state(3));

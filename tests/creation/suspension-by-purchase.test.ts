@@ -1,6 +1,7 @@
 /**
- * Deleting a key must not reset the count of creations that landed without the fee: through the
- * real portal (delete, create again on the same purchase) and the real lifecycle command.
+ * Deleting a key must not reset the count of creations its own wallet landed without the fee:
+ * through the real portal (delete, create again on the same purchase) and the real lifecycle
+ * command.
  */
 import { assertEquals } from "../support/assert.ts";
 import { bearer, startHarness } from "../support/harness.ts";
@@ -8,6 +9,16 @@ import { projectionKey } from "../../events/keys.ts";
 import type { KeyDoc } from "../../projections/keys.ts";
 import { recordLifecycle } from "../../src/creation/handle.ts";
 import { built } from "../audit/fixtures.ts";
+import type { DomainEvent } from "../../events/types.ts";
+
+/** A build of the purchase paid by its own wallet. */
+const ownBuild = (buildId: number, keyId: string, purchaseId: string, wallet: string) => {
+  const e = built(buildId, keyId, purchaseId, "2026-11-23") as DomainEvent & {
+    data: { payer: string; recipient: string };
+  };
+  e.data.payer = e.data.recipient = wallet;
+  return e;
+};
 
 const feeless = (signature: string) => ({
   type: "RecordLanding" as const,
@@ -22,7 +33,7 @@ const feeless = (signature: string) => ({
   },
 });
 
-Deno.test("fee-less landings past the threshold suspend the purchase's new key after the old one was deleted", async () => {
+Deno.test("own-wallet fee-less landings past the threshold suspend the purchase's new key after the old one was deleted", async () => {
   const h = await startHarness({ env: { SUSPEND_AFTER_UNVERIFIED: "1" } });
   try {
     const first = await h.newApiKey();
@@ -30,12 +41,12 @@ Deno.test("fee-less landings past the threshold suspend the purchase's new key a
       {
         stream: "build-1",
         expectedVersion: 0,
-        events: [built(1, first.keyId, first.purchaseId, "2026-11-23")],
+        events: [ownBuild(1, first.keyId, first.purchaseId, first.wallet.publicKey.toBase58())],
       },
       {
         stream: "build-2",
         expectedVersion: 0,
-        events: [built(2, first.keyId, first.purchaseId, "2026-11-23")],
+        events: [ownBuild(2, first.keyId, first.purchaseId, first.wallet.publicKey.toBase58())],
       },
     ]);
     await recordLifecycle(h.services, 1, feeless("Sig1"));

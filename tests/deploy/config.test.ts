@@ -30,6 +30,9 @@ Deno.test("bad values: one ConfigError lists every bad variable by name with its
     REQUESTS_PER_HOUR: /^REQUESTS_PER_HOUR: .*expected number/,
     STABLECOIN_DECIMALS: /^STABLECOIN_DECIMALS: .*<=9/,
     SUSPEND_AFTER_UNVERIFIED: /^SUSPEND_AFTER_UNVERIFIED: .*int/,
+    REFUSE_PAYER_AFTER_UNVERIFIED: /^REFUSE_PAYER_AFTER_UNVERIFIED: .*>0/,
+    SUSPEND_UNVERIFIED_SHARE: /^SUSPEND_UNVERIFIED_SHARE: .*<=1/,
+    SUSPEND_MIN_UNVERIFIED_PAYERS: /^SUSPEND_MIN_UNVERIFIED_PAYERS: .*expected number/,
     ADMIN_TOKEN: /^ADMIN_TOKEN: at least 32 characters/,
     DEPLOY_MODE: /^DEPLOY_MODE: .*"0"\|"1"/,
     LOG_LEVEL: /^LOG_LEVEL: .*"debug"/,
@@ -51,6 +54,9 @@ Deno.test("bad values: one ConfigError lists every bad variable by name with its
     REQUESTS_PER_HOUR: "lots",
     STABLECOIN_DECIMALS: "12",
     SUSPEND_AFTER_UNVERIFIED: "2.5",
+    REFUSE_PAYER_AFTER_UNVERIFIED: "0",
+    SUSPEND_UNVERIFIED_SHARE: "1.5",
+    SUSPEND_MIN_UNVERIFIED_PAYERS: "many",
     ADMIN_TOKEN: "hunter2",
     DEPLOY_MODE: "yes",
     LOG_LEVEL: "loud",
@@ -126,7 +132,7 @@ Deno.test("defaults: an empty environment is a working local configuration", () 
     hostedItemsPerKey: 5000,
   });
   assertEquals(c.fees, { accessUsd: 10, tokenUsd: 2.99 });
-  assertEquals(c.suspendAfterUnverified, 3);
+  assertEquals(c.conduct, { refusePayerAfter: 1, keyWalletTolerated: 3, share: 0.5, minPayers: 10 });
   assertEquals(c.wellKnownNames, DEFAULT_WELL_KNOWN_NAMES);
   assertEquals(c.adminToken, null);
   assertEquals(c.deployMode, false);

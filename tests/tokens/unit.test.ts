@@ -509,14 +509,35 @@ Deno.test("decide: counts toward the day, refuses at the limit, ids follow the l
     purchaseId: "p",
     now,
     tokensPerDay: 25,
+    conduct: { refusePayerAfter: 1, keyWalletTolerated: 3, share: 0.5, minPayers: 10 },
     draft: {} as Parameters<typeof decideBuild>[0]["draft"],
   };
-  const ok = decideBuild(cmd, { usage: { tokens: 24, metadata: 3 }, lastBuildId: 41 });
+  const fresh = { payer: null };
+  const ok = decideBuild(cmd, { usage: { tokens: 24, metadata: 3 }, lastBuildId: 41, ...fresh });
   assert(!isRejection(ok));
   assertEquals([ok.data.buildId, ok.data.day], [42, "2030-01-02"]);
-  assert(!isRejection(decideBuild(cmd, { usage: null, lastBuildId: null })));
-  const no = decideBuild(cmd, { usage: { tokens: 25, metadata: 0 }, lastBuildId: 41 });
+  assert(!isRejection(decideBuild(cmd, { usage: null, lastBuildId: null, ...fresh })));
+  const no = decideBuild(cmd, { usage: { tokens: 25, metadata: 0 }, lastBuildId: 41, ...fresh });
   assert(isRejection(no));
   assertEquals(no.rejected, "daily_limit");
   assertEquals(secondsUntilUtcMidnight(now), 60);
+});
+
+Deno.test("decide: given a payer that landed a creation without the fee, then its build is refused naming payer", () => {
+  const cmd = {
+    keyId: "k",
+    purchaseId: "p",
+    now: Date.UTC(2030, 0, 2),
+    tokensPerDay: 25,
+    conduct: { refusePayerAfter: 2, keyWalletTolerated: 3, share: 0.5, minPayers: 10 },
+    draft: {} as Parameters<typeof decideBuild>[0]["draft"],
+  };
+  const last = { mint: "MintX", signature: "SigX", keyId: "other", at: 0 };
+  const once = decideBuild(cmd, { usage: null, lastBuildId: 1, payer: { unverified: 1, last } });
+  assert(!isRejection(once), "below the configured number: still built");
+  const twice = decideBuild(cmd, { usage: null, lastBuildId: 1, payer: { unverified: 2, last } });
+  assert(isRejection(twice));
+  assertEquals(twice.rejected, "invalid_request");
+  assert(/landed 2 creation\(s\) without the service fee/.test(String(twice.fields?.payer)));
+  assert(String(twice.fields?.payer).includes("MintX"));
 });
