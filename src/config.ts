@@ -3,7 +3,7 @@
  * Every setting has a working local default; deploy mode (Deno Deploy) refuses to invent secrets
  * and never writes files.
  */
-import { type ConductPolicy, conductEnv, conductPolicy } from "./admin/suspension.ts";
+import { conductEnv, type ConductPolicy, conductPolicy } from "./admin/suspension.ts";
 import { z } from "zod";
 import { PublicKey } from "@solana/web3.js";
 
@@ -156,6 +156,9 @@ const EnvSchema = z.object({
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
   WEBHOOK_ALLOW_LOOPBACK: z.enum(["true", "false"]).default("false"),
 });
+
+/** Every environment variable the configuration reads (the policies' own included). */
+export const ENV_NAMES = Object.keys(EnvSchema.shape);
 
 export interface Limits {
   requestsPerHour: number;
