@@ -273,7 +273,7 @@ export interface components {
                  * @description machine-readable error code
                  * @enum {string}
                  */
-                code: "invalid_request" | "insufficient_funds" | "simulation_failed" | "unauthorized" | "forbidden" | "not_found" | "payload_too_large" | "idempotency_key_in_flight" | "idempotency_key_reused" | "rate_limited" | "daily_limit" | "price_unavailable" | "rpc_busy" | "server_error" | "not_ready" | "vanity_timeout";
+                code: "invalid_request" | "insufficient_funds" | "simulation_failed" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "payload_too_large" | "idempotency_key_in_flight" | "idempotency_key_reused" | "rate_limited" | "daily_limit" | "price_unavailable" | "rpc_busy" | "server_error" | "not_ready" | "vanity_timeout";
                 /** @description human-readable explanation */
                 message: string;
                 /** @description for invalid_request: each missing or invalid field (dot path for nested members) with a message; otherwise usually empty. At most 20 are listed */
@@ -332,6 +332,44 @@ export interface components {
                 tokensPerDay: number;
                 metadataPerDay: number;
                 requestsPerHour: number;
+            };
+            /** @description Creations that landed without the full fee (or altered): they are the payer's, who is refused further builds; the key is suspended only for its own conduct (see policy) */
+            conduct: {
+                recent: {
+                    /** @description how many of the purchase's latest landings are judged */
+                    window: number;
+                    /** @description landings in the window (confirmed or unverified) */
+                    landings: number;
+                    /** @description of those, landed unverified */
+                    unverified: number;
+                    /** @description distinct payer wallets of the unverified ones */
+                    payers: number;
+                };
+                /** @description unverified landings paid by the wallet that bought the key, all time */
+                byKeyWallet: number;
+                /** @description the window's creations that landed without the full fee or altered */
+                unverifiedLandings: {
+                    /** @description the mint created (base58) */
+                    mint: string;
+                    /** @description the landed transaction (base58) */
+                    signature: string;
+                    /** @description the wallet that paid and signed it; it is refused further builds (base58) */
+                    payer: string;
+                    /** @description when it was recorded (ISO 8601, UTC) */
+                    at: string;
+                    /** @description paid by the wallet that bought the key */
+                    byKeyWallet: boolean;
+                }[];
+                policy: {
+                    /** @description a payer with this many unverified landings is refused builds on every key */
+                    refusePayerAfter: number;
+                    /** @description the key is suspended when more of its own wallet's creations land unverified */
+                    suspendAfterByKeyWallet: number;
+                    /** @description the key is suspended when more than this share of the window landed unverified ... */
+                    suspendShare: number;
+                    /** @description ... paid by at least this many wallets */
+                    suspendMinPayers: number;
+                };
             };
         };
         /** @description Unknown members are refused. */
@@ -998,6 +1036,22 @@ export interface operations {
                      *         "tokensPerDay": 25,
                      *         "metadataPerDay": 100,
                      *         "requestsPerHour": 600
+                     *       },
+                     *       "conduct": {
+                     *         "recent": {
+                     *           "window": 100,
+                     *           "landings": 1,
+                     *           "unverified": 0,
+                     *           "payers": 0
+                     *         },
+                     *         "byKeyWallet": 0,
+                     *         "unverifiedLandings": [],
+                     *         "policy": {
+                     *           "refusePayerAfter": 1,
+                     *           "suspendAfterByKeyWallet": 3,
+                     *           "suspendShare": 0.5,
+                     *           "suspendMinPayers": 10
+                     *         }
                      *       }
                      *     }
                      */

@@ -5,7 +5,7 @@
  * and map its result.
  */
 import { GuardChangedError } from "../events/store.ts";
-import { Hono } from "hono";
+import { type Context, Hono, type Next } from "hono";
 import type { AppEnv } from "./http/env.ts";
 import { ApiError } from "./kernel/errors.ts";
 import { bodyLimit, DEFAULT_BODY_LIMIT } from "./http/body-limit.ts";
@@ -24,6 +24,7 @@ export type RouteGroup = (s: Services) => Hono<AppEnv>;
 export function createApp(s: Services, groups: RouteGroup[] = []): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use("*", requestLog(s.logger));
+  app.use("*", headLikeGet);
   app.use("*", traceRequests());
   app.use("*", hostedOrigin({ hostedBaseUrl: s.config.hostedBaseUrl }));
 
@@ -34,7 +35,7 @@ export function createApp(s: Services, groups: RouteGroup[] = []): Hono<AppEnv> 
   app.route("/", pricingRoutes(s));
   app.route("/", meRoutes(s));
   for (const g of groups) app.route("/", g(s));
-  keyedWrongMethods(app, s);
+  wrongMethods(app, s);
 
   app.notFound((c) => c.json(new ApiError("not_found", "No such endpoint").body(), 404));
   app.onError((err, c) => {
@@ -65,14 +66,46 @@ export function createApp(s: Services, groups: RouteGroup[] = []): Hono<AppEnv> 
 }
 
 /**
- * A keyed endpoint asked with a method it does not serve (PUT /v1/me) is still a question for a
- * key holder: 401 without a key, 404 with one, as when keys were checked by path. The keyed paths
- * come from the route table itself (the routes that attach `apiKey`). Registered last, so a
- * route that serves the method answers first and this never runs for it.
+ * A known path asked with a method it does not serve (DELETE /v1/pricing) is 405 with `Allow`,
+ * the methods the route table serves there. A keyed path still asks for the key first (401
+ * without one), as for its own methods. Registered last, so a route that serves the method answers
+ * first and this never runs for it.
  */
-function keyedWrongMethods(app: Hono<AppEnv>, s: Services) {
+function wrongMethods(app: Hono<AppEnv>, s: Services) {
   const { apiKey, rateLimit } = routeNeeds(s);
-  const paths = new Set(app.routes.filter((r) => r.handler === apiKey).map((r) => r.path));
+  const allowed = new Map<string, Set<string>>();
+  const keyed = new Set<string>();
+  for (const r of app.routes) {
+    if (r.handler === apiKey) keyed.add(r.path);
+    if (r.method === "ALL") continue; // middleware, not a route
+    const methods = allowed.get(r.path) ?? new Set<string>();
+    methods.add(r.method);
+    if (r.method === "GET") methods.add("HEAD");
+    allowed.set(r.path, methods);
+  }
   const limit = bodyLimit(DEFAULT_BODY_LIMIT);
-  for (const path of paths) app.all(path, limit, apiKey, rateLimit);
+  for (const [path, methods] of allowed) {
+    const allow = [...methods].sort().join(", ");
+    const refuse = (c: Context<AppEnv>) => {
+      c.header("Allow", allow);
+      const e = new ApiError(
+        "method_not_allowed",
+        `${c.req.method} is not served here; use ${allow}`,
+      );
+      return c.json(e.body(), 405);
+    };
+    if (keyed.has(path)) app.all(path, limit, apiKey, rateLimit, refuse);
+    else app.all(path, refuse);
+  }
+}
+
+/**
+ * HEAD answers what GET would, headers included, without the body: Hono routes HEAD to the GET
+ * handler and drops the body, so the length the body would have is set here.
+ */
+async function headLikeGet(c: Context<AppEnv>, next: Next) {
+  await next();
+  if (c.req.method !== "HEAD" || !c.res.body || c.res.headers.has("content-length")) return;
+  const bytes = (await c.res.clone().arrayBuffer()).byteLength;
+  c.res.headers.set("Content-Length", String(bytes));
 }

@@ -21,10 +21,13 @@ export interface LifecycleReads {
 export async function loadLifecycle(tx: Tx, cmd: { buildId: number }): Promise<LifecycleReads> {
   const build = await read(tx, buildsProjection, [cmd.buildId]);
   if (!build) return { build, key: null, conduct: null, purchaseWallet: null };
-  const [purchase, conduct] = await readMany(tx, [
-    [purchasesProjection, [build.purchaseId]],
-    [purchaseConductProjection, [build.purchaseId]],
-  ] as const);
+  const [purchase, conduct] = await readMany(
+    tx,
+    [
+      [purchasesProjection, [build.purchaseId]],
+      [purchaseConductProjection, [build.purchaseId]],
+    ] as const,
+  );
   // A suspension falls on the key in use now: a key deleted after its builds were made must not
   // absorb the verdict.
   const keyId = purchase?.activeKeyId ?? build.keyId;

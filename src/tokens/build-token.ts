@@ -153,10 +153,13 @@ async function build(
 
   // A key already at its limit is refused before any RPC is spent on it. The authoritative check
   // is the one inside the commit below.
-  const [usage, payerConduct] = await readMany(kvReads(s.kv), [
-    [usageProjection, [caller.purchaseId, utcDay(now)]],
-    [payerConductProjection, [req.payer.toBase58()]],
-  ] as const);
+  const [usage, payerConduct] = await readMany(
+    kvReads(s.kv),
+    [
+      [usageProjection, [caller.purchaseId, utcDay(now)]],
+      [payerConductProjection, [req.payer.toBase58()]],
+    ] as const,
+  );
   if ((usage?.tokens ?? 0) >= limit) throw dailyLimit(limit, usage?.tokens ?? 0, now);
   // A wallet that landed a creation without our fee gets nothing more built, on any key.
   const refused = payerRefusal(payerConduct, s.config.conduct);

@@ -32,7 +32,12 @@ const key = (over: Partial<KeyDoc> = {}): KeyDoc => ({
   ...over,
 });
 
-const policy: ConductPolicy = { refusePayerAfter: 1, keyWalletTolerated: 3, share: 0.5, minPayers: 10 };
+const policy: ConductPolicy = {
+  refusePayerAfter: 1,
+  keyWalletTolerated: 3,
+  share: 0.5,
+  minPayers: 10,
+};
 const own = (n: number): PurchaseConductDoc => ({ ...EMPTY_CONDUCT, byKeyWallet: n });
 
 Deno.test("decideSuspension: the own-wallet landing past the threshold suspends, once", () => {
@@ -96,7 +101,10 @@ Deno.test("through the store: the key's own wallet's fee-less landings past the 
     await land(2);
     const before = await (await me()).json();
     assertEquals(before.conduct.byKeyWallet, 2);
-    assertEquals(before.conduct.unverifiedLandings.map((l: { byKeyWallet: boolean }) => l.byKeyWallet), [true, true]);
+    assertEquals(
+      before.conduct.unverifiedLandings.map((l: { byKeyWallet: boolean }) => l.byKeyWallet),
+      [true, true],
+    );
     await land(3);
     const refused = await me();
     assertEquals(refused.status, 401);

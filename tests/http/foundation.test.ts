@@ -131,7 +131,7 @@ Deno.test("missing, malformed, mistyped and wrong keys are all 401 unauthorized"
   }
 });
 
-Deno.test("GET /v1/me answers the key, its wallet, today's usage and the limits", async () => {
+Deno.test("GET /v1/me answers the key, its wallet, today's usage, the limits and its conduct", async () => {
   // Mid-hour, so the two requests cannot fall on two days.
   const h = await startHarness(midHourHarness());
   try {
@@ -143,6 +143,17 @@ Deno.test("GET /v1/me answers the key, its wallet, today's usage and the limits"
       wallet: wallet.publicKey.toBase58(),
       usageToday: { requests: 2, tokens: 0, metadata: 0 },
       limits: { tokensPerDay: 25, metadataPerDay: 100, requestsPerHour: 600 },
+      conduct: {
+        recent: { window: 100, landings: 0, unverified: 0, payers: 0 },
+        byKeyWallet: 0,
+        unverifiedLandings: [],
+        policy: {
+          refusePayerAfter: 1,
+          suspendAfterByKeyWallet: 3,
+          suspendShare: 0.5,
+          suspendMinPayers: 10,
+        },
+      },
     });
   } finally {
     await h.close();

@@ -74,30 +74,53 @@ Deno.test("every route that takes a body refuses one over its limit with 413, be
   }
 });
 
-Deno.test("a keyed path asked with a method it does not serve: 401 without a key, 404 with one", async () => {
+Deno.test("a known path asked with a method it does not serve: 405 with Allow; a keyed one asks for the key first", async () => {
   // Mid-hour: the five requests it counts fall on one day.
   const h = await startHarness(midHourHarness());
   try {
     const { apiKey } = await h.newApiKey();
     for (
-      const [method, path] of [["PUT", "/v1/me"], ["DELETE", "/v1/tokens"], [
-        "POST",
-        "/v1/tokens/x",
-      ], ["PATCH", "/v1/webhooks/x"]]
+      const [method, path, allow] of [
+        ["PUT", "/v1/me", "GET, HEAD"],
+        ["DELETE", "/v1/tokens", "GET, HEAD, POST"],
+        ["POST", "/v1/tokens/x", "GET, HEAD"],
+        ["PATCH", "/v1/webhooks/x", "DELETE, GET, HEAD"],
+      ]
     ) {
       const anonymous = await h.request(path, { method });
       assertEquals(anonymous.status, 401, `${method} ${path}`);
       assertEquals(anonymous.headers.get("www-authenticate"), 'Bearer realm="api"');
       await anonymous.body?.cancel();
       const keyed = await h.request(path, { method, headers: bearer(apiKey) });
-      assertEquals(keyed.status, 404, `${method} ${path}`);
-      assertEquals((await keyed.json()).error.code, "not_found");
+      assertEquals(keyed.status, 405, `${method} ${path}`);
+      assertEquals(keyed.headers.get("allow"), allow, `${method} ${path}`);
+      assertEquals((await keyed.json()).error.code, "method_not_allowed");
     }
-    // A public path with a wrong method is a plain 404.
-    assertEquals((await h.request("/v1/pricing", { method: "DELETE" })).status, 404);
+    // A public path with a wrong method: 405 too, without a key.
+    const pricing = await h.request("/v1/pricing", { method: "DELETE" });
+    assertEquals([pricing.status, pricing.headers.get("allow")], [405, "GET, HEAD"]);
+    await pricing.body?.cancel();
     // The wrong method counts toward the hourly limit like any keyed request did.
     const me = await (await h.request("/v1/me", { headers: bearer(apiKey) })).json();
     assertEquals(me.usageToday.requests, 5);
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("HEAD answers what GET would, Content-Length included, without the body", async () => {
+  const h = await startHarness();
+  try {
+    const { apiKey } = await h.newApiKey();
+    for (const [path, headers] of [["/v1/pricing", {}], ["/v1/me", bearer(apiKey)]] as const) {
+      const get = await h.request(path, { headers });
+      const body = new Uint8Array(await get.arrayBuffer());
+      const head = await h.request(path, { method: "HEAD", headers });
+      assertEquals(head.status, get.status, path);
+      assertEquals(head.headers.get("content-type"), get.headers.get("content-type"));
+      assertEquals(head.headers.get("content-length"), String(body.byteLength), path);
+      assertEquals((await head.arrayBuffer()).byteLength, 0, path);
+    }
   } finally {
     await h.close();
   }
