@@ -1,6 +1,7 @@
 /** `deno task start`: the service on the embedded defaults, or on whatever the env configures. */
 import { bootstrap } from "./bootstrap.ts";
 import { ConfigError, loadConfig } from "./config.ts";
+import { listenOn, PortInUse } from "./kernel/port-in-use.ts";
 import { sweepOpenBuilds } from "./creation/watcher.ts";
 import { describeTokenMetadataProgram } from "./chain/metadata-program-info.ts";
 
@@ -24,8 +25,9 @@ try {
 }
 
 const booted = await bootstrap(config, { watch: true }).catch((e) => {
-  // Facts read from the chain at start (the stablecoin mint) can refuse the configuration too.
-  if (!(e instanceof ConfigError)) throw e;
+  // Facts read from the chain at start (the stablecoin mint) can refuse the configuration too,
+  // and the embedded chain's ports can be taken.
+  if (!(e instanceof ConfigError) && !(e instanceof PortInUse)) throw e;
   console.error(e.message);
   Deno.exit(2);
 });
@@ -47,14 +49,22 @@ for (const sig of ["SIGINT", "SIGTERM"] as const) {
     })();
   });
 }
-server = Deno.serve({
-  port: config.port,
-  hostname: config.hostname,
-  onListen: ({ hostname, port }) => {
-    const chain = booted.chain ? ` (embedded chain ${booted.chain.url})` : "";
-    if (booted.chain) {
-      console.log(describeTokenMetadataProgram(booted.chain.tokenMetadataProgram));
-    }
-    console.log(`token-creation service ready on http://${hostname}:${port}${chain}`);
-  },
-}, booted.app.fetch);
+try {
+  server = listenOn("PORT", config.port, "The service", () =>
+    Deno.serve({
+      port: config.port,
+      hostname: config.hostname,
+      onListen: ({ hostname, port }) => {
+        const chain = booted.chain ? ` (embedded chain ${booted.chain.url})` : "";
+        if (booted.chain) {
+          console.log(describeTokenMetadataProgram(booted.chain.tokenMetadataProgram));
+        }
+        console.log(`token-creation service ready on http://${hostname}:${port}${chain}`);
+      },
+    }, booted.app.fetch));
+} catch (e) {
+  if (!(e instanceof PortInUse)) throw e;
+  console.error(e.message);
+  await booted.close();
+  Deno.exit(2);
+}

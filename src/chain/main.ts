@@ -4,9 +4,14 @@
  */
 import { describeTokenMetadataProgram } from "./metadata-program-info.ts";
 import { startChain } from "./mod.ts";
+import { PortInUse } from "../kernel/port-in-use.ts";
 
 const port = Number(Deno.env.get("CHAIN_PORT") ?? "8899");
-const chain = await startChain({ port, quiet: true });
+const chain = await startChain({ port, quiet: true }).catch((e) => {
+  if (!(e instanceof PortInUse)) throw e;
+  console.error(e.message);
+  Deno.exit(2);
+});
 
 // `deno task` under a process-group kill delivers the signal twice: the second one must not start
 // a second close of a chain that is already closing (that close throws, and the exit code is 1).

@@ -3,6 +3,7 @@
  * up, where web3.js looks for it, and also on the RPC port itself), the /admin/... control
  * surface, and the fault knobs (latency, failure rate, down) applied to RPC traffic.
  */
+import { listenOn } from "../kernel/port-in-use.ts";
 import { isAdminRoute, parseAdminBody } from "./admin-input.ts";
 import { errorBody, handleJsonRpc, requestIds, RpcError } from "./jsonrpc.ts";
 import type { PubSub } from "./pubsub.ts";
@@ -81,15 +82,22 @@ export class ChainServer {
 
   #bind(port: number, wsPort: number): void {
     const quiet = () => {};
-    this.#rpc = Deno.serve(
-      { hostname: this.hostname, port, onListen: quiet },
-      (req, info) => this.#handleRpcPort(req, clientOf(info)),
-    );
+    this.#rpc = listenOn("CHAIN_PORT", port, "The embedded chain's JSON-RPC", () =>
+      Deno.serve(
+        { hostname: this.hostname, port, onListen: quiet },
+        (req, info) => this.#handleRpcPort(req, clientOf(info)),
+      ));
     this.#port = port;
     try {
-      this.#ws = Deno.serve(
-        { hostname: this.hostname, port: wsPort, onListen: quiet },
-        (req) => this.#handleWsPort(req),
+      this.#ws = listenOn(
+        "CHAIN_PORT",
+        wsPort,
+        `The embedded chain's WebSocket (CHAIN_PORT + 1 = ${wsPort})`,
+        () =>
+          Deno.serve(
+            { hostname: this.hostname, port: wsPort, onListen: quiet },
+            (req) => this.#handleWsPort(req),
+          ),
       );
       this.#wsPort = wsPort;
     } catch (e) {

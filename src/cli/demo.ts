@@ -25,6 +25,7 @@ import {
   programChoice,
 } from "../../examples/create-token.ts";
 import { defaultRpcUrl } from "./kv.ts";
+import { checkChain, checkService, LocalServiceError } from "./local-service.ts";
 import { type DevKey, makeDevKey } from "./make-dev-key.ts";
 import { waitConfirmed } from "../solana/wait-confirmed.ts";
 
@@ -55,64 +56,6 @@ export interface DemoResult {
   tokenProgram: "spl-token" | "token-2022";
   lamportsSpent: bigint;
   reusedKey: boolean;
-}
-
-/** "Connection refused (os error 111)" rather than fetch's bare "fetch failed". */
-function reason(e: unknown): string {
-  const err = e as Error & { cause?: Error };
-  const text = err.cause?.message ?? err.message ?? String(e);
-  return text.split("\n")[0].split(": ").at(-1)!;
-}
-
-const START_HINT = "start it with `deno task start` (README, Quick start), or point the demo " +
-  "at it with SERVICE_URL=http://host:port";
-
-/** What GET /v1/pricing says the network takes per token under each program, in lamports. */
-interface NetworkFigures {
-  networkLamports?: string;
-  token2022NetworkLamports?: string;
-}
-
-/**
- * The service must answer, be ours, and run on the local chain (the demo funds by airdrop).
- * Returns the network figures of its pricing, to set the demo's spend beside them.
- */
-async function checkService(service: string): Promise<NetworkFigures> {
-  let res: Response;
-  try {
-    res = await fetch(`${service}/v1/pricing`, { signal: AbortSignal.timeout(10_000) });
-  } catch (e) {
-    throw new DemoError(
-      `no service answers at ${service} (${reason(e)}): ${START_HINT}`,
-    );
-  }
-  const body = await res.json().catch(() => null);
-  if (!res.ok || typeof body?.network !== "string" || typeof body?.token?.usd !== "number") {
-    throw new DemoError(
-      `${service} answered HTTP ${res.status} but is not the token-creation service (wrong ` +
-        `port? the service prints "token-creation service ready on http://…" when it starts): ` +
-        START_HINT,
-    );
-  }
-  if (body.network !== "localnet") {
-    throw new DemoError(
-      `${service} runs on ${body.network}; the demo funds its wallet by airdrop and needs the ` +
-        `local chain (the default settings of \`deno task start\`)`,
-    );
-  }
-  return body.token;
-}
-
-async function checkChain(connection: Connection, rpcUrl: string): Promise<void> {
-  try {
-    await connection.getSlot();
-  } catch (e) {
-    throw new DemoError(
-      `no Solana RPC answers at ${rpcUrl} (${reason(e)}): the ` +
-        "service's embedded chain listens on CHAIN_PORT (8899); run the demo with the same " +
-        "CHAIN_PORT, or SOLANA_RPC_URL",
-    );
-  }
 }
 
 /** The key this demo made before, if it still works and has room for one more token today. */
@@ -293,7 +236,8 @@ if (import.meta.main) {
     });
     Deno.exit(0);
   } catch (e) {
-    const message = e instanceof DemoError || e instanceof ApiCallError
+    const message = e instanceof DemoError || e instanceof LocalServiceError ||
+        e instanceof ApiCallError
       ? e.message
       : `${(e as Error).message ?? e}`;
     console.error(`demo failed: ${message}`);

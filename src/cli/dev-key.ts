@@ -8,11 +8,22 @@
  */
 import { defaultRpcUrl } from "./kv.ts";
 import { makeDevKey } from "./make-dev-key.ts";
+import { Connection } from "@solana/web3.js";
+import { checkChain, checkService, LocalServiceError } from "./local-service.ts";
 
 const service = Deno.env.get("SERVICE_URL") ?? `http://127.0.0.1:${Deno.env.get("PORT") ?? 8000}`;
+const rpcUrl = defaultRpcUrl();
+try {
+  await checkService(service);
+  await checkChain(new Connection(rpcUrl, "confirmed"), rpcUrl);
+} catch (e) {
+  if (!(e instanceof LocalServiceError)) throw e;
+  console.error(`dev:key failed: ${e.message}`);
+  Deno.exit(1);
+}
 const key = await makeDevKey({
   service,
-  rpcUrl: defaultRpcUrl(),
+  rpcUrl,
   dataDir: Deno.env.get("DATA_DIR") ?? ".data",
   currency: Deno.args.includes("--stablecoin") ? "STABLECOIN" : "SOL",
 });

@@ -14,7 +14,13 @@ export interface ApiKeyOptions {
   kv: Deno.Kv;
   pepper: CryptoKey;
   prefix: string;
+  /** Where keys are bought: the portal's URL, named in the 401. */
+  portalUrl: string;
 }
+
+/** The one 401 every keyed refusal gives, saying where a key comes from. */
+export const unauthorizedMessage = (portalUrl: string) =>
+  `A valid API key is required (Authorization: Bearer <key>); keys are bought at ${portalUrl}`;
 
 export async function authenticate(
   opts: ApiKeyOptions,
@@ -36,7 +42,7 @@ export function apiKey(opts: ApiKeyOptions): MiddlewareHandler<AppEnv> {
   return async function apiKey(c, next) {
     const key = await authenticate(opts, c.req.header("authorization"));
     if (!key) {
-      throw new ApiError("unauthorized", "A valid API key is required", {}, {
+      throw new ApiError("unauthorized", unauthorizedMessage(opts.portalUrl), {}, {
         "WWW-Authenticate": 'Bearer realm="api"',
       });
     }

@@ -272,7 +272,13 @@ const responses = (cfg: DocumentConfig): Record<string, Json> => ({
       "WWW-Authenticate": { schema: { type: "string" }, description: 'Bearer realm="api"' },
     },
     content: json("Error", {
-      examples: { unauthorized: err("unauthorized", "A valid API key is required") },
+      examples: {
+        unauthorized: err(
+          "unauthorized",
+          "A valid API key is required (Authorization: Bearer <key>); keys are bought at " +
+            "https://api.example.com/",
+        ),
+      },
     }),
   },
   NotFound: {

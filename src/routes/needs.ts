@@ -26,7 +26,12 @@ export function routeNeeds(s: Services): RouteNeeds {
   let needs = built.get(s);
   if (!needs) {
     needs = {
-      apiKey: apiKey({ kv: s.kv, pepper: s.pepper, prefix: s.config.keyPrefix }),
+      apiKey: apiKey({
+        kv: s.kv,
+        pepper: s.pepper,
+        prefix: s.config.keyPrefix,
+        portalUrl: `${s.config.publicBaseUrl}/`,
+      }),
       rateLimit: rateLimit({ kv: s.kv, limit: s.config.limits.requestsPerHour, clock: s.clock }),
       idempotent: idempotent({
         kv: s.kv,

@@ -50,3 +50,25 @@ Deno.test("deno task dev:key: funded wallet, keypair file, paid purchase, a work
     await Deno.remove(dataDir, { recursive: true });
   }
 });
+
+Deno.test("deno task dev:key with no service running says what to do in one line, exit 1", async () => {
+  const probe = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (probe.addr as Deno.NetAddr).port;
+  probe.close();
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["task", "-q", "dev:key"],
+    cwd: ROOT,
+    env: { NO_COLOR: "1", SERVICE_URL: `http://127.0.0.1:${port}` },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const stderr = new TextDecoder().decode(out.stderr).trim();
+  assertEquals(out.code, 1, stderr);
+  // Besides the two harmless npm lines the README names, one line: no stack trace.
+  const ours = stderr.split("\n").filter((l) => !/^bigint: |DEP0040/.test(l));
+  assertEquals(ours.length, 1, stderr);
+  assertMatch(
+    ours[0],
+    /^dev:key failed: no service answers at http:\/\/127\.0\.0\.1:\d+ \(.*refused.*\): start it with `deno task start`/,
+  );
+});

@@ -114,6 +114,12 @@ Deno.test("missing, malformed, mistyped and wrong keys are all 401 unauthorized"
       assertEquals(res.status, 401, name);
       const body = await res.json();
       assertEquals(body.error.code, "unauthorized", name);
+      // The same answer for every case, saying where keys come from: the portal.
+      assertEquals(
+        body.error.message,
+        `A valid API key is required (Authorization: Bearer <key>); keys are bought at ${h.services.config.publicBaseUrl}/`,
+        name,
+      );
       assertEquals(res.headers.get("www-authenticate"), 'Bearer realm="api"');
     }
     assertEquals((await h.request("/v1/me", { headers: bearer(apiKey) })).status, 200);
