@@ -5,7 +5,7 @@
  * changes nothing twice.
  */
 import type { KeyDoc } from "../../projections/keys.ts";
-import { isRejection, reject, type Rejection } from "../domain/rejection.ts";
+import { isRejection, reject, type Rejection } from "../kernel/rejection.ts";
 import { textProblem } from "../domain/text-rules.ts";
 import { skeleton } from "../tokens/well-known-names.ts";
 import type { AdminEvent } from "./events.ts";

@@ -5,7 +5,7 @@
  */
 import bs58 from "bs58";
 import { Message, SendTransactionError } from "@solana/web3.js";
-import { parseTxErrorText } from "../chain/tx-error.ts";
+import { parseTxErrorText } from "../solana/tx-error.ts";
 import { describeTransactionError, failureSummary } from "../solana/transaction-error.ts";
 import { sha256Hex } from "../kernel/hashing.ts";
 import { ApiError } from "../kernel/errors.ts";

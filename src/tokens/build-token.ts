@@ -16,7 +16,7 @@ import { sha256Hex } from "../kernel/hashing.ts";
 import type { KeyDoc } from "../../projections/keys.ts";
 import { usageProjection } from "../../projections/usage.ts";
 import { secondsUntilUtcMidnight, utcDay } from "../kernel/time.ts";
-import type { Rejection } from "../domain/rejection.ts";
+import type { Rejection } from "../kernel/rejection.ts";
 import { kvReads, read } from "../commands/read.ts";
 import { ApiError } from "../kernel/errors.ts";
 import type { IdempotencyScope } from "../idempotency/record.ts";
