@@ -1,10 +1,11 @@
 /**
- * The import graph of src/, events/ and projections/, read from the source text: no cycles (type
+ * The import graph of src/, events/ and projections/ (TypeScript, and the portal's checked
+ * JavaScript in src/portal/browser/), read from the source text: no cycles (type
  * imports included: a type loop still ties two files together), the kernel imports nothing of
  * ours outside it, the log (events/) imports neither projections/ nor the app (only the kernel,
  * which sits below everything), the read models only the log and the kernel, the commands only
- * those and the idempotency records they commit, and features do not reach up into the HTTP
- * layer. Between folders no import runs back up: the graph of folders has no loop (one import,
+ * those and the idempotency records they commit, the portal's browser code only itself and the
+ * kernel, and features do not reach up into the HTTP layer. Between folders no import runs back up: the graph of folders has no loop (one import,
  * named below, aside). The embedded chain is a tool beside the product: only the programs that
  * start it import src/chain/. No module is a pass-through shim (only re-exports, or a
  * "re-export kept" line), nor passes on a name from another module: importers name the module
@@ -32,7 +33,7 @@ async function walk(dir: string, into: string[]) {
   for await (const e of Deno.readDir(new URL(dir, ROOT))) {
     const path = `${dir}/${e.name}`;
     if (e.isDirectory) await walk(path, into);
-    else if (/\.tsx?$/.test(e.name)) into.push(path);
+    else if (/\.(tsx?|js)$/.test(e.name)) into.push(path);
   }
 }
 
@@ -174,6 +175,9 @@ export function upwardImports(graph: Map<string, string[]>): string[] {
         : from.startsWith("projections/")
         ? !to.startsWith("projections/") && !to.startsWith("events/") &&
           !to.startsWith("src/kernel/") && "read models import only the log and the kernel"
+        : from.startsWith("src/portal/browser/")
+        ? !to.startsWith("src/portal/browser/") && !to.startsWith("src/kernel/") &&
+          "the portal's browser code imports only itself and the kernel (it is bundled for the page)"
         : from.startsWith("src/commands/")
         ? !["src/commands/", "src/idempotency/", "src/kernel/", "events/", "projections/"]
           .some((p) => to.startsWith(p)) &&
@@ -382,6 +386,9 @@ Deno.test("import graph: the chain and folder checks find planted imports, and o
     ["src/kernel/errors.ts", []],
     ["events/store.ts", []],
     ["projections/keys.ts", ["src/tokens/d.ts", "events/store.ts"]],
+    ["src/portal/browser/app.js", ["src/portal/browser/ui.js", "src/kernel/encoding.ts"]],
+    ["src/portal/browser/ui.js", ["src/config.ts"]],
+    ["src/config.ts", []],
   ]);
   assertEquals(chainImports(graph), ["src/creation/relay.ts -> src/chain/mod.ts"]);
   assertEquals(folderLoops(graph, new Set()), [
@@ -397,5 +404,6 @@ Deno.test("import graph: the chain and folder checks find planted imports, and o
   assertEquals(upwardImports(graph).map((s) => s.split(" (")[0]), [
     "projections/keys.ts -> src/tokens/d.ts",
     "src/commands/run.ts -> src/domain/rejection.ts",
+    "src/portal/browser/ui.js -> src/config.ts",
   ]);
 });
