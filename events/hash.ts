@@ -17,9 +17,8 @@ export function canonicalJson(value: unknown): string {
 /**
  * A link of the chain: SHA-256, in hex, of the previous event's hash, a newline and the event's
  * body text (the canonical JSON the log stores, events/codec.ts). The store, the chain check and
- * the synthetic log all hash through here. The two are joined before hashing: hashing them as two
- * updates saves that copy (a gigabyte of garbage in a million-event audit), but the audit was no
- * faster for it (slower in 11 of 16 alternating pairs, by 0.5 s at the median; BENCHMARKS.md).
+ * the synthetic log all hash through here. The two are joined before hashing: two updates would
+ * save that copy but no time, and one string is the definition as written.
  */
 export function chainHash(prevHash: string, body: string): string {
   return createHash("sha256").update(`${prevHash}\n${body}`, "utf8").digest("hex");
@@ -28,7 +27,7 @@ export function chainHash(prevHash: string, body: string): string {
 /**
  * The hash of an event covers everything but the hash itself, chained to its predecessor.
  * Synchronous: a replay hashes every event of the history, and an awaited WebCrypto call per
- * event cost more than the rest of the check (benchmarked in bench/).
+ * event would cost more than the rest of the check.
  */
 export function eventHashSync(event: Omit<StoredEvent, "hash">): string {
   const { prevHash, ...body } = event;

@@ -37,8 +37,8 @@ const VERSIONSTAMP = "printf('%016x0000', version)";
 /**
  * A page of rows as one row: the keys and the values each joined into one blob, and their lengths
  * and encodings as comma-separated text. node:sqlite makes a new buffer for every blob it hands
- * out, and at 1.8 million documents that was most of reading them (3.9-4.4 s of rows as arrays
- * against 1.5-1.8 s of pages as one row). `group_concat` joins blobs byte for byte in a UTF-8
+ * out, which for millions of small documents is most of the cost of reading them; one row per
+ * page makes a few buffers instead. `group_concat` joins blobs byte for byte in a UTF-8
  * database (`open` checks the encoding) and the cast back to a blob copies nothing; the
  * aggregates take the ordered subquery's rows in its order, which `pages` checks.
  */
@@ -122,9 +122,9 @@ export class KvFile {
   /**
    * Up to `limit` entries from `start` (an encoded key, included) to `end` (excluded), in key
    * order, each with its versionstamp, in one statement: one snapshot, and for large values (the
-   * log's 63 KiB segments) a third fewer page reads than pages of a few rows through `Deno.Kv`,
-   * and no trip through its thread (the log's segments read so took 0.9 s of CPU, against 1.5-1.8
-   * s). A row whose key or value is not a blob is an error, as it is to `Deno.Kv`.
+   * log's 63 KiB segments) fewer page reads than pages of a few rows through `Deno.Kv`, and no
+   * trip through its thread. A row whose key or value is not a blob is an error, as it is to
+   * `Deno.Kv`.
    */
   range(
     start: Uint8Array,
@@ -160,8 +160,8 @@ export class KvFile {
   /**
    * The key and versionstamp (as `Deno.Kv` writes it: 20 hex digits) of every entry under
    * `prefix`, in key order, without reading the values: SQLite follows a large value's overflow
-   * pages to the columns after it, but nothing is copied out (the incremental audit's prefix
-   * proof: ~0.3 s for the 800 MB of a million events' segments, ~2.3 s through `Deno.Kv`).
+   * pages to the columns after it, but nothing is copied out, which `Deno.Kv` cannot do (the
+   * incremental audit's prefix proof needs only the versionstamps).
    */
   versionstamps(prefix: Uint8Array, size = 4000): Generator<[Uint8Array, string][]> {
     return paged<[Uint8Array, string]>(this.versions, prefix, size);

@@ -132,7 +132,7 @@ export async function* readLog(
     const roundStart = next;
     // Sealed segments holding `next` or later.
     // Read ahead (a page of 16 segments, 1 MiB, while the last is worked on): at most one page
-    // read past `to`. Larger pages were no faster and held megabytes more outside the heap.
+    // read past `to`, and the memory held outside the heap stays small.
     const segments = opts.file ? segmentsInFile(opts.file, next) : readAhead(
       kv.list<Uint8Array>({ prefix: LOG_SEGMENTS, start: segmentKey(next) }, { batchSize: 16 }),
       16,
@@ -187,7 +187,7 @@ const SEGMENTS_END = Uint8Array.of(...encodeKvKey(LOG_SEGMENTS), 0xff);
  * Segments read from the file in one statement, and between two turns of the event loop
  * (`eventLoopTurn`): a statement is a read snapshot, which a service writing meanwhile could not
  * move its write-ahead log past while it lasted (4 MiB of segments, a few milliseconds, at a
- * time). One statement for the whole log read it no faster (0.62-1.62 s against 0.62-0.63 s).
+ * time). One statement for the whole log would hold that snapshot for the whole read.
  */
 const SEGMENTS_PER_STATEMENT = 64;
 
@@ -314,9 +314,8 @@ export async function recordsAfter(kv: Deno.Kv, position: number, legacy: boolea
 /**
  * Frees a value read from KV now, by detaching its buffer, when the value is the whole of it (a
  * view into a larger buffer is left alone). Segments are 63 KiB each; left to the garbage
- * collector, ~100 MB of them piled up outside the V8 heap before it ran (more than the rest of an
- * incremental audit's peak memory), and the ones a read-ahead kept long enough to be promoted
- * counted towards V8's next full collection, which came sooner for it.
+ * collector, a long read piles them up outside the V8 heap before it runs, and the ones a
+ * read-ahead kept long enough to be promoted bring V8's next full collection sooner.
  */
 export function releaseBytes(value: unknown): void {
   if (!(value instanceof Uint8Array)) return; // a tampered segment: nothing to free early

@@ -147,9 +147,8 @@ export class EventStore {
    */
   transact<R>(fn: (tx: Tx) => Promise<Decision<R>>): Promise<TransactResult<R>> {
     // Every append moves the one log head, so concurrent writers in this process would only
-    // collide and re-run each other's commands (measured: twice the CPU per build at 16 in
-    // flight). They take turns here instead; the head guard still settles races between
-    // processes or isolates. `fn` must therefore never call `transact` on this store itself.
+    // collide and re-run each other's commands, doing the work twice. They take turns here
+    // instead; the head guard still settles races between processes or isolates. `fn` must therefore never call `transact` on this store itself.
     return this.#turns.run("head", () => this.#transact(fn));
   }
 

@@ -6,7 +6,7 @@
  */
 import { GuardChangedError } from "../events/store.ts";
 import { type Context, Hono, type Next } from "hono";
-import type { AppEnv } from "./http/env.ts";
+import type { AppEnv, RouteGroup } from "./http/env.ts";
 import { ApiError } from "./kernel/errors.ts";
 import { bodyLimit, DEFAULT_BODY_LIMIT } from "./http/body-limit.ts";
 import { hostedOrigin } from "./http/hosted-origin.ts";
@@ -19,8 +19,6 @@ import type { Services } from "./services.ts";
 import { traceRequests } from "./telemetry/tracing.ts";
 
 /** Extra route groups other modules mount (token build, metadata, relay, portal, admin). */
-export type RouteGroup = (s: Services) => Hono<AppEnv>;
-
 export function createApp(s: Services, groups: RouteGroup[] = []): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use("*", requestLog(s.logger));

@@ -3,7 +3,6 @@
  * Every setting has a working local default; deploy mode (Deno Deploy) refuses to invent secrets
  * and never writes files.
  */
-import { conductEnv, type ConductPolicy, conductPolicy } from "./admin/suspension.ts";
 import { z } from "zod";
 import { PublicKey } from "@solana/web3.js";
 
@@ -144,7 +143,14 @@ const EnvSchema = z.object({
   IMAGE_MAX_WIDTH: int(4096),
   IMAGE_MAX_HEIGHT: int(4096),
   MAX_PRIORITY_FEE_MICROLAMPORTS: int(1_000_000),
-  ...conductEnv,
+  // Conduct (src/conduct/policy.ts): unverified landings a payer wallet may have before its
+  // builds are refused; those paid by the key's own wallet that are tolerated (one more
+  // suspends); and the share of the purchase's last 100 landings that, unverified and from at
+  // least SUSPEND_MIN_UNVERIFIED_PAYERS wallets, suspends the key.
+  REFUSE_PAYER_AFTER_UNVERIFIED: int(1),
+  SUSPEND_AFTER_UNVERIFIED: int(3),
+  SUSPEND_UNVERIFIED_SHARE: z.coerce.number().gt(0).max(1).default(0.5),
+  SUSPEND_MIN_UNVERIFIED_PAYERS: int(10),
   WELL_KNOWN_NAMES: z.string().optional(),
   ADMIN_TOKEN: z.string().min(32, "at least 32 characters").optional(),
   DEPLOY_MODE: z.enum(["0", "1"]).optional(),
@@ -159,6 +165,14 @@ const EnvSchema = z.object({
 
 /** Every environment variable the configuration reads (the policies' own included). */
 export const ENV_NAMES = Object.keys(EnvSchema.shape);
+
+/** What unverified landings lead to (src/conduct/policy.ts decides with it). */
+export interface ConductPolicy {
+  refusePayerAfter: number;
+  keyWalletTolerated: number;
+  share: number;
+  minPayers: number;
+}
 
 export interface Limits {
   requestsPerHour: number;
@@ -346,7 +360,12 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       hostedItemsPerKey: e.HOSTED_ITEMS_PER_KEY,
     },
     maxPriorityFeeMicroLamports: e.MAX_PRIORITY_FEE_MICROLAMPORTS,
-    conduct: conductPolicy(e),
+    conduct: {
+      refusePayerAfter: e.REFUSE_PAYER_AFTER_UNVERIFIED,
+      keyWalletTolerated: e.SUSPEND_AFTER_UNVERIFIED,
+      share: e.SUSPEND_UNVERIFIED_SHARE,
+      minPayers: e.SUSPEND_MIN_UNVERIFIED_PAYERS,
+    },
     wellKnownNames: e.WELL_KNOWN_NAMES
       ? e.WELL_KNOWN_NAMES.split(",").map((s) => s.trim()).filter(Boolean)
       : DEFAULT_WELL_KNOWN_NAMES,

@@ -5,11 +5,10 @@
  * changes nothing twice.
  */
 import type { KeyDoc } from "../../projections/keys.ts";
-import { isRejection, reject, type Rejection } from "../domain/rejection.ts";
+import { isRejection, reject, type Rejection } from "../kernel/rejection.ts";
 import { textProblem } from "../domain/text-rules.ts";
 import { skeleton } from "../tokens/well-known-names.ts";
 import type { AdminEvent } from "./events.ts";
-import { keyStream } from "./suspension.ts";
 
 export type AdminCommand =
   | { type: "BanKey"; keyId: string; reason: string }
@@ -43,6 +42,9 @@ export function decideAdmin(
 }
 
 /** A key's events live on its purchase's stream (as in src/domain/access). */
+/** The stream a key's access events belong to (the purchase's, as in src/domain/access). */
+export const keyStream = (key: KeyDoc) => `purchase-${key.purchaseId}`;
+
 export const adminStream = (_cmd: AdminCommand, { key }: AdminState): string => keyStream(key!);
 
 /**

@@ -7,7 +7,7 @@ import type { EventStore } from "../../events/store.ts";
 import type { StoredEvent } from "../../events/types.ts";
 import { type Clock, systemClock } from "../kernel/clock.ts";
 import { type CommandHandler, runCommand } from "../commands/run.ts";
-import type { Rejection } from "../domain/rejection.ts";
+import type { Rejection } from "../kernel/rejection.ts";
 import { type AdminCommand, type AdminState, adminStream, decideAdmin } from "./decide.ts";
 import type { AdminEvent } from "./events.ts";
 import type { KeyView } from "./keys.ts";

@@ -5,7 +5,7 @@
  * decided in decide.ts (`decideNames`); this file reads the list and writes the decisions.
  */
 import type { Config } from "../config.ts";
-import { isRejection } from "../domain/rejection.ts";
+import { isRejection } from "../kernel/rejection.ts";
 import { type WellKnownMatcher, wellKnownMatcher } from "../tokens/well-known-names.ts";
 import { checkNames, decideNames, type NamesCommand, type StoredNames } from "./decide.ts";
 

@@ -87,7 +87,7 @@ export class AccountsDb {
   }
 }
 
-/** A cheap map key for 32 raw bytes (base58 is ~10x slower and only needed for output). */
+/** A cheap map key for 32 raw bytes (base58 costs far more and is only needed for output). */
 function keyId(key: Uint8Array): string {
   return String.fromCharCode.apply(null, key as unknown as number[]);
 }

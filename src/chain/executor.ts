@@ -34,7 +34,8 @@ import {
   runTokenMetadataInstruction,
   TOKEN_METADATA_PROGRAM,
 } from "./token-metadata-program.ts";
-import { fromNapiTxError, instructionError, remapTxError, type TxErrorJson } from "./tx-error.ts";
+import { instructionError, type TxErrorJson } from "../solana/tx-error.ts";
+import { fromNapiTxError, remapTxError } from "./litesvm-errors.ts";
 
 export interface InnerIx {
   programIdIndex: number;

@@ -4,7 +4,7 @@
  */
 import { readU32, readU64 } from "./codec.ts";
 import type { ResolvedTransaction } from "./message.ts";
-import { instructionError, type TxErrorJson } from "./tx-error.ts";
+import { instructionError, type TxErrorJson } from "../solana/tx-error.ts";
 
 export const COMPUTE_BUDGET_PROGRAM = "ComputeBudget111111111111111111111111111111";
 export const LAMPORTS_PER_SIGNATURE = 5_000n;

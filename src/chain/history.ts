@@ -6,7 +6,7 @@
 import type { InnerIxGroup } from "./executor.ts";
 import type { ResolvedTransaction } from "./message.ts";
 import type { TokenBalance } from "./spl-token.ts";
-import type { TxErrorJson } from "./tx-error.ts";
+import type { TxErrorJson } from "../solana/tx-error.ts";
 
 export interface TxRecord {
   seq: number;

@@ -34,7 +34,7 @@ import {
 import { collectTokenBalances, parseMint, type RawAccount } from "./spl-token.ts";
 import { TOKEN_METADATA_PROGRAM } from "./token-metadata-program.ts";
 import type { TokenMetadataProgramInfo } from "./metadata-program-info.ts";
-import type { TxErrorJson } from "./tx-error.ts";
+import type { TxErrorJson } from "../solana/tx-error.ts";
 
 const ADDRESS_LOOKUP_TABLE_PROGRAM = "AddressLookupTab1e1111111111111111111111111";
 const LOOKUP_TABLE_META_SIZE = 56;

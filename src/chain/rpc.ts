@@ -11,7 +11,7 @@ import { INVALID_PARAMS, METHOD_NOT_FOUND, RpcError } from "./jsonrpc.ts";
 import { parseTransaction, type ResolvedTransaction, sanitize, WireError } from "./message.ts";
 import { type ChainNode, PRIORITIZATION_FEE_SLOTS, ResolveError } from "./node.ts";
 import { parseMint, parseTokenAccount, uiTokenAmount } from "./spl-token.ts";
-import { txErrorText } from "./tx-error.ts";
+import { txErrorText } from "../solana/tx-error.ts";
 import {
   ACCOUNT_ENCODINGS,
   type AccountEncoding,

@@ -31,7 +31,7 @@ import {
 import { AccountSnap, RENT_EXEMPT_EPOCH, SYSTEM_PROGRAM } from "./accounts.ts";
 import { concatBytes, readU32, u32le, u64le } from "./codec.ts";
 import { TOKEN_2022_PROGRAM, TOKEN_PROGRAM } from "./spl-token.ts";
-import type { IxErrorJson } from "./tx-error.ts";
+import type { IxErrorJson } from "../solana/tx-error.ts";
 
 export const TOKEN_METADATA_PROGRAM = TOKEN_METADATA_PROGRAM_ID.toBase58();
 

@@ -9,7 +9,7 @@
 import type { Enqueue, EventStore, StreamAppend, Tx } from "../../events/store.ts";
 import type { DomainEvent, StoredEvent } from "../../events/types.ts";
 import type { Clock } from "../kernel/clock.ts";
-import { isRejection, type Rejection, toApiError } from "../domain/rejection.ts";
+import { isRejection, type Rejection, toApiError } from "../kernel/rejection.ts";
 import { type IdempotencyScope, recordFor } from "../idempotency/record.ts";
 
 /** A command's three parts and how its answer is made; pure except `load`, which only reads. */

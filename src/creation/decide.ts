@@ -8,7 +8,8 @@
  * the blockhash expires wins. The build is recorded `failed` once the cluster is past the
  * blockhash's validity with no success seen.
  */
-import { type ConductPolicy, decideSuspension } from "../admin/suspension.ts";
+import { decideSuspension } from "../conduct/policy.ts";
+import type { ConductPolicy } from "../config.ts";
 import { type PurchaseConductDoc, withLanding } from "../../projections/conduct.ts";
 import type { CreationEvent } from "./events.ts";
 import { type BuildDoc, FINAL_STATUSES } from "../../projections/builds.ts";

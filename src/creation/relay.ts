@@ -5,8 +5,9 @@
  */
 import bs58 from "bs58";
 import { Message, SendTransactionError } from "@solana/web3.js";
-import { parseTxErrorText } from "../chain/tx-error.ts";
+import { parseTxErrorText } from "../solana/tx-error.ts";
 import { describeTransactionError, failureSummary } from "../solana/transaction-error.ts";
+import { base64Decode } from "../kernel/encoding.ts";
 import { sha256Hex } from "../kernel/hashing.ts";
 import { ApiError } from "../kernel/errors.ts";
 import type { IdempotencyScope } from "../idempotency/record.ts";
@@ -126,7 +127,7 @@ const MAX_TRANSACTION_BYTES = 1232;
 function decode(transaction: string): { bytes: Uint8Array; wire: WireTransaction } {
   try {
     if (!/^[A-Za-z0-9+/]+={0,2}$/.test(transaction)) throw new Error("not base64");
-    const bytes = Uint8Array.from(atob(transaction), (ch) => ch.charCodeAt(0));
+    const bytes = base64Decode(transaction);
     if (bytes.length > MAX_TRANSACTION_BYTES) {
       throw new Error(`over the ${MAX_TRANSACTION_BYTES} bytes a transaction may have`);
     }

@@ -17,6 +17,7 @@
  * recommends.
  */
 import { type AccountInfo, PublicKey, SystemProgram } from "@solana/web3.js";
+import { base64Decode } from "../kernel/encoding.ts";
 import { toHex } from "../kernel/hashing.ts";
 import {
   buildByMintProjection,
@@ -319,7 +320,7 @@ export async function rebroadcast(
     ? reading.height
     : await s.connection.getBlockHeight("confirmed");
   if (height > build.lastValidBlockHeight) return false;
-  const bytes = Uint8Array.from(atob(msg.transaction), (c) => c.charCodeAt(0));
+  const bytes = base64Decode(msg.transaction);
   try {
     await s.connection.sendRawTransaction(bytes, { skipPreflight: true, maxRetries: 0 });
   } catch {

@@ -1,5 +1,7 @@
+import type { Hono } from "hono";
 import type { KeyDoc } from "../../projections/keys.ts";
 import type { IdempotencyScope } from "../idempotency/record.ts";
+import type { Services } from "../services.ts";
 
 /** What middleware hands to handlers through the Hono context. */
 export interface AppEnv {
@@ -10,3 +12,6 @@ export interface AppEnv {
     portalWallet: string;
   };
 }
+
+/** One area's routes, built from the services; the app mounts the groups it is given. */
+export type RouteGroup = (s: Services) => Hono<AppEnv>;

@@ -6,7 +6,7 @@ import type { MetadataHosted, MetadataImageUnfetchable } from "../../events/type
 import type { HostedImageDoc } from "../../projections/hosted.ts";
 import type { UsageDoc } from "../../projections/usage.ts";
 import { type KeyDoc, stillInForce } from "../../projections/keys.ts";
-import { isRejection, reject, type Rejection } from "../domain/rejection.ts";
+import { isRejection, reject, type Rejection } from "../kernel/rejection.ts";
 import { secondsUntilUtcMidnight } from "../kernel/time.ts";
 
 export interface HostMetadataCommand {

@@ -7,7 +7,7 @@ import { sha256Hex, toHex } from "../kernel/hashing.ts";
 import type { KeyDoc } from "../../projections/keys.ts";
 import { utcDay } from "../kernel/time.ts";
 import type { Config } from "../config.ts";
-import { type Rejection, toApiError } from "../domain/rejection.ts";
+import { type Rejection, toApiError } from "../kernel/rejection.ts";
 import { ApiError } from "../kernel/errors.ts";
 import type { IdempotencyScope } from "../idempotency/record.ts";
 import { type CommandHandler, runCommand } from "../commands/run.ts";

@@ -1,5 +1,5 @@
 /** Every route group the service mounts beside pricing and /v1/me, in one list. */
-import type { RouteGroup } from "../app.ts";
+import type { RouteGroup } from "../http/env.ts";
 import { portalApiRoutes } from "./portal-api.ts";
 import { portalPageRoutes } from "./portal-page.ts";
 import { metadataRoutes } from "./metadata.ts";

@@ -7,7 +7,7 @@ import { routeNeeds } from "./needs.ts";
 import { usageToday } from "../usage/usage-today.ts";
 import { kvReads, read } from "../commands/read.ts";
 import { EMPTY_CONDUCT, purchaseConductProjection } from "../../projections/conduct.ts";
-import { conductView } from "../admin/suspension.ts";
+import { conductView } from "../conduct/policy.ts";
 
 export function meRoutes(s: Services) {
   const { apiKey, rateLimit } = routeNeeds(s);

@@ -1,6 +1,7 @@
 /**
- * The portal page at `/` and its static assets under `/portal/assets/`. Plain files from
- * `src/portal/page/`, no build step: the browser loads the hand-written ES modules as they are.
+ * The portal page at `/` and its static assets under `/portal/assets/`: plain files from
+ * `src/portal/page/`, read as they are. `app.js` is the committed bundle of the page's checked
+ * JavaScript in `src/portal/browser/` (`deno task portal:build`), so serving needs no build step.
  *
  * Everything is served with a CSP that allows only our own origin and no inline script, so an
  * injected string can't run code on the page that holds the API key for a moment.
@@ -35,10 +36,6 @@ export const PORTAL_SECURITY_HEADERS: Record<string, string> = {
 /** The only files served: a fixed list, so no request path ever reaches the file system. */
 export const PORTAL_ASSETS: Record<string, string> = {
   "app.js": "text/javascript; charset=utf-8",
-  "api.js": "text/javascript; charset=utf-8",
-  "wallets.js": "text/javascript; charset=utf-8",
-  "encoding.js": "text/javascript; charset=utf-8",
-  "format.js": "text/javascript; charset=utf-8",
   "styles.css": "text/css; charset=utf-8",
 };
 

@@ -3,7 +3,7 @@
  * errors as plain ones with the original glued into the message (getLatestBlockhash,
  * getAccountInfo: `failed to get recent blockhash: RpcBusyError: …`), so an RpcBusyError thrown
  * in the fetch does not always arrive as itself: it is recognised by the message only it writes.
- * (Marking each request's async context instead costs every request, and was measurably slower.)
+ * (Marking each request's async context instead would put a cost on every request.)
  */
 import { RpcBusyError } from "./rpc-budget.ts";
 

@@ -61,7 +61,7 @@ const METADATA_SEED = new TextEncoder().encode("metadata");
 const EDITION_SEED = new TextEncoder().encode("edition");
 
 /**
- * PDA derivation costs a few curve checks (~0.1-0.3 ms in JS) and the same mint is usually
+ * PDA derivation costs a few curve checks in JS and the same mint is usually
  * derived several times in a row (build, simulate, send, verify), so results are memoized.
  */
 const pdaCache = new Map<string, [PublicKey, number]>();

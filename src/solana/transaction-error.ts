@@ -7,7 +7,7 @@
  */
 import { getMplTokenMetadataErrorFromCode } from "@metaplex-foundation/mpl-token-metadata";
 import { TOKEN_METADATA_PROGRAM_ID } from "./token-metadata.ts";
-import { txErrorText } from "../chain/tx-error.ts";
+import { txErrorText } from "./tx-error.ts";
 
 export interface FailedInstruction {
   /** Index of the failing instruction in the message; null for transaction-level errors. */

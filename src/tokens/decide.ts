@@ -7,9 +7,10 @@ import type { TokenBuilt } from "../../events/types.ts";
 import type { UsageDoc } from "../../projections/usage.ts";
 import { type KeyDoc, stillInForce } from "../../projections/keys.ts";
 import { secondsUntilUtcMidnight, utcDay } from "../kernel/time.ts";
-import { isRejection, reject, type Rejection } from "../domain/rejection.ts";
+import { isRejection, reject, type Rejection } from "../kernel/rejection.ts";
 import type { PayerConductDoc } from "../../projections/conduct.ts";
-import { type ConductPolicy, payerRefusal } from "../admin/suspension.ts";
+import { payerRefusal } from "../conduct/policy.ts";
+import type { ConductPolicy } from "../config.ts";
 
 /** Everything about the build that was settled before the store is touched. */
 export type BuildDraft = Omit<TokenBuilt["data"], "buildId" | "keyId" | "purchaseId" | "day">;

@@ -10,7 +10,7 @@ import type {
   WebhookEventType,
 } from "../../events/types.ts";
 import type { WebhookDeliveryDoc, WebhookEndpointDoc } from "../../projections/webhooks.ts";
-import { reject, type Rejection } from "../domain/rejection.ts";
+import { reject, type Rejection } from "../kernel/rejection.ts";
 import { type AttemptResult, decideAttempt, MAX_ENDPOINTS_PER_KEY } from "./decide.ts";
 import type { WebhookEvent } from "../../events/types.ts";
 

@@ -9,7 +9,7 @@ import { kvReads, read } from "../commands/read.ts";
 import { type CommandHandler, runCommand } from "../commands/run.ts";
 import type { WebhookDeliveryAbandoned } from "../../events/types.ts";
 import type { WebhookEvent } from "../../events/types.ts";
-import type { Services } from "../services.ts";
+import type { DeliveryMessage, DeliveryScheduler, Services } from "../services.ts";
 import type { AttemptResult } from "./decide.ts";
 import {
   type AbandonDelivery,
@@ -20,12 +20,7 @@ import {
   retryInMs,
 } from "./commands.ts";
 import { loadDelivery, readDelivery, readEndpoint } from "./reads.ts";
-import {
-  type DeliveryMessage,
-  deliveryMessage,
-  type DeliveryScheduler,
-  kvDeliveryScheduler,
-} from "./scheduler.ts";
+import { deliveryMessage, kvDeliveryScheduler } from "./scheduler.ts";
 import { openSecret } from "./secret.ts";
 import { sendSigned } from "./send.ts";
 

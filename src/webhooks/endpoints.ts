@@ -19,9 +19,9 @@ import { ApiError, invalid } from "../kernel/errors.ts";
 import { classifyAddress, isLoopbackAddress } from "../metadata/image/address-policy.ts";
 import { parseIp } from "../kernel/ipaddr.ts";
 import { imageUrlProblem } from "../metadata/image/fetch-image.ts";
-import type { Services } from "../services.ts";
+import type { DeliveryScheduler, Services } from "../services.ts";
 import { newDeliveryId, newEndpointId, WEBHOOK_EVENT_TYPES } from "./decide.ts";
-import { deliveryMessage, type DeliveryScheduler, kvDeliveryScheduler } from "./scheduler.ts";
+import { deliveryMessage, kvDeliveryScheduler } from "./scheduler.ts";
 import { newWebhookSecret, sealSecret } from "./secret.ts";
 import {
   decideDelete,

@@ -4,21 +4,9 @@
  * `Services.webhookScheduler` so tests can run the retry schedule on a fake clock instead of
  * waiting for it.
  */
-import type { Enqueue } from "../../events/store.ts";
+import type { DeliveryMessage, DeliveryScheduler } from "../services.ts";
 
-export const WEBHOOK_QUEUE_KIND = "webhook.deliver";
-
-export interface DeliveryMessage {
-  kind: typeof WEBHOOK_QUEUE_KIND;
-  deliveryId: string;
-  /** The attempt this message makes (1-based); a message for an attempt already made is dropped. */
-  attempt: number;
-}
-
-export interface DeliveryScheduler {
-  /** The enqueue entries that run `msg` after `delayMs`. */
-  schedule(msg: DeliveryMessage, delayMs: number): Enqueue[];
-}
+export const WEBHOOK_QUEUE_KIND: DeliveryMessage["kind"] = "webhook.deliver";
 
 export const kvDeliveryScheduler: DeliveryScheduler = {
   schedule: (msg, delayMs) => [{ value: msg, delay: delayMs > 0 ? delayMs : undefined }],

@@ -12,7 +12,7 @@ import { type KeyDoc, keysProjection } from "../../projections/keys.ts";
 import { purchasesProjection } from "../../projections/purchases.ts";
 import { fixedClock } from "../../src/kernel/clock.ts";
 import { ApiError } from "../../src/kernel/errors.ts";
-import { reject, type Rejection } from "../../src/domain/rejection.ts";
+import { reject, type Rejection } from "../../src/kernel/rejection.ts";
 import type { IdempotencyScope } from "../../src/idempotency/record.ts";
 import { kvReads, read, readMany } from "../../src/commands/read.ts";
 import { type CommandHandler, runCommand } from "../../src/commands/run.ts";

@@ -4,7 +4,7 @@ import { decideLifecycle, type LifecycleCommand } from "../../src/creation/decid
 import type { BuildDoc } from "../../projections/builds.ts";
 import type { KeyDoc } from "../../projections/keys.ts";
 import type { Assessment } from "../../src/creation/assess.ts";
-import type { ConductPolicy } from "../../src/admin/suspension.ts";
+import type { ConductPolicy } from "../../src/config.ts";
 import {
   EMPTY_CONDUCT,
   type Landing,

@@ -10,11 +10,8 @@ import { replayAndCompare } from "../../projections/replay-memory.ts";
 import type { Config } from "../../src/config.ts";
 import { deliverWebhook } from "../../src/webhooks/deliver.ts";
 import { DISABLE_AFTER_MS, RETRY_DELAYS_MS } from "../../src/webhooks/decide.ts";
-import {
-  type DeliveryMessage,
-  type DeliveryScheduler,
-  kvDeliveryScheduler,
-} from "../../src/webhooks/scheduler.ts";
+import type { DeliveryMessage, DeliveryScheduler } from "../../src/services.ts";
+import { kvDeliveryScheduler } from "../../src/webhooks/scheduler.ts";
 import {
   WebhookDeliveryList,
   WebhookEndpointCreated,

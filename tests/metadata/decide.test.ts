@@ -1,5 +1,5 @@
 import { assert, assertEquals } from "../support/assert.ts";
-import { isRejection } from "../../src/domain/rejection.ts";
+import { isRejection } from "../../src/kernel/rejection.ts";
 import {
   checkLimits,
   decideHostMetadata,

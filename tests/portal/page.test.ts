@@ -16,9 +16,13 @@ import {
   base58Encode,
   base64Decode,
   base64Encode,
-} from "../../src/portal/page/encoding.js";
-import { chainFor, classifyWalletError, discoverWallets } from "../../src/portal/page/wallets.js";
-import { formatSol, formatUnits, shortAddress } from "../../src/portal/page/format.js";
+} from "../../src/kernel/encoding.ts";
+import {
+  chainFor,
+  classifyWalletError,
+  discoverWallets,
+} from "../../src/portal/browser/wallets.js";
+import { formatSol, formatUnits, shortAddress } from "../../src/portal/browser/format.js";
 
 const PAGE_DIR = new URL("../../src/portal/page/", import.meta.url);
 

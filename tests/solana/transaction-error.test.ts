@@ -1,5 +1,5 @@
 import { assertEquals } from "../support/assert.ts";
-import { parseTxErrorText, txErrorText } from "../../src/chain/tx-error.ts";
+import { parseTxErrorText, txErrorText } from "../../src/solana/tx-error.ts";
 import { describeTransactionError } from "../../src/solana/transaction-error.ts";
 
 const META = "metaqbxxUerdq28cj1RbAWkYQm3ybzjb6a8bt518x1s";

@@ -48,7 +48,7 @@ import { decideBuild } from "../../src/tokens/decide.ts";
 import { secondsUntilUtcMidnight } from "../../src/kernel/time.ts";
 import { payerProblem, recipientProblem } from "../../src/tokens/recipient.ts";
 import { TOKEN_METADATA_PROGRAM_ID } from "../../src/solana/token-metadata.ts";
-import { isRejection } from "../../src/domain/rejection.ts";
+import { isRejection } from "../../src/kernel/rejection.ts";
 
 const matcher = wellKnownMatcher(DEFAULT_WELL_KNOWN_NAMES);
 const payer = Keypair.generate().publicKey.toBase58();

@@ -5,7 +5,7 @@
  */
 import type { KeyDoc } from "../../../projections/keys.ts";
 import type { PurchaseDoc } from "../../../projections/purchases.ts";
-import { reject, type Rejection } from "../rejection.ts";
+import { reject, type Rejection } from "../../kernel/rejection.ts";
 import { pricePayment } from "./pricing.ts";
 import type { AccessEvent } from "./events.ts";
 

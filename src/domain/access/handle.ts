@@ -3,7 +3,7 @@ import type { EventStore } from "../../../events/store.ts";
 import type { StoredEvent } from "../../../events/types.ts";
 import { type Clock, systemClock } from "../../kernel/clock.ts";
 import { type CommandHandler, runCommand } from "../../commands/run.ts";
-import type { Rejection } from "../rejection.ts";
+import type { Rejection } from "../../kernel/rejection.ts";
 import { type AccessCommand, type AccessState, accessStream, decideAccess } from "./decide.ts";
 import type { AccessEvent } from "./events.ts";
 import { loadAccess } from "./reads.ts";

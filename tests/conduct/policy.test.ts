@@ -9,12 +9,9 @@ import type { DomainEvent } from "../../events/types.ts";
 import { projectionKey } from "../../events/keys.ts";
 import type { KeyDoc } from "../../projections/keys.ts";
 import { EMPTY_CONDUCT, type PurchaseConductDoc } from "../../projections/conduct.ts";
-import {
-  type ConductPolicy,
-  decideSuspension,
-  keyStream,
-  payerRefusal,
-} from "../../src/admin/suspension.ts";
+import { decideSuspension, payerRefusal } from "../../src/conduct/policy.ts";
+import { keyStream } from "../../src/admin/decide.ts";
+import type { ConductPolicy } from "../../src/config.ts";
 import { recordLifecycle } from "../../src/creation/handle.ts";
 import { built } from "../audit/fixtures.ts";
 

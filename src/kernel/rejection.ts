@@ -1,5 +1,5 @@
-import type { ErrorCode, ErrorFields } from "../kernel/errors.ts";
-import { ApiError } from "../kernel/errors.ts";
+import type { ErrorCode, ErrorFields } from "./errors.ts";
+import { ApiError } from "./errors.ts";
 
 /** A decision that produced no events: the reason, in the API's own error vocabulary. */
 export interface Rejection {

@@ -8,43 +8,16 @@
  * landings going unverified from many distinct payers, which one end user or a handful cannot
  * reach. Counts belong to the purchase, so deleting a key and creating a new one resets nothing;
  * lifting a suspension clears it but not the counts, so the next unverified landing suspends again.
+ * Its settings are `conduct` in src/config.ts.
  */
-import { z } from "zod";
 import type { KeySuspended } from "../../events/types.ts";
+import type { ConductPolicy } from "../config.ts";
 import type { KeyDoc } from "../../projections/keys.ts";
 import {
   type PayerConductDoc,
   type PurchaseConductDoc,
   RECENT_LANDINGS,
 } from "../../projections/conduct.ts";
-
-/** The environment variables of this policy, read by src/config.ts. */
-export const conductEnv = {
-  // Unverified landings a payer wallet may have before its builds are refused.
-  REFUSE_PAYER_AFTER_UNVERIFIED: z.coerce.number().int().positive().default(1),
-  // Unverified landings paid by the key's own wallet that are tolerated; one more suspends.
-  SUSPEND_AFTER_UNVERIFIED: z.coerce.number().int().positive().default(3),
-  // Share of the purchase's recent landings that, unverified, suspends the key ...
-  SUSPEND_UNVERIFIED_SHARE: z.coerce.number().gt(0).max(1).default(0.5),
-  // ... once they come from at least this many distinct payer wallets.
-  SUSPEND_MIN_UNVERIFIED_PAYERS: z.coerce.number().int().positive().default(10),
-};
-
-export interface ConductPolicy {
-  refusePayerAfter: number;
-  keyWalletTolerated: number;
-  share: number;
-  minPayers: number;
-}
-
-export function conductPolicy(e: z.infer<z.ZodObject<typeof conductEnv>>): ConductPolicy {
-  return {
-    refusePayerAfter: e.REFUSE_PAYER_AFTER_UNVERIFIED,
-    keyWalletTolerated: e.SUSPEND_AFTER_UNVERIFIED,
-    share: e.SUSPEND_UNVERIFIED_SHARE,
-    minPayers: e.SUSPEND_MIN_UNVERIFIED_PAYERS,
-  };
-}
 
 /** Pure: why a build for this payer is refused (the `payer` field's message), or null. */
 export function payerRefusal(doc: PayerConductDoc | null, p: ConductPolicy): string | null {
@@ -109,6 +82,3 @@ export function conductView(c: PurchaseConductDoc, p: ConductPolicy) {
     },
   };
 }
-
-/** The stream a key's access events belong to (the purchase's, as in src/domain/access). */
-export const keyStream = (key: KeyDoc) => `purchase-${key.purchaseId}`;

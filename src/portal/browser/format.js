@@ -1,3 +1,5 @@
+// @ts-check
+/// <reference lib="dom" />
 // Display formatting. Amounts arrive as strings of base units (lamports can exceed 2^53), so
 // they are scaled with BigInt, never through a float.
 

@@ -1,13 +1,15 @@
 /**
- * Transaction errors in the two forms the node exposes them: the serde JSON value found in
- * `err` fields, and the Display text used in "Transaction simulation failed: ..." messages.
- * litesvm hands errors back as napi objects and bare enum numbers; this maps them.
+ * Transaction errors in the two forms a Solana node exposes them: the serde JSON value found in
+ * `err` fields, and the Display text used in "Transaction simulation failed: ..." messages. The
+ * service reads refusals back from the text; the embedded chain writes both forms from the same
+ * tables, so what a test sees is what mainnet says.
  */
 
 /** JSON shape, e.g. "BlockhashNotFound" or {"InstructionError":[0,{"Custom":1}]}. */
 export type TxErrorJson = string | Record<string, unknown>;
 
-const TX_ERRORS: [string, string][] = [
+/** Name and Display text; the index is the runtime's enum order, which litesvm reports. */
+export const TX_ERRORS: readonly (readonly [string, string])[] = [
   ["AccountInUse", "Account in use"],
   ["AccountLoadedTwice", "Account loaded twice"],
   ["AccountNotFound", "Attempt to debit an account but found no record of a prior credit."],
@@ -65,7 +67,7 @@ const TX_ERRORS: [string, string][] = [
 const TX_ERROR_TEXT = new Map(TX_ERRORS);
 
 /** Index == litesvm's `InstructionErrorFieldless` value; the text is the node's Display. */
-const IX_ERRORS: [string, string][] = [
+export const IX_ERRORS: readonly (readonly [string, string])[] = [
   ["GenericError", "generic instruction error"],
   ["InvalidArgument", "invalid program argument"],
   ["InvalidInstructionData", "invalid instruction data"],
@@ -196,61 +198,4 @@ export function parseTxErrorText(text: string): TxErrorJson | null {
     .exec(t);
   if (rent) return { InsufficientFundsForRent: { account_index: Number(rent[1]) } };
   return TX_ERROR_BY_TEXT.get(t) ?? null;
-}
-
-// litesvm error objects (napi classes); typed loosely because they are unrelated classes.
-interface NapiIxErr {
-  code?: number;
-  msg?: string;
-}
-interface NapiTxErr {
-  index?: number;
-  accountIndex?: number;
-  err?: () => number | NapiIxErr;
-  constructor: { name: string };
-}
-
-function fromNapiIxError(e: number | NapiIxErr): IxErrorJson {
-  if (typeof e === "number") {
-    // Same order as litesvm's InstructionErrorFieldless (which has no Custom: that is a class).
-    return IX_ERRORS[e]?.[0] ?? "GenericError";
-  }
-  if (typeof e.code === "number") return { Custom: e.code };
-  return { BorshIoError: e.msg ?? "" };
-}
-
-export function fromNapiTxError(e: number | NapiTxErr): TxErrorJson {
-  if (typeof e === "number") return TX_ERRORS[e]?.[0] ?? "SanitizeFailure";
-  switch (e.constructor.name) {
-    case "TransactionErrorInstructionError":
-      return instructionError(e.index ?? 0, fromNapiIxError(e.err!()));
-    case "TransactionErrorDuplicateInstruction":
-      return { DuplicateInstruction: e.index ?? 0 };
-    case "TransactionErrorInsufficientFundsForRent":
-      return { InsufficientFundsForRent: { account_index: e.accountIndex ?? 0 } };
-    case "TransactionErrorProgramExecutionTemporarilyRestricted":
-      return { ProgramExecutionTemporarilyRestricted: { account_index: e.accountIndex ?? 0 } };
-  }
-  return "SanitizeFailure";
-}
-
-/** Rewrites instruction / account indexes of an error raised by a rebuilt (segment) message. */
-export function remapTxError(
-  err: TxErrorJson,
-  ixIndex: (i: number) => number,
-  accountIndex: (i: number) => number,
-): TxErrorJson {
-  if (typeof err === "string") return err;
-  if ("InstructionError" in err) {
-    const [i, e] = err.InstructionError as [number, IxErrorJson];
-    return instructionError(ixIndex(i), e);
-  }
-  if ("DuplicateInstruction" in err) {
-    return { DuplicateInstruction: ixIndex(err.DuplicateInstruction as number) };
-  }
-  if ("InsufficientFundsForRent" in err) {
-    const i = (err.InsufficientFundsForRent as { account_index: number }).account_index;
-    return { InsufficientFundsForRent: { account_index: accountIndex(i) } };
-  }
-  return err;
 }

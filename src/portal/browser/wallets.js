@@ -1,3 +1,5 @@
+// @ts-check
+/// <reference lib="dom" />
 // The app side of the Wallet Standard discovery protocol (what @wallet-standard/app's
 // getWallets() does), written out so the page needs no bundle: wallets that loaded before us
 // answer our `wallet-standard:app-ready`; wallets that load after us announce themselves with
@@ -11,6 +13,7 @@ export const SIGN_AND_SEND = "solana:signAndSendTransaction";
 export const SIGN_TRANSACTION = "solana:signTransaction";
 
 /** The Wallet Standard chain id for our service's network name (/v1/pricing `network`). */
+/** @param {string} network */
 export function chainFor(network) {
   if (network === "mainnet-beta" || network === "mainnet") return "solana:mainnet";
   if (network === "devnet" || network === "testnet" || network === "localnet") {
@@ -20,13 +23,18 @@ export function chainFor(network) {
 }
 
 /** A wallet we can use at all: it connects and speaks some Solana chain. */
+/** @param {any} w */
 export function isSolanaWallet(w) {
   return !!w && typeof w === "object" && !!w.features && typeof w.features[CONNECT]?.connect ===
       "function" &&
     Array.isArray(w.chains) &&
-    w.chains.some((c) => typeof c === "string" && c.startsWith("solana:"));
+    w.chains.some((/** @type {unknown} */ c) => typeof c === "string" && c.startsWith("solana:"));
 }
 
+/**
+ * @param {any} w
+ * @param {string} feature
+ */
 export const has = (w, feature) => !!w?.features?.[feature];
 
 /**
@@ -34,7 +42,7 @@ export const has = (w, feature) => !!w?.features?.[feature];
  * @param {EventTarget} target
  */
 export function discoverWallets(target = globalThis) {
-  /** @type {Set<object>} */
+  /** @type {Set<any>} */
   const registered = new Set();
   /** @type {Set<() => void>} */
   const listeners = new Set();
@@ -42,6 +50,7 @@ export function discoverWallets(target = globalThis) {
     for (const l of listeners) guard(l);
   };
 
+  /** @param {...any} wallets */
   function register(...wallets) {
     const fresh = wallets.filter((w) => w && typeof w === "object" && !registered.has(w));
     if (!fresh.length) return () => {};
@@ -87,6 +96,7 @@ export function discoverWallets(target = globalThis) {
   };
 }
 
+/** @param {() => void} fn */
 function guard(fn) {
   try {
     fn();
@@ -98,6 +108,10 @@ function guard(fn) {
 /**
  * What went wrong in a wallet call, as the page explains it. Wallets disagree on error shapes
  * (EIP-1193 style `code: 4001`, WalletError names, plain messages), so this reads all of them.
+ */
+/**
+ * @param {any} e
+ * @returns {"rejected" | "insufficient" | "unauthorized" | "other"}
  */
 export function classifyWalletError(e) {
   const code = e?.code ?? e?.error?.code;

@@ -1,3 +1,5 @@
+// @ts-check
+/// <reference lib="dom" />
 // Same-origin JSON calls to the portal API and /v1/pricing, with the service's error shape
 // ({error:{code,message,fields}}) turned into one exception type the page can explain.
 
