@@ -9,6 +9,8 @@ import { kvReads, read, readList } from "../commands/read.ts";
 import type { Services } from "../services.ts";
 import { usageToday } from "../usage/usage-today.ts";
 import { purchaseFields } from "../domain/access/purchase-view.ts";
+import { EMPTY_CONDUCT, purchaseConductProjection } from "../../projections/conduct.ts";
+import { conductView } from "../conduct/policy.ts";
 
 export async function walletPurchases(s: Services, wallet: string) {
   const out = [];
@@ -30,6 +32,11 @@ export async function walletPurchases(s: Services, wallet: string) {
           createdAt: key.createdAt,
           rotatedAt: key.rotatedAt,
           usageToday: await usageToday(s, key.keyId, key.purchaseId),
+          reason: key.banned ?? key.suspended,
+          conduct: conductView(
+            await read(reads, purchaseConductProjection, [key.purchaseId]) ?? EMPTY_CONDUCT,
+            s.config.conduct,
+          ),
         }
         : null,
     });

@@ -109,6 +109,16 @@ Deno.test("five end users landing once each without the fee: the key keeps worki
     assertEquals(view.status, 200);
     assertEquals(view.body.conduct.recent, { window: 100, landings: 5, unverified: 5, payers: 5 });
     for (const u of users) await assertPayerRefused(h, integrator.apiKey, u);
+    // The portal shows the buyer the same landings, each with its payer.
+    const state = await (await h.request("/portal/api/state", {
+      headers: { cookie: integrator.cookie },
+    })).json();
+    const shown = state.purchases[0].key.conduct;
+    assertEquals(shown, view.body.conduct);
+    assertEquals(
+      shown.unverifiedLandings.map((l: { payer: string }) => l.payer).sort(),
+      users.map((u) => u.publicKey.toBase58()).sort(),
+    );
   } finally {
     await h.close();
   }

@@ -133,7 +133,9 @@ export function keyBlock(p, k) {
     active ? null : h(
       "p",
       { class: "notice notice-warn" },
-      `This key is ${k.status}; it can't be used, rotated or deleted. Contact support if you think this is a mistake.`,
+      `This key is ${k.status}${
+        k.reason ? ` (${k.reason})` : ""
+      }; it can't be used, rotated or deleted. Contact support if you think this is a mistake.`,
     ),
     h("h4", null, "Usage today (UTC)"),
     h(
@@ -155,6 +157,7 @@ export function keyBlock(p, k) {
           : null,
       ),
     ),
+    conductBlock(k),
     active ? webhooksBlock(k) : null,
     h(
       "div",
@@ -344,4 +347,44 @@ async function copyCommand() {
       "Couldn't copy automatically. The command is selected: copy it with your device's copy command.",
     );
   }
+}
+
+/**
+ * The purchase's creations that landed without the full fee: each payer is refused further
+ * builds; the key itself is suspended only for its own conduct, as the policy says.
+ * @param {import("./state.js").Key} k
+ */
+function conductBlock(k) {
+  const c = k.conduct;
+  if (!c || c.unverifiedLandings.length === 0) return null;
+  const p = c.policy;
+  return h(
+    "div",
+    { class: "conduct", id: `conduct-${k.keyId}` },
+    h("h4", null, "Creations landed without the fee"),
+    h(
+      "p",
+      { class: "muted small" },
+      `${c.recent.unverified} of the last ${c.recent.landings} creations, from ${c.recent.payers} ` +
+        `wallet(s). Each such wallet is refused further builds. The key is suspended only if its ` +
+        `own wallet lands more than ${p.suspendAfterByKeyWallet}, or more than ` +
+        `${Math.round(p.suspendShare * 100)}% of recent creations land so from at least ` +
+        `${p.suspendMinPayers} wallets.`,
+    ),
+    h(
+      "ul",
+      { class: "small" },
+      c.unverifiedLandings.map((l) =>
+        h(
+          "li",
+          null,
+          h("code", { class: "addr" }, l.mint),
+          " paid by ",
+          h("code", { class: "addr" }, l.payer),
+          l.byKeyWallet ? " (this key's own wallet)" : "",
+          ` at ${l.at.replace("T", " ").slice(0, 19)} UTC`,
+        )
+      ),
+    ),
+  );
 }

@@ -46,7 +46,19 @@ import { chainFor } from "./wallets.js";
  *   createdAt: number,
  *   rotatedAt: number | null,
  *   usageToday: { tokens: number, metadata: number, requests: number },
+ *   reason: string | null,
+ *   conduct: Conduct,
  * }} Key
+ */
+
+/**
+ * Creations of the purchase that landed without the full fee (or altered), as GET /v1/me shows.
+ * @typedef {{
+ *   recent: { window: number, landings: number, unverified: number, payers: number },
+ *   byKeyWallet: number,
+ *   unverifiedLandings: { mint: string, signature: string, payer: string, at: string, byKeyWallet: boolean }[],
+ *   policy: { refusePayerAfter: number, suspendAfterByKeyWallet: number, suspendShare: number, suspendMinPayers: number },
+ * }} Conduct
  */
 
 /** @typedef {{ id: string, url: string, status: string }} Webhook */
