@@ -78,6 +78,8 @@ Deno.test("each final outcome schedules its event type, with the status after th
     assertEquals(scheduled.map((s) => s.data.endpointId), ["we_all", "we_only"], type);
     const body = JSON.parse(scheduled[0].data.payload);
     assertEquals([body.type, body.data.status, body.data.buildId], [type, status, 7]);
+    // The integrator sees who paid and signed: an unverified landing's payer is refused builds.
+    assertEquals(body.data.payer, build.payer);
     assertEquals(body.timestamp, "2031-01-01T00:00:00.000Z");
     assertEquals(scheduled[0].data.messageId, scheduled[1].data.messageId);
   }
