@@ -347,7 +347,7 @@ export interface components {
              * @description public https URL of a PNG, JPEG or WebP image, up to 1 MiB and 4096 x 4096 pixels; fetched by the service (public addresses only, at most 3 redirects, 10 s). Exactly one of imageUrl / imageBase64.
              */
             imageUrl?: string;
-            /** @description base64 image data (PNG, JPEG or WebP, up to 1 MiB and 4096 x 4096 pixels); a data: URL prefix is accepted. Exactly one of imageUrl / imageBase64. */
+            /** @description base64 image data (PNG, JPEG or WebP, up to 1 MiB and 4096 x 4096 pixels), decoded strictly as RFC 4648 writes it: standard alphabet, = padding required, no whitespace, zero trailing bits; a data:<type>;base64, prefix is accepted. Exactly one of imageUrl / imageBase64. */
             imageBase64?: string;
             /**
              * Format: uri

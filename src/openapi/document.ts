@@ -106,8 +106,10 @@ const metadataRequest = ({ limits }: DocumentConfig) => {
         `${seconds(IMAGE_FETCH_TIMEOUT_MS)}). Exactly one of imageUrl / imageBase64.`,
     },
     imageBase64: {
-      description: `base64 image data (PNG, JPEG or WebP, ${image}); a data: URL prefix is ` +
-        "accepted. Exactly one of imageUrl / imageBase64.",
+      description: `base64 image data (PNG, JPEG or WebP, ${image}), decoded strictly as ` +
+        "RFC 4648 writes it: standard alphabet, = padding required, no whitespace, zero " +
+        "trailing bits; a data:<type>;base64, prefix is accepted. Exactly one of imageUrl / " +
+        "imageBase64.",
     },
     website: { format: "uri", description: "https URL" },
     twitter: { format: "uri", description: "https URL on x.com or twitter.com" },
