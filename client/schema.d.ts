@@ -336,11 +336,11 @@ export interface components {
         };
         /** @description Unknown members are refused. */
         MetadataRequest: {
-            /** @description up to 32 characters */
+            /** @description up to 32 characters, at most 3 combining marks on one character; names of well-known projects are refused */
             name: string;
-            /** @description up to 10 characters, no spaces */
+            /** @description up to 10 characters; only letters and digits of the UTS #39 identifier profile (Identifier_Status=Allowed), ' - . : / + _, currency signs and whole RGI emoji: nothing that renders as a space, as nothing or as a look-alike (fullwidth, mathematical, small capitals); well-known symbols are refused */
             symbol: string;
-            /** @description up to 1,000 characters */
+            /** @description up to 1,000 characters, at most 3 combining marks on one character */
             description?: string;
             /**
              * Format: uri
@@ -387,9 +387,9 @@ export interface components {
         TokenBuildRequest: {
             /** @description wallet that signs and pays all costs (base58, on the ed25519 curve) */
             payer: string;
-            /** @description token name, 1 to 32 bytes of UTF-8; names of well-known projects are refused */
+            /** @description token name, 1 to 32 bytes of UTF-8, at most 3 combining marks on one character; names of well-known projects are refused */
             name: string;
-            /** @description 1 to 10 bytes of UTF-8, no spaces; well-known symbols are refused */
+            /** @description 1 to 10 bytes of UTF-8; only letters and digits of the UTS #39 identifier profile (Identifier_Status=Allowed), ' - . : / + _, currency signs and whole RGI emoji: nothing that renders as a space, as nothing or as a look-alike (fullwidth, mathematical, small capitals); well-known symbols are refused */
             symbol: string;
             /**
              * Format: uri

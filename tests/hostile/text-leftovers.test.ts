@@ -5,6 +5,7 @@
 import { assertEquals, assertMatch } from "../support/assert.ts";
 import { bearer, type Harness, startHarness } from "../support/harness.ts";
 import { makePng, toBase64 } from "../metadata/image/fixtures.ts";
+import { symbolCharacterMessage, TEXT_MESSAGES } from "../../src/domain/text-rules.ts";
 
 async function post(h: Harness, apiKey: string, path: string, json: unknown) {
   const res = await h.request(path, { method: "POST", headers: bearer(apiKey), json });
@@ -37,6 +38,56 @@ Deno.test("imageBase64 without its = padding is refused naming the field; padded
       const r = await post(h, apiKey, "/v1/metadata", { ...meta, imageBase64: image });
       assertEquals(r.status, 201, JSON.stringify(r.body));
     }
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("a symbol with U+1D159 between its letters, and a name or description of 'a' and 31 marks, are refused naming the field", async () => {
+  const h = await startHarness();
+  try {
+    const { apiKey, wallet } = await h.newApiKey();
+    const zalgo = "a" + "\u0301".repeat(31);
+    const image = paddedPng();
+    const metaCases: [Record<string, unknown>, string, string][] = [
+      [{ symbol: "A\u{1D159}B" }, "symbol", TEXT_MESSAGES.symbolSpace],
+      [{ symbol: "B\u0336OB" }, "symbol", symbolCharacterMessage("\u0336")],
+      [{ symbol: "ᴜsᴅ" }, "symbol", symbolCharacterMessage("ᴜ")],
+      [{ name: zalgo }, "name", TEXT_MESSAGES.marks],
+      [{ description: `fine text ${zalgo}` }, "description", TEXT_MESSAGES.marks],
+      [{ name: "A\u{1D159}B" }, "name", TEXT_MESSAGES.blank],
+    ];
+    for (const [patch, field, message] of metaCases) {
+      const body = { name: "Plain Token", symbol: "PLN", imageBase64: image, ...patch };
+      const r = await post(h, apiKey, "/v1/metadata", body);
+      assertEquals(r.status, 400, JSON.stringify(patch));
+      assertEquals(r.body.error.code, "invalid_request");
+      assertEquals(r.body.error.fields[field], message, JSON.stringify(r.body));
+    }
+    const token = {
+      payer: wallet.publicKey.toBase58(),
+      name: "Plain Token",
+      symbol: "PLN",
+      metadataUri: "https://example.com/plain.json",
+      supply: "1000",
+    };
+    const tokenCases: [Record<string, unknown>, string, string][] = [
+      [{ symbol: "A\u{1D159}B" }, "symbol", TEXT_MESSAGES.symbolSpace],
+      [{ symbol: "ＢＯＢ" }, "symbol", symbolCharacterMessage("Ｂ")],
+      [{ name: "a" + "\u0301".repeat(15) }, "name", TEXT_MESSAGES.marks],
+    ];
+    for (const [patch, field, message] of tokenCases) {
+      const r = await post(h, apiKey, "/v1/tokens", { ...token, ...patch });
+      assertEquals(r.status, 400, JSON.stringify(patch));
+      assertEquals(r.body.error.fields[field], message, JSON.stringify(r.body));
+    }
+    // Vietnamese (two marks on a letter, decomposed) and an emoji symbol still build.
+    const ok = await post(h, apiKey, "/v1/tokens", {
+      ...token,
+      name: "Tie\u0302\u0301ng Vie\u0323\u0302t",
+      symbol: "\u{1F680}$MOON",
+    });
+    assertEquals(ok.status, 201, JSON.stringify(ok.body));
   } finally {
     await h.close();
   }
