@@ -72,6 +72,8 @@ Deno.test("symbols: identifier letters, currency signs and emoji pass; what rend
     ["ＵＳＤＣ", symbolCharacterMessage("Ｕ")], // fullwidth
     ["𝐒OL", symbolCharacterMessage("𝐒")], // mathematical bold
     ["ᴜsᴅᴄ", symbolCharacterMessage("ᴜ")], // small capitals
+    ["ʙᴏɴᴋ", symbolCharacterMessage("ʙ")], // small capitals the look-alike matcher misses
+    ["ꜱᴏʟᴀɴᴀ", symbolCharacterMessage("ꜱ")],
     ["ɑBC", symbolCharacterMessage("ɑ")], // IPA alpha
     ["SOǀ", symbolCharacterMessage("ǀ")], // click letter, passes for l
     ["WOW\u01C3", symbolCharacterMessage("\u01C3")], // click letter, passes for !

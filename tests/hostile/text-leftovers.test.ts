@@ -92,3 +92,31 @@ Deno.test("a symbol with U+1D159 between its letters, and a name or description 
     await h.close();
   }
 });
+
+Deno.test("Soiana and SOIANA beside the listed Solana are refused on both endpoints, naming the field and the listed name", async () => {
+  const h = await startHarness();
+  try {
+    const { apiKey, wallet } = await h.newApiKey();
+    const image = paddedPng();
+    for (const lookalike of ["Soiana", "SOIANA", "Bltcoln"]) {
+      const token = await post(h, apiKey, "/v1/tokens", {
+        payer: wallet.publicKey.toBase58(),
+        name: lookalike,
+        symbol: "OK",
+        metadataUri: "https://example.com/t.json",
+        supply: "1000",
+      });
+      assertEquals(token.status, 400, lookalike);
+      assertMatch(token.body.error.fields.name, /well-known project "(Solana|Bitcoin)"/);
+      const meta = await post(h, apiKey, "/v1/metadata", {
+        name: "Fine Name",
+        symbol: lookalike,
+        imageBase64: image,
+      });
+      assertEquals(meta.status, 400, lookalike);
+      assertMatch(meta.body.error.fields.symbol, /well-known project "(Solana|Bitcoin)"/);
+    }
+  } finally {
+    await h.close();
+  }
+});
