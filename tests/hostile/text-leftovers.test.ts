@@ -5,7 +5,7 @@
 import { assertEquals, assertMatch } from "../support/assert.ts";
 import { bearer, type Harness, startHarness } from "../support/harness.ts";
 import { makePng, toBase64 } from "../metadata/image/fixtures.ts";
-import { symbolCharacterMessage, TEXT_MESSAGES } from "../../src/domain/text-rules.ts";
+import { symbolCharacterMessage, TEXT_MESSAGES, textProblem } from "../../src/domain/text-rules.ts";
 
 async function post(h: Harness, apiKey: string, path: string, json: unknown) {
   const res = await h.request(path, { method: "POST", headers: bearer(apiKey), json });
@@ -119,4 +119,21 @@ Deno.test("Soiana and SOIANA beside the listed Solana are refused on both endpoi
   } finally {
     await h.close();
   }
+});
+
+Deno.test("combining marks: up to 3 on one character pass in every field, a fourth is refused", () => {
+  const fine = [
+    "Tie\u0302\u0301ng Vie\u0323\u0302t", // Vietnamese, decomposed: 2 marks on a letter
+    "Tiếng Việt", // the same, precomposed: NFD gives the same 2
+    "\u0F66\u0F92\u0FB2\u0F7C", // Tibetan: a stack of 3 marks on one letter
+    "a\u0301b\u0301c\u0301d\u0301", // one mark on each of four letters
+    "1\uFE0F\u20E3", // a keycap emoji: 2 marks
+  ];
+  for (const kind of ["name", "line", "multiline"] as const) {
+    for (const s of fine) assertEquals(textProblem(s, kind), null, `${s} as ${kind}`);
+    for (const s of ["a\u0301\u0302\u0303\u0304", "e\u0323\u0302\u0301\u0300"]) {
+      assertEquals(textProblem(s, kind), TEXT_MESSAGES.marks, `${s} as ${kind}`);
+    }
+  }
+  assertEquals(textProblem("A\u0301\u0302\u0303\u0304", "symbol"), TEXT_MESSAGES.marks);
 });
