@@ -192,7 +192,8 @@ export function parseBuildRequest(
   }
 
   for (const f of ["name", "symbol"] as const) {
-    if (!ok(f) && !(isSymbolCharacterMessage(fields[f]) && !("body" in fields))) continue;
+    // A look-alike is named as such even when its letters are outside the symbol set too.
+    if (!ok(f) && !isSymbolCharacterMessage(fields[f])) continue;
     const hit = wellKnown.match(body[f] as string);
     if (hit) {
       fields[f] = wellKnownMessage(hit);
