@@ -374,18 +374,18 @@ export interface components {
         };
         /** @description Unknown members are refused. */
         MetadataRequest: {
-            /** @description up to 32 characters */
+            /** @description up to 32 characters, at most 3 combining marks on one character; names of well-known projects are refused */
             name: string;
-            /** @description up to 10 characters, no spaces */
+            /** @description up to 10 characters; only letters and digits of the UTS #39 identifier profile (Identifier_Status=Allowed), ' - . : / + _, currency signs and whole RGI emoji: nothing that renders as a space, as nothing or as a look-alike (fullwidth, mathematical, small capitals); well-known symbols are refused */
             symbol: string;
-            /** @description up to 1,000 characters */
+            /** @description up to 1,000 characters, at most 3 combining marks on one character */
             description?: string;
             /**
              * Format: uri
              * @description public https URL of a PNG, JPEG or WebP image, up to 1 MiB and 4096 x 4096 pixels; fetched by the service (public addresses only, at most 3 redirects, 10 s). Exactly one of imageUrl / imageBase64.
              */
             imageUrl?: string;
-            /** @description base64 image data (PNG, JPEG or WebP, up to 1 MiB and 4096 x 4096 pixels); a data: URL prefix is accepted. Exactly one of imageUrl / imageBase64. */
+            /** @description base64 image data (PNG, JPEG or WebP, up to 1 MiB and 4096 x 4096 pixels), decoded strictly as RFC 4648 writes it: standard alphabet, = padding required, no whitespace, zero trailing bits; a data:<type>;base64, prefix is accepted. Exactly one of imageUrl / imageBase64. */
             imageBase64?: string;
             /**
              * Format: uri
@@ -425,9 +425,9 @@ export interface components {
         TokenBuildRequest: {
             /** @description wallet that signs and pays all costs (base58, on the ed25519 curve) */
             payer: string;
-            /** @description token name, 1 to 32 bytes of UTF-8; names of well-known projects are refused */
+            /** @description token name, 1 to 32 bytes of UTF-8, at most 3 combining marks on one character; names of well-known projects are refused */
             name: string;
-            /** @description 1 to 10 bytes of UTF-8, no spaces; well-known symbols are refused */
+            /** @description 1 to 10 bytes of UTF-8; only letters and digits of the UTS #39 identifier profile (Identifier_Status=Allowed), ' - . : / + _, currency signs and whole RGI emoji: nothing that renders as a space, as nothing or as a look-alike (fullwidth, mathematical, small capitals); well-known symbols are refused */
             symbol: string;
             /**
              * Format: uri

@@ -2,7 +2,12 @@
  * The POST /v1/metadata body: a strict schema (unknown members are refused) and a parse that names
  * every bad field at once, the imageUrl / imageBase64 one-of included.
  */
-import { rendersBlank, type TextKind, textProblem } from "../domain/text-rules.ts";
+import {
+  isSymbolCharacterMessage,
+  rendersBlank,
+  type TextKind,
+  textProblem,
+} from "../domain/text-rules.ts";
 import { z } from "zod";
 import { zodFields } from "../kernel/zod-fields.ts";
 import { ApiError } from "../kernel/errors.ts";
@@ -111,7 +116,9 @@ export function parseMetadataRequest(
   if (wellKnown && isObject(raw)) {
     for (const f of ["name", "symbol"] as const) {
       const value = raw[f];
-      if (f in fields || typeof value !== "string") continue;
+      if ((f in fields && !isSymbolCharacterMessage(fields[f])) || typeof value !== "string") {
+        continue;
+      }
       const hit = wellKnown.match(value);
       if (hit) fields[f] = wellKnownMessage(hit);
     }

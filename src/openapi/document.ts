@@ -20,6 +20,7 @@ import { z } from "zod";
 import type { Config } from "../config.ts";
 import { loadConfig } from "../config.ts";
 import { LIMITS as METADATA_LIMITS, MetadataRequestSchema } from "../metadata/request.ts";
+import { MAX_MARKS_PER_LETTER } from "../domain/text-rules.ts";
 import {
   DEFAULT_MAX_REDIRECTS,
   DEFAULT_TIMEOUT_MS as IMAGE_FETCH_TIMEOUT_MS,
@@ -84,20 +85,31 @@ function annotate(schema: Json, props: Record<string, Json>, extra: Json = {}): 
   return { ...schema, properties, ...extra };
 }
 
+const MARKS = `at most ${MAX_MARKS_PER_LETTER} combining marks on one character`;
+const SYMBOL_SET = "only letters and digits of the UTS #39 identifier profile " +
+  "(Identifier_Status=Allowed), ' - . : / + _, currency signs and whole RGI emoji: nothing " +
+  "that renders as a space, as nothing or as a look-alike (fullwidth, mathematical, small " +
+  "capitals)";
+
 const metadataRequest = ({ limits }: DocumentConfig) => {
   const image = `up to ${byteSize(limits.imageBytes)} and ${limits.imageMaxWidth} x ` +
     `${limits.imageMaxHeight} pixels`;
   const L = METADATA_LIMITS;
   return annotate(jsonSchema(MetadataRequestSchema, "input"), {
-    name: { maxLength: L.name, minLength: 1, description: `up to ${L.name} characters` },
+    name: {
+      maxLength: L.name,
+      minLength: 1,
+      description: `up to ${L.name} characters, ${MARKS}; names of well-known projects are ` +
+        "refused",
+    },
     symbol: {
       maxLength: L.symbol,
       minLength: 1,
-      description: `up to ${L.symbol} characters, no spaces`,
+      description: `up to ${L.symbol} characters; ${SYMBOL_SET}; well-known symbols are refused`,
     },
     description: {
       maxLength: L.description,
-      description: `up to ${count(L.description)} characters`,
+      description: `up to ${count(L.description)} characters, ${MARKS}`,
     },
     imageUrl: {
       format: "uri",
@@ -106,8 +118,10 @@ const metadataRequest = ({ limits }: DocumentConfig) => {
         `${seconds(IMAGE_FETCH_TIMEOUT_MS)}). Exactly one of imageUrl / imageBase64.`,
     },
     imageBase64: {
-      description: `base64 image data (PNG, JPEG or WebP, ${image}); a data: URL prefix is ` +
-        "accepted. Exactly one of imageUrl / imageBase64.",
+      description: `base64 image data (PNG, JPEG or WebP, ${image}), decoded strictly as ` +
+        "RFC 4648 writes it: standard alphabet, = padding required, no whitespace, zero " +
+        "trailing bits; a data:<type>;base64, prefix is accepted. Exactly one of imageUrl / " +
+        "imageBase64.",
     },
     website: { format: "uri", description: "https URL" },
     twitter: { format: "uri", description: "https URL on x.com or twitter.com" },
@@ -127,12 +141,12 @@ const tokenBuildRequest = (cfg: DocumentConfig) =>
   annotate(jsonSchema(BuildRequestSchema, "input"), {
     payer: { description: "wallet that signs and pays all costs (base58, on the ed25519 curve)" },
     name: {
-      description: `token name, 1 to ${MAX_NAME_BYTES} bytes of UTF-8; names of well-known ` +
-        "projects are refused",
+      description: `token name, 1 to ${MAX_NAME_BYTES} bytes of UTF-8, ${MARKS}; names of ` +
+        "well-known projects are refused",
     },
     symbol: {
-      description: `1 to ${MAX_SYMBOL_BYTES} bytes of UTF-8, no spaces; well-known symbols are ` +
-        "refused",
+      description: `1 to ${MAX_SYMBOL_BYTES} bytes of UTF-8; ${SYMBOL_SET}; well-known symbols ` +
+        "are refused",
     },
     metadataUri: {
       format: "uri",

@@ -6,7 +6,7 @@
 import { PublicKey } from "@solana/web3.js";
 import { z } from "zod";
 import { parseAddress } from "../kernel/base58.ts";
-import { rendersBlank, textProblem } from "../domain/text-rules.ts";
+import { isSymbolCharacterMessage, rendersBlank, textProblem } from "../domain/text-rules.ts";
 import { ApiError } from "../kernel/errors.ts";
 import { zodFields } from "../kernel/zod-fields.ts";
 import { isOwnMetadataUri } from "../metadata/document.ts";
@@ -192,7 +192,8 @@ export function parseBuildRequest(
   }
 
   for (const f of ["name", "symbol"] as const) {
-    if (!ok(f)) continue;
+    // A look-alike is named as such even when its letters are outside the symbol set too.
+    if (!ok(f) && !isSymbolCharacterMessage(fields[f])) continue;
     const hit = wellKnown.match(body[f] as string);
     if (hit) {
       fields[f] = wellKnownMessage(hit);

@@ -20,6 +20,10 @@
  *   letter of phonetic use only (small capitals such as "ᴅ"), can stand for any one letter while
  *   letters that do read as Latin outnumber them: "BOИK" (Cyrillic И) is BONK. Han, kana, Hangul
  *   and Bopomofo mix with Latin legitimately and are never wildcards.
+ * - Confusions the data does not hold, because they depend on the font rather than the code
+ *   point: "i" reads as "l", "I" and "1" ("Soiana", "SOIANA" beside "Solana"), "o" as "0", "rn"
+ *   as "m", "vv" as "w" and "cl" as "d" (CONFUSIONS). Both sides are folded, so one such edit
+ *   matches, and so do several.
  */
 import unhomoglyph from "unhomoglyph";
 
@@ -170,6 +174,32 @@ function wildcardPatterns(ps: Piece[]): { re: RegExp; length: number }[] {
   return out;
 }
 
+/**
+ * Letters and pairs that read as one another in common fonts, folded to one of them. The data
+ * already folds "I", "1" and "|" to "l", "0" to "O" and "m" to "rn"; these add the lower-case "i"
+ * to that class, "o" to "0", and "vv", "cl" to "w", "d". An upper-case "L" is not in the class: in
+ * capitals "DAL" does not read as "DAI".
+ */
+const CONFUSIONS: [RegExp, string][] = [
+  [/rn/g, "m"],
+  [/vv/g, "w"],
+  [/VV/g, "W"],
+  [/cl/g, "d"],
+  [/[Iil1|]/g, "\u2113"],
+  [/0/g, "o"],
+];
+
+/**
+ * A skeleton with the CONFUSIONS folded, then lower-cased: two names read alike, whatever the case
+ * a wallet shows them in, when their folds are equal. Applied to a value as written only, since
+ * lower-casing "DAL" would put its "L" in the class.
+ */
+export function confusionFold(key: string): string {
+  let out = key;
+  for (const [re, to] of CONFUSIONS) out = out.replace(re, to);
+  return out.toLowerCase();
+}
+
 /** The field message for a value that resembles the listed name `hit`. */
 export const wellKnownMessage = (hit: string) =>
   `too close to the well-known project "${hit}"; names of well-known projects are refused`;
@@ -179,13 +209,21 @@ export interface WellKnownMatcher {
   match(value: string): string | null;
 }
 
-export function wellKnownMatcher(names: readonly string[]): WellKnownMatcher {
+export function wellKnownMatcher(
+  names: readonly string[],
+  opts: { confusions?: boolean } = {},
+): WellKnownMatcher {
   const byKey = new Map<string, string>();
   for (const n of names) {
     for (const form of caseForms(n)) {
       const k = plain(pieces(form));
       if (k && !byKey.has(k)) byKey.set(k, n);
     }
+  }
+  const byFolded = new Map<string, string>();
+  for (const [k, n] of byKey) {
+    const folded = confusionFold(k);
+    if (!byFolded.has(folded)) byFolded.set(folded, n);
   }
   const keysByLength = new Map<number, string[]>();
   for (const k of byKey.keys()) {
@@ -206,7 +244,9 @@ export function wellKnownMatcher(names: readonly string[]): WellKnownMatcher {
           if (k) return byKey.get(k)!;
         }
       }
-      return null;
+      if (opts.confusions === false) return null;
+      const asWritten = plain(forms[0]);
+      return (asWritten && byFolded.get(confusionFold(asWritten))) || null;
     },
   };
 }

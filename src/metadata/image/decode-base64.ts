@@ -28,6 +28,8 @@ const MAX_DATA_URL_PREFIX = 256;
 /** The padding character is checked for position separately. */
 const BASE64_ALPHABET = /^[A-Za-z0-9+/=]*$/;
 const DATA_URL_META = /^[^\s,]*;base64$/i;
+const MISSING_PADDING =
+  "image is not valid base64 (padding required: the text must be whole groups of 4, ending in = or ==)";
 
 /** Decodes base64 (or a base64 data: URL) and checks the bytes are a PNG, JPEG or WebP image. */
 export function decodeBase64Image(
@@ -42,9 +44,10 @@ export function decodeBase64Image(
 }
 
 /**
- * Strict standard-alphabet base64 decoding with a size cap. Padding is
- * optional; whitespace, URL-safe characters and non-canonical trailing bits
- * are refused so that each image has exactly one accepted encoding.
+ * Strict standard-alphabet base64 decoding with a size cap, as RFC 4648
+ * section 4 writes it: padding is required (the text is whole groups of
+ * four), and whitespace, URL-safe characters and non-canonical trailing bits
+ * are refused, so that each image has exactly one accepted encoding.
  */
 export function decodeBase64(input: string, options: DecodeBase64Options = {}): DecodeBase64Result {
   const maxBytes = options.maxBytes ?? MAX_IMAGE_BYTES;
@@ -74,11 +77,14 @@ export function decodeBase64(input: string, options: DecodeBase64Options = {}): 
   let padding = 0;
   while (padding < payload.length && payload[payload.length - 1 - padding] === "=") padding++;
   const digits = payload.length - padding;
-  if (padding > 2 || (padding > 0 && payload.length % 4 !== 0) || digits % 4 === 1) {
+  // A last group of 2 or 3 digits takes "==" or "="; a whole last group takes none.
+  const expected = (4 - (digits % 4)) % 4;
+  if (padding > 2 || digits % 4 === 1 || (padding > 0 && padding !== expected)) {
     return { ok: false, reason: "image is not valid base64 (bad length or padding)" };
   }
   if (digits === 0) return { ok: false, reason: "image is empty" };
   if (Math.floor((digits * 3) / 4) > maxBytes) return tooLarge;
+  if (padding !== expected) return { ok: false, reason: MISSING_PADDING };
 
   const body = payload.slice(0, digits);
   if (body.includes("=")) {

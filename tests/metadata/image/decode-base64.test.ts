@@ -46,11 +46,20 @@ Deno.test("base64: malformed data: URLs are refused", () => {
   assert.equal(reasonOf(decodeBase64(`data:${"x".repeat(300)};base64,${b64}`)), expected);
 });
 
-Deno.test("base64: padding is optional but must be correct when present", () => {
+Deno.test("base64: padding is required (RFC 4648) and must be correct", () => {
   const bytes = new Uint8Array([1, 2, 3, 4]); // "AQIDBA=="
   assert.deepEqual((decodeBase64("AQIDBA==") as { bytes: Uint8Array }).bytes, bytes);
-  assert.deepEqual((decodeBase64("AQIDBA") as { bytes: Uint8Array }).bytes, bytes);
-  for (const bad of ["AQIDBA=", "AQIDBA===", "AQIDB", "AQ=DBA==", "=", "AQIDBA==AQ=="]) {
+  assert.deepEqual((decodeBase64("AQID") as { bytes: Uint8Array }).bytes, bytes.subarray(0, 3));
+  const missing =
+    "image is not valid base64 (padding required: the text must be whole groups of 4, ending in = or ==)";
+  // A last group of 2 or 3 digits without its "==" or "=", bare or after a data: prefix.
+  for (const bare of ["AQIDBA", "AQIDBAU", "QQ", "data:image/png;base64,AQIDBA"]) {
+    assert.equal(reasonOf(decodeBase64(bare)), missing, bare);
+  }
+  const padded = decodeBase64("data:image/png;base64,AQIDBA==");
+  assert.ok(padded.ok);
+  assert.deepEqual(padded.bytes, bytes);
+  for (const bad of ["AQIDBA=", "AQIDBA===", "AQIDB", "AQ=DBA==", "=", "AQIDBA==AQ==", "AQID=="]) {
     assert.match(reasonOf(decodeBase64(bad)), /^image is not valid base64/, bad);
   }
 });
@@ -93,12 +102,14 @@ Deno.test("base64: non-zero trailing bits are refused so each image has one enco
 Deno.test("base64: exactly 1 MiB decoded is accepted, with and without data: prefix", () => {
   const png = makePng(256, 256, MIB);
   const b64 = toBase64(png);
-  for (const input of [b64, b64.replace(/=+$/, ""), `data:image/png;base64,${b64}`]) {
+  for (const input of [b64, `data:image/png;base64,${b64}`]) {
     const result = decodeBase64Image(input);
     assert.ok(result.ok, result.ok ? "" : result.reason);
     assert.equal(result.bytes.length, MIB);
     assert.deepEqual(result.bytes, png);
   }
+  // The same text without its padding is refused (1 MiB is not a multiple of 3 bytes).
+  assert.match(reasonOf(decodeBase64Image(b64.replace(/=+$/, ""))), /padding required/);
 });
 
 Deno.test("base64: 1 MiB + 1 byte is refused, with and without data: prefix", () => {
