@@ -5,7 +5,7 @@
  * (every commit re-reads the head and folds projections one commit at a time), so this writes
  * the same layout the store writes (sealed segments, events/bulk.ts), hashed and chained exactly as
  * the store does (events/hash.ts eventHash), plus the live projections folded with the real projection code
- * (projections/replay.ts ProjectionFolder). Replay of the result must therefore find an intact
+ * (src/audit/replay-memory.ts ProjectionBuffer). Replay of the result must therefore find an intact
  * chain and projections equal to the live ones; the benchmark checks that it does.
  *
  * The mix follows the service's real life: a purchase (quote, payment, key) every few hundred
@@ -18,8 +18,8 @@ import { bodyText } from "../../events/codec.ts";
 import { eventKey, HEAD, type LogHead, streamEventKey, streamKey } from "../../events/keys.ts";
 import type { DomainEvent, StoredEvent } from "../../events/types.ts";
 import { allProjections } from "../../projections/index.ts";
-import { commitInBatches } from "../../projections/commit-batches.ts";
-import { ProjectionBuffer } from "../../projections/replay-memory.ts";
+import { commitInBatches } from "../../src/audit/commit-batches.ts";
+import { ProjectionBuffer } from "../../src/audit/replay-memory.ts";
 import { utcDay } from "../../src/kernel/time.ts";
 
 /** Bump when the shape of the generated log changes, so a cached file is not reused. */
