@@ -102,19 +102,19 @@ export class BuildTotals {
   byDay = new Map<string, Totals>();
   orphans = 0;
 
-  /** Counts a build in (`sign` -1 takes it out). */
-  count(b: AuditBuildDoc, sign: 1 | -1 = 1): void {
+  /** Counts a build in. */
+  count(b: AuditBuildDoc): void {
     if (!b.hasBuild) {
-      this.orphans += sign;
+      this.orphans++;
       return;
     }
-    addBuild(this.overall, b, sign);
+    addBuild(this.overall, b);
     const k = b.keyId!;
     if (!this.byKey.has(k)) this.byKey.set(k, zero());
-    addBuild(this.byKey.get(k)!, b, sign);
+    addBuild(this.byKey.get(k)!, b);
     const d = b.day!;
     if (!this.byDay.has(d)) this.byDay.set(d, zero());
-    addBuild(this.byDay.get(d)!, b, sign);
+    addBuild(this.byDay.get(d)!, b);
   }
 }
 

@@ -2,7 +2,8 @@
  * Where audit rows go. Rows are written as they are produced, so a long history never sits in
  * memory: each table becomes `<table>.csv` and `<table>.json` (a JSON array) side by side.
  */
-import { ByteSink } from "../kernel/json-bytes.ts";
+
+const encoder = new TextEncoder();
 
 export type Row = Record<string, string | number | boolean | null>;
 
@@ -67,37 +68,23 @@ interface TableFiles {
   rows: number;
 }
 
-/**
- * Collects text as UTF-8 and writes it in large pieces: a write per row cost more than the row.
- * Two buffers: the next rows go into one while the other is written; flushes run one at a time,
- * so a buffer is only filled again once its bytes are out.
- */
+/** Collects text and writes it as UTF-8 in large pieces: a write per row cost more than the row. */
 class BufferedFile {
-  #filling = new ByteSink();
-  #spare = new ByteSink();
-  #flushing: Promise<void> = Promise.resolve();
+  #parts: string[] = [];
+  #chars = 0;
 
   constructor(readonly file: Deno.FsFile) {}
 
   async put(text: string): Promise<void> {
-    this.#filling.text(text);
-    if (this.#filling.length >= 256 * 1024) await this.flush();
+    this.#parts.push(text);
+    this.#chars += text.length;
+    if (this.#chars >= 256 * 1024) await this.flush();
   }
 
-  flush(): Promise<void> {
-    return (this.#flushing = this.#flushing.then(() => this.#writeOut()));
-  }
-
-  async #writeOut(): Promise<void> {
-    const full = this.#filling;
-    if (full.length === 0) return;
-    this.#filling = this.#spare;
-    this.#spare = full;
-    await this.#writeAll(full.bytes());
-    full.reset();
-  }
-
-  async #writeAll(bytes: Uint8Array): Promise<void> {
+  async flush(): Promise<void> {
+    const bytes = encoder.encode(this.#parts.join(""));
+    this.#parts = [];
+    this.#chars = 0;
     let off = 0;
     while (off < bytes.length) off += await this.file.write(bytes.subarray(off));
   }

@@ -15,12 +15,13 @@ export async function tamper(kv: Deno.Kv) {
 
 const files = Object.keys(AUDIT_TABLES).flatMap((t) => [`${t}.csv`, `${t}.json`]);
 
-/** Every table file of the audit written to `dir`, by name. */
-export async function auditFiles(dir: string): Promise<Record<string, string>> {
+/** Every table file of the audit written to `dir`, by name (`suffix`: after each file's name). */
+export async function auditFiles(dir: string, suffix = ""): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
-  for (const f of files) out[f] = await Deno.readTextFile(`${dir}/${f}`);
+  for (const f of files) out[f] = await Deno.readTextFile(`${dir}/${f}${suffix}`);
   return out;
 }
 
+/** Stored as `<file>.golden`, which no formatter rewrites. */
 export const goldenFiles = (name: "workload" | "tampered") =>
-  auditFiles(new URL(`./golden/${name}`, import.meta.url).pathname);
+  auditFiles(new URL(`./golden/${name}`, import.meta.url).pathname, ".golden");
