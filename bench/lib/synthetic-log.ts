@@ -23,7 +23,7 @@ import { ProjectionBuffer } from "../../src/audit/replay-memory.ts";
 import { utcDay } from "../../src/kernel/time.ts";
 
 /** Bump when the shape of the generated log changes, so a cached file is not reused. */
-export const SYNTHETIC_LOG_VERSION = 2;
+export const SYNTHETIC_LOG_VERSION = 3;
 
 const B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
 const HEX = "0123456789abcdef";
@@ -412,15 +412,17 @@ export async function writeSyntheticLog(
   }
   if (legacy) {
     for (const [stream, version] of versions) await put(streamKey(stream), version);
-    await put(HEAD, { position, hash: prevHash } satisfies LogHead);
   } else {
     for (const w of log.finish()) await put(w.key, w.value);
-    await put(HEAD, log.head() ?? { position, hash: prevHash });
   }
   if (!(await atomic.commit()).ok) throw new Error("KV commit failed");
   const docs = [...buffer.docs.values()].map((d) => ({ key: d.key, value: d.doc }));
   buffer.docs.clear();
   await commitInBatches(kv, docs);
+  // The head last, as the store commits it with the documents its events change: a document
+  // written after the head is one the service moved after it (the audit settles those apart).
+  const head = legacy ? { position, hash: prevHash } : log.head() ?? { position, hash: prevHash };
+  await kv.set(HEAD, head satisfies LogHead);
   return {
     events: position,
     streams: versions.size,
