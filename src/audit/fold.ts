@@ -77,16 +77,55 @@ export function idHash(id: string): number {
   return h & 0x3fffffff;
 }
 
-/** The position of each document's last event (by `idHash`: small numbers, not the ids). */
+/**
+ * The position of each document's last event, by `idHash`: an open-addressing table in two typed
+ * arrays (8 bytes a slot, half of them free), outside the JavaScript heap, instead of a Map of
+ * millions of entries that the garbage collector walks and copies as it grows.
+ */
 export class LastTouches {
-  readonly #last = new Map<number, number>();
+  #hashes = new Int32Array(1 << 16);
+  #positions = new Int32Array(1 << 16);
+  #used = 0;
+
+  /** The slot of `h`: where it is, or the free one where it goes. */
+  #slot(h: number): number {
+    const mask = this.#hashes.length - 1;
+    let i = h & mask;
+    // Stored as h + 1, so 0 marks a free slot.
+    while (this.#hashes[i] !== 0 && this.#hashes[i] !== h + 1) i = (i + 1) & mask;
+    return i;
+  }
 
   note(touches: Touch[], position: number): void {
-    for (const t of touches) this.#last.set(idHash(t.id), position);
+    for (const t of touches) {
+      const h = idHash(t.id);
+      let i = this.#slot(h);
+      if (this.#hashes[i] === 0) {
+        if (++this.#used * 2 > this.#hashes.length) {
+          this.#grow();
+          i = this.#slot(h);
+        }
+        this.#hashes[i] = h + 1;
+      }
+      this.#positions[i] = position;
+    }
   }
 
   isLast(t: Touch, position: number): boolean {
-    return this.#last.get(idHash(t.id)) === position;
+    const i = this.#slot(idHash(t.id));
+    return this.#hashes[i] !== 0 && this.#positions[i] === position;
+  }
+
+  #grow(): void {
+    const [hashes, positions] = [this.#hashes, this.#positions];
+    this.#hashes = new Int32Array(hashes.length * 2);
+    this.#positions = new Int32Array(hashes.length * 2);
+    for (let j = 0; j < hashes.length; j++) {
+      if (hashes[j] === 0) continue;
+      const i = this.#slot(hashes[j] - 1);
+      this.#hashes[i] = hashes[j];
+      this.#positions[i] = positions[j];
+    }
   }
 }
 

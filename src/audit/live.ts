@@ -73,7 +73,9 @@ export class LiveSide {
   /** Adds every live projection document not moved to `digest`; returns how many were read. */
   async digestAll(digest: Digests): Promise<number> {
     let n = 0;
-    for await (const e of this.kv.list({ prefix: PROJECTIONS }, { batchSize: 1000 })) {
+    // Small pages: a page of entries lives until it is digested, and what outlives a young
+    // collection is only freed by a full one.
+    for await (const e of this.kv.list({ prefix: PROJECTIONS }, { batchSize: 100 })) {
       n++;
       const id = keyText(e.key);
       if (this.#isMoved(e.versionstamp)) this.moved.set(id, e.key);
