@@ -124,7 +124,7 @@ export async function importEvents(
       line++;
       if (text.trim() === "") continue;
       const e = parseLine(text, line);
-      await verifier.check(e);
+      verifier.checkRead({ event: e, body: null });
       if (verifier.problems.length) throw new ImportRefused(line, verifier.problems[0].problem);
       pending.push(...log.add(e));
       if (pending.length >= 300) {

@@ -28,16 +28,7 @@ export class ChainVerifier {
   readonly problems: ChainProblem[] = [];
   count = 0;
 
-  /** Still returns a promise, as it did when hashing was asynchronous. */
-  check(e: StoredEvent): Promise<void> {
-    this.checkRead({ event: e, body: null });
-    return Promise.resolve();
-  }
-
-  /**
-   * Checks an event as read from the store. With its stored body text the hash is taken over
-   * those bytes (what the store hashed); without it, over the event's canonical JSON.
-   */
+  /** Checks the next event read (`body` null: no stored body, its canonical JSON is hashed). */
   checkRead(r: ReadEvent): void {
     const e = r.event;
     this.count++;
@@ -65,13 +56,6 @@ export class ChainVerifier {
     }
     this.#expected = (typeof e.position === "number" ? e.position : this.#expected) + 1;
     this.#prevHash = hash;
-  }
-
-  /** Carries on from a verified point of the log (an audit checkpoint). */
-  startAt(position: number, hash: string): this {
-    this.#expected = position + 1;
-    this.#prevHash = hash;
-    return this;
   }
 
   finish(head: LogHead | null): ChainVerification {

@@ -10,7 +10,7 @@
  *
  * Equal digests mean equal projections; moved documents are settled one by one. A projection
  * whose digests differ is compared document by document (`namesEveryMismatch`), which names each
- * differing document.
+ * differing document. All of it runs on one thread: it meets its bounds without a worker.
  */
 import type { LogHead } from "../../events/keys.ts";
 import { readLog } from "../../events/log.ts";
