@@ -178,6 +178,23 @@ Deno.test("a deleted event and events past the head are chain problems", async (
   });
 });
 
+Deno.test("two events swapped, each with its own hash, are a broken chain at both places", async () => {
+  await withKvs(async (kv, scratch) => {
+    await cleanWorkload(kv);
+    const [e5, e6] = [await storedEvent(kv, 5), await storedEvent(kv, 6)];
+    await putTail(kv, 5, e6);
+    await putTail(kv, 6, e5);
+    const sink = new MemorySink();
+    const summary = await runAudit({ kv, scratch, sink });
+    const problems = byKind(sink).chain_broken.join("\n");
+    // Slot 5 holds event 6 and slot 6 event 5: each is out of place, and neither links.
+    assertMatch(problems, /^6: events 5\.\.5 are missing\n6: hash does not match/);
+    assertMatch(problems, /5: position 5 out of order\n5: hash does not match/);
+    assertEquals(summary.chain.ok, false);
+    assertEquals(summary.checkpoint, null);
+  });
+});
+
 Deno.test("a damaged log entry is a broken chain, not an uncaught error", async () => {
   for (const value of [new Uint8Array([0xff, 0xfe, 0x00]), "not\ta log line", 42]) {
     await withKvs(async (kv, scratch) => {

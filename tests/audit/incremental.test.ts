@@ -90,6 +90,23 @@ Deno.test("an incremental audit names a touched document edited behind the store
   });
 });
 
+Deno.test("an incremental audit names a touched document deleted or stored as bytes behind the store's back", async () => {
+  await withLog(async (kv, store, dir) => {
+    const first = await audit(kv, dir, "first");
+    await more(store, 13, 14);
+    const gone = projectionKey("build", [14]);
+    const bytes = projectionKey("build_by_mint", ["Mint13"]);
+    assert((await kv.get(gone)).value !== null && (await kv.get(bytes)).value !== null);
+    await kv.delete(gone);
+    await kv.set(bytes, new Uint8Array([1, 2]));
+    const inc = await audit(kv, dir, "inc", first);
+    const named = inc.sink.rows("exceptions").filter((r) => r.kind === "projection_mismatch")
+      .map((r) => String(r.detail).split(": ")[0]).sort();
+    assertEquals(named, [JSON.stringify(gone), JSON.stringify(bytes)].sort());
+    assertEquals(inc.summary.checkpoint, null);
+  });
+});
+
 Deno.test("an incremental audit too far behind its checkpoint refuses, asking for a full audit", async () => {
   await withLog(async (kv, _store, dir) => {
     const first = await audit(kv, dir, "first");
