@@ -8,7 +8,6 @@
  * segment while we read is noticed (the tail then starts past where we are) and the segments are
  * read again from there; an event that is really gone is skipped, and the chain check reports it.
  */
-import { createHash } from "node:crypto";
 import { GENESIS_HASH } from "./hash.ts";
 import { readAhead } from "./read-ahead.ts";
 import { decodeSegment, decodeTail, type LogRecord, recordEvent, storedType } from "./codec.ts";
@@ -24,9 +23,6 @@ import {
   tailKey,
 } from "./keys.ts";
 import type { StoredEvent } from "./types.ts";
-import { decodeRawValue, type KvFile } from "./kv-file.ts";
-import { decodeKvKey, encodeKvKey } from "./kv-key-codec.ts";
-import { eventLoopTurn } from "../src/kernel/event-loop.ts";
 
 /** An event as read, with its stored body text (null on the first layout: not stored as text). */
 export interface ReadEvent {
@@ -37,8 +33,6 @@ export interface ReadEvent {
 /** KV entries read, for the benchmark's "KV reads per 1,000 events". */
 export interface ReadStats {
   reads: number;
-  /** Each sealed segment read, in log order (the audit fingerprints them for its checkpoint). */
-  onSegment?: (lastPosition: number, versionstamp: string) => void;
 }
 
 export class LegacyLayoutError extends Error {
@@ -79,11 +73,6 @@ export interface ReadOptions {
    * them. A body whose type cannot be read that way is parsed and handed out.
    */
   types?: ReadonlySet<string> | null;
-  /**
-   * The KV's file, when it is one this process can read (`KvFile.open`): the sealed segments are
-   * then read from it a few MiB to a statement (`KvFile.range`), the rest through the KV as always.
-   */
-  file?: KvFile | null;
   stats?: ReadStats;
 }
 
@@ -133,13 +122,12 @@ export async function* readLog(
     // Sealed segments holding `next` or later.
     // Read ahead (a page of 16 segments, 1 MiB, while the last is worked on): at most one page
     // read past `to`, and the memory held outside the heap stays small.
-    const segments = opts.file ? segmentsInFile(opts.file, next) : readAhead(
+    const segments = readAhead(
       kv.list<Uint8Array>({ prefix: LOG_SEGMENTS, start: segmentKey(next) }, { batchSize: 16 }),
       16,
     );
     for await (const s of segments) {
       stats.reads++;
-      stats.onSegment?.(s.key[LOG_SEGMENTS.length] as number, s.versionstamp);
       for (const r of decodeSegment(s.value)) {
         if (r.slot < next) continue;
         if (r.slot > to) break;
@@ -179,41 +167,6 @@ export async function* readLog(
     next = gapAt; // really missing: carry on after the gap, the chain check reports it
   }
   if (batch.length) yield batch;
-}
-
-const SEGMENTS_END = Uint8Array.of(...encodeKvKey(LOG_SEGMENTS), 0xff);
-
-/**
- * Segments read from the file in one statement, and between two turns of the event loop
- * (`eventLoopTurn`): a statement is a read snapshot, which a service writing meanwhile could not
- * move its write-ahead log past while it lasted (4 MiB of segments, a few milliseconds, at a
- * time). One statement for the whole log would hold that snapshot for the whole read.
- */
-const SEGMENTS_PER_STATEMENT = 64;
-
-/**
- * The sealed segments holding `next` or later, straight from the KV's file, as `Deno.Kv.list`
- * hands them out: key, value (decoded as the KV would) and versionstamp. A read through the KV
- * lets the event loop run while it waits; this one gives it a turn between statements, or a worker
- * started meanwhile would not get its first message until the whole log was read.
- */
-async function* segmentsInFile(
-  file: KvFile,
-  next: number,
-): AsyncGenerator<{ key: Deno.KvKey; value: unknown; versionstamp: string }> {
-  let start = encodeKvKey([...LOG_SEGMENTS, next]);
-  for (;;) {
-    const rows = file.range(start, SEGMENTS_END, SEGMENTS_PER_STATEMENT);
-    for (const row of rows) {
-      const key = decodeKvKey(row.key);
-      if (!key) throw new Error("the KV file holds a segment key that is not a KV key");
-      yield { key, value: decodeRawValue(row), versionstamp: row.versionstamp };
-    }
-    if (rows.length < SEGMENTS_PER_STATEMENT) return;
-    // Just past the last key: nothing sorts between a key and the key with a 0x00 after it.
-    start = Uint8Array.of(...rows[rows.length - 1].key, 0);
-    await eventLoopTurn();
-  }
 }
 
 /** Every event from `from`, one at a time (a convenience over `readLog`). */
@@ -324,45 +277,4 @@ export function releaseBytes(value: unknown): void {
     bytes instanceof ArrayBuffer && !bytes.detached && value.byteOffset === 0 &&
     value.byteLength === bytes.byteLength
   ) bytes.transfer(0);
-}
-
-/**
- * A rolling digest of the sealed segments up to a position, by key and versionstamp: every write
- * to a segment through KV gives it a new versionstamp, so an unchanged fingerprint means the
- * sealed log up to there is byte for byte what an earlier audit verified.
- */
-export class SegmentFingerprint {
-  constructor(
-    public through = 0,
-    public count = 0,
-    public digest = GENESIS_HASH,
-  ) {}
-
-  add(lastPosition: number, versionstamp: string): void {
-    this.digest = createHash("sha256")
-      .update(`${this.digest}\n${lastPosition}:${versionstamp}`, "utf8").digest("hex");
-    this.through = lastPosition;
-    this.count++;
-  }
-
-  /** Recomputes the fingerprint of the segments up to `through` as they are now. */
-  static async of(
-    kv: Deno.Kv,
-    through: number,
-    stats?: ReadStats,
-    batchSize = 64,
-  ): Promise<SegmentFingerprint> {
-    const f = new SegmentFingerprint();
-    if (through <= 0) return f;
-    const iter = kv.list<Uint8Array>({ prefix: LOG_SEGMENTS, end: segmentKey(through + 1) }, {
-      batchSize,
-    });
-    for await (const s of iter) {
-      if (stats) stats.reads++;
-      f.add(s.key[LOG_SEGMENTS.length] as number, s.versionstamp);
-      // The value is not needed, only its versionstamp.
-      releaseBytes(s.value);
-    }
-    return f;
-  }
 }

@@ -5,14 +5,13 @@
  *
  *   events-child.ts write  <kv path> <events>
  *   events-child.ts append <kv path> <events> <skip>
- *   events-child.ts replay <kv path> list|floor|bytes|verify|memory|stream|exact
+ *   events-child.ts replay <kv path> list|floor|all|bytes|verify|memory
  */
 import { HEAD, LOG_SEGMENTS, LOG_TAIL, PROJECTIONS } from "../../events/keys.ts";
 import { readLog } from "../../events/log.ts";
 import { allProjections } from "../../projections/index.ts";
-import { replayAndCompare } from "../../projections/replay-memory.ts";
-import { replayIntoAndCompare } from "../../projections/replay.ts";
-import { verifyChain } from "../../projections/chain-check.ts";
+import { replayAndCompare } from "../../src/audit/replay-memory.ts";
+import { verifyChain } from "../../src/audit/log-chain.ts";
 import { profile, renderHotSpots } from "./profiler.ts";
 import { peakRssMiB, rssSampler } from "./stats.ts";
 import { syntheticCommits, writeSyntheticLog } from "./synthetic-log.ts";
@@ -60,8 +59,6 @@ if (cmd === "append") {
   let ok = true;
   let documents = 0;
   let detail = "";
-  let compared = "";
-  let passesMs = {};
   const stats = { reads: 0 };
   let bytesPerEvent = 0;
   let segments = 0;
@@ -73,6 +70,10 @@ if (cmd === "append") {
       // What any rebuild-and-compare must read at least once: the log and the live projections.
       for await (const batch of readLog(kv, { stats })) events += batch.length;
       for await (const _ of kv.list({ prefix: PROJECTIONS }, { batchSize: 1000 })) documents++;
+    } else if (arg === "all") {
+      // The audit's floor: every KV entry read once through kv.list (log, projections, the rest).
+      for await (const _ of kv.list({ prefix: [] }, { batchSize: 1000 })) documents++;
+      events = (await kv.get<{ position: number }>(HEAD)).value?.position ?? 0;
     } else if (arg === "bytes") {
       // What the log takes in KV values (segments and tail lines), per event.
       let total = 0;
@@ -94,21 +95,6 @@ if (cmd === "append") {
       ok = r.equal;
       documents = r.documents;
       detail = r.mismatches.slice(0, 2).map((m) => m.key).join(" ");
-    } else if (arg === "stream" || arg === "exact") {
-      const dir = await Deno.makeTempDir({ prefix: "tcb-bench-scratch-" });
-      const scratch = await Deno.openKv(`${dir}/scratch.sqlite3`);
-      const r = await replayIntoAndCompare(kv, scratch, allProjections, {
-        exact: arg === "exact",
-        stats,
-      });
-      events = r.chain.events;
-      ok = r.equal;
-      documents = r.documents;
-      compared = r.compared;
-      passesMs = r.passesMs;
-      detail = r.mismatches.slice(0, 2).map((m) => m.key).join(" ");
-      scratch.close();
-      await Deno.remove(dir, { recursive: true });
     } else {
       throw new Error(`unknown replay mode ${arg}`);
     }
@@ -127,8 +113,6 @@ if (cmd === "append") {
     perSecond: events / (ms / 1000),
     ok,
     documents,
-    compared,
-    passesMs,
     logReadsPer1000: events ? (stats.reads * 1000) / events : 0,
     bytesPerEvent,
     segments,

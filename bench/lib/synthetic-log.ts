@@ -5,7 +5,7 @@
  * (every commit re-reads the head and folds projections one commit at a time), so this writes
  * the same layout the store writes (sealed segments, events/bulk.ts), hashed and chained exactly as
  * the store does (events/hash.ts eventHash), plus the live projections folded with the real projection code
- * (projections/replay.ts ProjectionFolder). Replay of the result must therefore find an intact
+ * (src/audit/replay-memory.ts ProjectionBuffer). Replay of the result must therefore find an intact
  * chain and projections equal to the live ones; the benchmark checks that it does.
  *
  * The mix follows the service's real life: a purchase (quote, payment, key) every few hundred
@@ -18,12 +18,12 @@ import { bodyText } from "../../events/codec.ts";
 import { eventKey, HEAD, type LogHead, streamEventKey, streamKey } from "../../events/keys.ts";
 import type { DomainEvent, StoredEvent } from "../../events/types.ts";
 import { allProjections } from "../../projections/index.ts";
-import { commitInBatches } from "../../projections/commit-batches.ts";
-import { ProjectionBuffer } from "../../projections/replay-memory.ts";
+import { commitInBatches } from "../../src/audit/commit-batches.ts";
+import { ProjectionBuffer } from "../../src/audit/replay-memory.ts";
 import { utcDay } from "../../src/kernel/time.ts";
 
 /** Bump when the shape of the generated log changes, so a cached file is not reused. */
-export const SYNTHETIC_LOG_VERSION = 2;
+export const SYNTHETIC_LOG_VERSION = 3;
 
 const B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
 const HEX = "0123456789abcdef";
@@ -412,15 +412,17 @@ export async function writeSyntheticLog(
   }
   if (legacy) {
     for (const [stream, version] of versions) await put(streamKey(stream), version);
-    await put(HEAD, { position, hash: prevHash } satisfies LogHead);
   } else {
     for (const w of log.finish()) await put(w.key, w.value);
-    await put(HEAD, log.head() ?? { position, hash: prevHash });
   }
   if (!(await atomic.commit()).ok) throw new Error("KV commit failed");
   const docs = [...buffer.docs.values()].map((d) => ({ key: d.key, value: d.doc }));
   buffer.docs.clear();
   await commitInBatches(kv, docs);
+  // The head last, as the store commits it with the documents its events change: a document
+  // written after the head is one the service moved after it (the audit settles those apart).
+  const head = legacy ? { position, hash: prevHash } : log.head() ?? { position, hash: prevHash };
+  await kv.set(HEAD, head satisfies LogHead);
   return {
     events: position,
     streams: versions.size,

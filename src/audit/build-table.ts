@@ -1,14 +1,9 @@
-/**
- * The builds table's content, the same on whichever thread writes it (the full audit writes the
- * later builds on another one: tables-worker.ts): a build's row, the exceptions it raises and its
- * part of the totals. `BuildRows` writes all three; `CountedExceptions`, a part's exceptions.
- */
+/** The builds table's content: a build's row, the exceptions it raises and its part of the totals. */
 import type { AuditBuildDoc } from "./folds.ts";
 import type { ChainCheck } from "./chain-check.ts";
-import type { Row, TablePart } from "./sink.ts";
-import { addBuild, addTotals, type Totals, zero } from "./totals.ts";
+import type { Row } from "./sink.ts";
+import { addBuild, type Totals, zero } from "./totals.ts";
 import { isoUtc } from "../kernel/time.ts";
-import type { BuildsIndex, TableTotals } from "./table-splice.ts";
 
 export type ExceptionKind =
   | "chain_broken"
@@ -74,7 +69,10 @@ export function buildExceptions(
     const what = unverifiedLabel(BigInt(b.feeSeenLamports ?? "0"), b.quotedLamports);
     out.push([
       "creation_unverified",
-      `${what} creation: ${b.problems.join("; ") || "no problems recorded"}`,
+      // The payer, whom the service refuses further builds: an end user, unless it is the key's.
+      `${what} creation paid by ${b.payer ?? "an unknown payer"}: ${
+        b.problems.join("; ") || "no problems recorded"
+      }`,
       where,
     ]);
   }
@@ -101,117 +99,27 @@ export function unverifiedLabel(seen: bigint, quoted: string | null): string {
 }
 
 /** The totals over the builds counted so far: overall, per key, per day, and orphan outcomes. */
-export class BuildTotals implements TableTotals {
+export class BuildTotals {
   overall = zero();
   byKey = new Map<string, Totals>();
   byDay = new Map<string, Totals>();
-  /** Each key's first build: unknown keys are listed in that order (table-splice.ts keeps it). */
-  firstBuild = new Map<string, number>();
   orphans = 0;
 
-  static of(t: TableTotals): BuildTotals {
-    return Object.assign(new BuildTotals(), t);
-  }
-
-  /** Counts a build in (`sign` -1 takes it out). */
-  count(b: AuditBuildDoc, sign: 1 | -1 = 1): void {
+  /** Counts a build in. */
+  count(b: AuditBuildDoc): void {
     if (!b.hasBuild) {
-      this.orphans += sign;
+      this.orphans++;
       return;
     }
-    addBuild(this.overall, b, sign);
+    addBuild(this.overall, b);
     const k = b.keyId!;
     if (!this.byKey.has(k)) this.byKey.set(k, zero());
-    addBuild(this.byKey.get(k)!, b, sign);
-    if (!(this.firstBuild.get(k)! <= b.buildId)) this.firstBuild.set(k, b.buildId);
+    addBuild(this.byKey.get(k)!, b);
     const d = b.day!;
     if (!this.byDay.has(d)) this.byDay.set(d, zero());
-    addBuild(this.byDay.get(d)!, b, sign);
-  }
-
-  /**
-   * Adds totals counted over later builds (another thread's share): the result is what counting
-   * those builds here, after these, gives, keys first seen there coming after the ones here.
-   */
-  add(later: TableTotals): void {
-    addTotals(this.overall, later.overall);
-    for (const [k, t] of later.byKey) {
-      const mine = this.byKey.get(k);
-      if (mine) addTotals(mine, t);
-      else this.byKey.set(k, t);
-    }
-    for (const [d, t] of later.byDay) {
-      const mine = this.byDay.get(d);
-      if (mine) addTotals(mine, t);
-      else this.byDay.set(d, t);
-    }
-    for (const [k, first] of later.firstBuild) {
-      if (!(this.firstBuild.get(k)! <= first)) this.firstBuild.set(k, first);
-    }
-    this.orphans += later.orphans;
+    addBuild(this.byDay.get(d)!, b);
   }
 }
 
-/** Writes one exception row and counts it (`runAudit`'s `exception`, or `CountedExceptions`). */
+/** Writes one exception row and counts it (`runAudit`'s `raise`). */
 export type Raise = (kind: ExceptionKind, detail: string, where: Partial<Row>) => Promise<void>;
-
-/** Raises the exceptions build `b` raises, in order; how many (its row's flag in the index). */
-export async function raiseBuildExceptions(
-  b: AuditBuildDoc,
-  check: ChainCheck | null,
-  raise: Raise,
-): Promise<number> {
-  const raised = buildExceptions(b, check);
-  for (const [kind, detail, where] of raised) await raise(kind, detail, where);
-  return raised.length;
-}
-
-/**
- * Where builds rows go: the audit's builds table, or a part of it (sink.ts `TablePart`). `next`
- * tells where the next row starts in the CSV and the JSON file (null: the sink cannot tell).
- */
-export interface RowsOut {
-  next(): { csv: number; json: number } | null;
-  write(row: Row): Promise<void>;
-}
-
-/**
- * Writes builds in build order, each the same way on every thread: its row, its part of
- * `totals`, the exceptions it raises, and where its row starts (`index`, which is let go for good
- * when a row cannot be placed: no offsets, or a build id that is not a finite number).
- */
-export class BuildRows {
-  constructor(
-    readonly rows: RowsOut,
-    readonly totals: BuildTotals,
-    public index: BuildsIndex | null,
-  ) {}
-
-  async write(b: AuditBuildDoc, check: ChainCheck | null, raise: Raise): Promise<void> {
-    const at = this.index ? this.rows.next() : null;
-    if (this.index && (!at || typeof b.buildId !== "number" || !Number.isFinite(b.buildId))) {
-      this.index = null;
-    }
-    await this.rows.write(buildRow(b, check));
-    this.totals.count(b);
-    const raised = await raiseBuildExceptions(b, check, raise);
-    this.index?.add(b.buildId, at!.csv, at!.json, raised > 0);
-  }
-}
-
-/**
- * Exceptions written to a part of the exceptions table and counted there by kind: the summary
- * lists kinds in the order they first come, so the part's are added when the part is appended.
- */
-export class CountedExceptions {
-  readonly byKind: Partial<Record<ExceptionKind, number>> = {};
-  count = 0;
-
-  constructor(readonly part: TablePart) {}
-
-  readonly raise: Raise = async (kind, detail, where) => {
-    this.byKind[kind] = (this.byKind[kind] ?? 0) + 1;
-    this.count++;
-    await this.part.write(exceptionRow(kind, detail, where));
-  };
-}

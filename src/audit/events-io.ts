@@ -9,9 +9,10 @@ import { readLog } from "../../events/log.ts";
 import type { StoredEvent } from "../../events/types.ts";
 import { allProjections } from "../../projections/index.ts";
 import type { Projection } from "../../events/projection.ts";
-import { ChainVerifier } from "../../projections/chain-check.ts";
-import { commitInBatches } from "../../projections/commit-batches.ts";
-import { ProjectionFolder } from "../../projections/folder.ts";
+import { ChainVerifier } from "./log-chain.ts";
+import { commitInBatches } from "./commit-batches.ts";
+import { Fold, LastTouches, Touches } from "./fold.ts";
+import { StateWriter } from "./state.ts";
 
 /**
  * Streams the log up to the head read at the start, so a running service can keep writing.
@@ -104,7 +105,6 @@ export async function importEvents(
   target: Deno.Kv,
   opts: {
     projections?: Projection[];
-    cacheSize?: number;
     /**
      * The hash of the head the export printed. A file cut short, or rewritten and hashed again,
      * is still a valid chain; only a head kept apart from the file tells.
@@ -116,9 +116,6 @@ export async function importEvents(
     throw new Error("the target KV is not empty; import only into a fresh KV");
   }
   const verifier = new ChainVerifier();
-  const folder = new ProjectionFolder(target, opts.projections ?? allProjections, {
-    cacheSize: opts.cacheSize,
-  });
   let line = 0;
   const log = new SegmentWriter();
   let pending: { key: Deno.KvKey; value: unknown }[] = [];
@@ -127,18 +124,16 @@ export async function importEvents(
       line++;
       if (text.trim() === "") continue;
       const e = parseLine(text, line);
-      await verifier.check(e);
+      verifier.checkRead({ event: e, body: null });
       if (verifier.problems.length) throw new ImportRefused(line, verifier.problems[0].problem);
       pending.push(...log.add(e));
       if (pending.length >= 300) {
         await commitInBatches(target, pending);
         pending = [];
       }
-      await folder.apply(e);
     }
     pending.push(...log.finish());
     await commitInBatches(target, pending);
-    await folder.flush();
     const head = log.head();
     if (opts.expectHead !== undefined && head?.hash !== opts.expectHead) {
       throw new ImportRefused(
@@ -147,6 +142,7 @@ export async function importEvents(
           `${opts.expectHead}: the file was cut short or rewritten`,
       );
     }
+    await deriveProjections(target, head, opts.projections ?? allProjections);
     // The head goes last: until it is there, the KV is not a usable store.
     if (head) await target.set(HEAD, head);
     return { events: verifier.count, head };
@@ -154,6 +150,27 @@ export async function importEvents(
     await wipe(target);
     throw e;
   }
+}
+
+/**
+ * The projections of the log just written, each document written once, at its last event (the
+ * audit's fold: a first pass finds where that is).
+ */
+async function deriveProjections(kv: Deno.Kv, head: LogHead | null, projections: Projection[]) {
+  const touches = new Touches(projections);
+  const last = new LastTouches();
+  for await (const batch of readLog(kv, { head })) {
+    for (const { event } of batch) last.note(touches.ofOrNone(event), event.position);
+  }
+  const writer = new StateWriter(kv);
+  const fold = new Fold(touches, async (d) => {
+    if (d.doc !== null) await writer.put(d.key, d.doc);
+  }, { last });
+  for await (const batch of readLog(kv, { head })) {
+    for (const { event } of batch) await fold.apply(event);
+  }
+  await fold.finish();
+  await writer.flush();
 }
 
 async function wipe(kv: Deno.Kv): Promise<void> {

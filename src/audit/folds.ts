@@ -7,7 +7,6 @@ import type { BuildStatus } from "../../projections/builds.ts";
 import { FINAL_STATUSES } from "../../projections/builds.ts";
 import type { Projection } from "../../events/projection.ts";
 import { isBuildEvent } from "../../events/event-types.ts";
-import { packed } from "../../projections/packed.ts";
 
 export interface AuditBuildDoc {
   buildId: number;
@@ -144,19 +143,3 @@ export const auditBuildProjection: Projection<AuditBuildDoc> = {
     }
   },
 };
-
-/**
- * Builds a KV value of the audit's state holds (projections/packed.ts): 264,361 builds at a million
- * events were as many entries, about 4 s of CPU of the audit's longest pass between the fold's
- * writes and the KV's SQLite thread; packed, a sixty-fourth of the entries. A build document is
- * 630-680 bytes serialized, a pack about 42 KiB of the 64 KiB a KV value takes. The service keeps a
- * build's document bounded (names and symbols capped when built, no event after a final outcome);
- * only a log written some other way could fill a pack past the limit, and the audit then stops
- * with an error naming the pack (commit-batches.ts).
- */
-export const BUILDS_PER_PACK = 64;
-
-/** The builds as the audit's state holds them: packs under `[...PROJECTIONS, AUDIT_BUILD, n]`. */
-export const auditBuildPacks = packed(auditBuildProjection, BUILDS_PER_PACK);
-
-export const auditProjections: Projection[] = [auditBuildPacks] as Projection[];

@@ -2,7 +2,8 @@
  * Where audit rows go. Rows are written as they are produced, so a long history never sits in
  * memory: each table becomes `<table>.csv` and `<table>.json` (a JSON array) side by side.
  */
-import { ByteSink } from "../kernel/json-bytes.ts";
+
+const encoder = new TextEncoder();
 
 export type Row = Record<string, string | number | boolean | null>;
 
@@ -67,59 +68,25 @@ interface TableFiles {
   rows: number;
 }
 
-/**
- * Collects text as UTF-8 and writes it in large pieces: a write per row cost more than the row.
- * Two buffers: the next rows go into one while the other is written; flushes run one at a time,
- * so a buffer is only filled again once its bytes are out.
- */
+/** Collects text and writes it as UTF-8 in large pieces: a write per row cost more than the row. */
 class BufferedFile {
-  #filling = new ByteSink();
-  #spare = new ByteSink();
-  #written = 0;
-  #flushing: Promise<void> = Promise.resolve();
+  #parts: string[] = [];
+  #chars = 0;
 
   constructor(readonly file: Deno.FsFile) {}
 
-  /** Bytes put so far (written or still buffered): where the next text starts in the file. */
-  get offset(): number {
-    return this.#written + this.#filling.length;
-  }
-
   async put(text: string): Promise<void> {
-    this.#filling.text(text);
-    if (this.#filling.length >= 256 * 1024) await this.flush();
+    this.#parts.push(text);
+    this.#chars += text.length;
+    if (this.#chars >= 256 * 1024) await this.flush();
   }
 
-  flush(): Promise<void> {
-    return (this.#flushing = this.#flushing.then(() => this.#writeOut()));
-  }
-
-  async #writeOut(): Promise<void> {
-    const full = this.#filling;
-    if (full.length === 0) return;
-    this.#filling = this.#spare;
-    this.#spare = full;
-    this.#written += full.length;
-    await this.#writeAll(full.bytes());
-    full.reset();
-  }
-
-  async #writeAll(bytes: Uint8Array): Promise<void> {
+  async flush(): Promise<void> {
+    const bytes = encoder.encode(this.#parts.join(""));
+    this.#parts = [];
+    this.#chars = 0;
     let off = 0;
     while (off < bytes.length) off += await this.file.write(bytes.subarray(off));
-  }
-
-  /** Appends the bytes of the file at `path` from byte `from` on, after what was put so far. */
-  async putFile(path: string, from: number): Promise<void> {
-    // Every flush queued so far is done once this one is (they run one at a time).
-    await this.flush();
-    using part = await Deno.open(path);
-    await part.seek(from, Deno.SeekMode.Start);
-    const chunk = new Uint8Array(1 << 20);
-    for (let n = await part.read(chunk); n !== null; n = await part.read(chunk)) {
-      await this.#writeAll(chunk.subarray(0, n));
-      this.#written += n;
-    }
   }
 
   async close(): Promise<void> {
@@ -132,55 +99,6 @@ class BufferedFile {
 const jsonRow = (row: Row, first: boolean) => `${first ? "\n" : ",\n"}${JSON.stringify(row)}`;
 
 const WRITE = { write: true, create: true, truncate: true };
-
-/**
- * Rows of one table written apart (by another thread: tables-worker.ts), each as a `FileSink`
- * writes a row that follows another; `FileSink.append` puts them after the sink's own rows.
- */
-export class TablePart {
-  rows = 0;
-
-  private constructor(
-    readonly columns: string[],
-    readonly paths: { csv: string; json: string },
-    readonly csv: BufferedFile,
-    readonly json: BufferedFile,
-  ) {}
-
-  static async create(dir: string, name: string, columns: string[]): Promise<TablePart> {
-    const paths = { csv: `${dir}/${name}.part.csv`, json: `${dir}/${name}.part.json` };
-    return new TablePart(
-      columns,
-      paths,
-      new BufferedFile(await Deno.open(paths.csv, WRITE)),
-      new BufferedFile(await Deno.open(paths.json, WRITE)),
-    );
-  }
-
-  /** Where the next row starts in the part's files, as `FileSink.next` tells it. */
-  next(): { csv: number; json: number } {
-    return { csv: this.csv.offset, json: this.json.offset + 2 };
-  }
-
-  async write(row: Row): Promise<void> {
-    await this.csv.put(csvRow(this.columns, row));
-    await this.json.put(jsonRow(row, false));
-    this.rows++;
-  }
-
-  async close(): Promise<PartFiles> {
-    await this.csv.close();
-    await this.json.close();
-    return { ...this.paths, rows: this.rows };
-  }
-}
-
-/** A closed `TablePart`: its files and how many rows they hold. */
-export interface PartFiles {
-  csv: string;
-  json: string;
-  rows: number;
-}
 
 /** Writes each table to `<dir>/<table>.csv` and `<dir>/<table>.json` as rows arrive. */
 export class FileSink implements AuditSink {
@@ -211,50 +129,12 @@ export class FileSink implements AuditSink {
     return files;
   }
 
-  /**
-   * Where the next row of an open `table` starts: its CSV line, and its JSON object (after the
-   * separator in front of it). The incremental audit splices the builds table by these
-   * (table-splice.ts).
-   */
-  next(table: string): { csv: number; json: number } | null {
-    const t = this.#tables.get(table);
-    return t ? { csv: t.csv.offset, json: t.json.offset + (t.rows === 0 ? 1 : 2) } : null;
-  }
-
-  /** Takes `table` out of this sink (its files are written by someone else); returns its paths. */
-  async detach(table: string): Promise<{ csv: string; json: string }> {
-    const t = this.#tables.get(table);
-    if (t) {
-      this.#tables.delete(table);
-      await t.csv.close();
-      await t.json.close();
-    }
-    return { csv: `${this.dir}/${table}.csv`, json: `${this.dir}/${table}.json` };
-  }
-
   async write(table: string, row: Row): Promise<void> {
     const t = this.#tables.get(table) ?? await this.#open(table);
     if (t.columns.length === 0) t.columns = Object.keys(row);
     await t.csv.put(csvRow(t.columns, row));
     await t.json.put(jsonRow(row, t.rows === 0));
     t.rows++;
-  }
-
-  /**
-   * Puts the rows of `part` (a `TablePart` of `table`, closed) after this table's rows and removes
-   * its files. Returns what to add to the part's `next` offsets to get the rows' offsets here.
-   */
-  async append(table: string, part: PartFiles): Promise<{ csv: number; json: number }> {
-    const t = this.#tables.get(table) ?? await this.#open(table);
-    // The part's rows each start with ",\n"; the table's first row starts with "\n" alone.
-    const skip = t.rows === 0 && part.rows > 0 ? 1 : 0;
-    const shift = { csv: t.csv.offset, json: t.json.offset - skip };
-    await t.csv.putFile(part.csv, 0);
-    await t.json.putFile(part.json, skip);
-    t.rows += part.rows;
-    await Deno.remove(part.csv);
-    await Deno.remove(part.json);
-    return shift;
   }
 
   async close(summary: unknown): Promise<void> {

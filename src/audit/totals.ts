@@ -1,8 +1,6 @@
 /**
  * The reconciliation's totals (per key, per UTC day, overall): sums over the builds table's rows.
- * They are exact integers (lamports as bigints, USD in cents), so an incremental audit can take a
- * changed build's old row out and put its new one in (table-splice.ts) and get what a full pass
- * over every build adds up to.
+ * They are exact integers (lamports as bigints, USD in cents).
  */
 import type { AuditBuildDoc } from "./folds.ts";
 
@@ -32,55 +30,17 @@ export const zero = (): Totals => ({
   confirmedFeeCents: 0,
 });
 
-/** Adds a build's row to `t` (`sign` -1 takes it out again). */
-export function addBuild(t: Totals, b: AuditBuildDoc, sign: 1 | -1 = 1): void {
-  const big = BigInt(sign);
-  t.builds += sign;
-  if (b.status === "built" || b.status === "submitted") t.open += sign;
-  else t[b.status] += sign;
+/** Adds a build's row to `t`. */
+export function addBuild(t: Totals, b: AuditBuildDoc): void {
+  t.builds++;
+  if (b.status === "built" || b.status === "submitted") t.open++;
+  else t[b.status]++;
   if (b.status === "confirmed" || b.status === "unverified") {
     const quoted = BigInt(b.quotedLamports ?? "0");
     const seen = BigInt(b.feeSeenLamports ?? "0");
-    t.landedQuotedLamports += big * quoted;
-    t.collectedLamports += big * seen;
-    if (seen < quoted) t.shortfallLamports += big * (quoted - seen);
+    t.landedQuotedLamports += quoted;
+    t.collectedLamports += seen;
+    if (seen < quoted) t.shortfallLamports += quoted - seen;
   }
-  if (b.status === "confirmed") t.confirmedFeeCents += sign * Math.round((b.feeUsd ?? 0) * 100);
+  if (b.status === "confirmed") t.confirmedFeeCents += Math.round((b.feeUsd ?? 0) * 100);
 }
-
-/** Adds `more` into `t`. */
-export function addTotals(t: Totals, more: Totals): void {
-  t.builds += more.builds;
-  t.open += more.open;
-  t.confirmed += more.confirmed;
-  t.unverified += more.unverified;
-  t.failed += more.failed;
-  t.expired += more.expired;
-  t.landedQuotedLamports += more.landedQuotedLamports;
-  t.collectedLamports += more.collectedLamports;
-  t.shortfallLamports += more.shortfallLamports;
-  t.confirmedFeeCents += more.confirmedFeeCents;
-}
-
-/** Totals as JSON (bigints as decimal strings), and back. */
-export type TotalsJson = Record<keyof Totals, number | string>;
-
-export const totalsToJson = (t: Totals): TotalsJson => ({
-  ...t,
-  landedQuotedLamports: t.landedQuotedLamports.toString(),
-  collectedLamports: t.collectedLamports.toString(),
-  shortfallLamports: t.shortfallLamports.toString(),
-});
-
-export const totalsFromJson = (j: TotalsJson): Totals => ({
-  builds: Number(j.builds),
-  open: Number(j.open),
-  confirmed: Number(j.confirmed),
-  unverified: Number(j.unverified),
-  failed: Number(j.failed),
-  expired: Number(j.expired),
-  landedQuotedLamports: BigInt(j.landedQuotedLamports),
-  collectedLamports: BigInt(j.collectedLamports),
-  shortfallLamports: BigInt(j.shortfallLamports),
-  confirmedFeeCents: Number(j.confirmedFeeCents),
-});

@@ -1,15 +1,13 @@
 import { assert, assertEquals, assertMatch } from "../support/assert.ts";
 import { projectionKey } from "../../events/keys.ts";
 import { deleteEvent, putTail, rewriteEvent, storedEvent } from "../events/support/tamper.ts";
-import { allProjections } from "../../projections/index.ts";
-import { replayAndCompare } from "../../projections/replay-memory.ts";
-import { replayIntoAndCompare } from "../../projections/replay.ts";
-import { AUDIT_TABLES, type AuditSummary, runAudit } from "../../src/audit/audit.ts";
+import { AUDIT_TABLES, runAudit } from "../../src/audit/audit.ts";
 import { checkOnChain, type TxView } from "../../src/audit/chain-check.ts";
 import { unverifiedLabel } from "../../src/audit/build-table.ts";
 import type { AuditProgress } from "../../src/audit/progress.ts";
-import { csvCell, csvRow, FileSink, MemorySink } from "../../src/audit/sink.ts";
-import { cleanWorkload, TREASURY, workload } from "./fixtures.ts";
+import { csvCell, FileSink, MemorySink } from "../../src/audit/sink.ts";
+import { built, cleanWorkload, TREASURY, workload } from "./fixtures.ts";
+import { auditFiles, goldenFiles, tamper } from "./golden.ts";
 import { withKvs } from "../support/kv.ts";
 
 const byKind = (sink: MemorySink) => {
@@ -64,16 +62,21 @@ Deno.test("an audit reports its progress: events as they are verified, then the 
       progressEvery: 4,
       onProgress: (p) => steps.push(p),
     });
-    assertEquals(steps.map((p) => p.step === "events" ? `events ${p.done}/${p.of}` : p.step), [
-      "events 4/13",
-      "events 8/13",
-      "events 12/13",
+    const lines = steps.map((p) => p.step === "events" ? `${p.pass} ${p.done}/${p.of}` : p.step);
+    assertEquals(lines, [
+      "touches 4/13",
+      "touches 8/13",
+      "touches 12/13",
+      "fold 4/13",
+      "fold 8/13",
+      "fold 12/13",
       "replayed",
       "tables",
     ]);
     const replayed = steps.find((p) => p.step === "replayed");
-    assert(
-      replayed?.step === "replayed" && "chain" in replayed.passesMs && "fold" in replayed.passesMs,
+    assertEquals(
+      replayed?.step === "replayed" && Object.keys(replayed.passesMs),
+      ["touches", "live", "fold", "settle"],
     );
   });
 });
@@ -130,7 +133,8 @@ Deno.test("the reconciliation lists every build, per-key and per-day totals, pur
 
     const ex = byKind(sink);
     assertEquals(Object.keys(ex).sort(), ["creation_unverified", "outcome_without_build"]);
-    assertMatch(ex.creation_unverified[0], /^2: fee-less creation/);
+    // Each names its payer, the wallet refused further builds.
+    assertMatch(ex.creation_unverified[0], /^2: fee-less creation paid by Payerk1: /);
     assertMatch(ex.creation_unverified[1], /^3: short-fee \(100 of 19933334 lamports\)/);
     assertMatch(ex.outcome_without_build[0], /^99: confirmed for build 99/);
     assertEquals(summary.exceptions.total, 3);
@@ -140,15 +144,14 @@ Deno.test("the reconciliation lists every build, per-key and per-day totals, pur
 Deno.test("an edited projection document and an edited event are both exceptions", async () => {
   await withKvs(async (kv, scratch) => {
     await cleanWorkload(kv);
-    await kv.set(projectionKey("usage", ["p1", "2026-11-22"]), { tokens: 1, metadata: 0 });
-    await kv.set(projectionKey("key", ["ghost"]), { keyId: "ghost" });
     // Position 4 is the first TokenBuilt: lowering its quoted fee changes its build record.
     assertEquals((await storedEvent(kv, 4)).type, "TokenBuilt");
-    await rewriteEvent(kv, 4, (e) => ({ ...e, data: { ...e.data, feeLamports: "1" } }));
+    await tamper(kv);
     const sink = new MemorySink();
     const summary = await runAudit({ kv, scratch, sink });
     const ex = byKind(sink);
     assertEquals(summary.chain.ok, false);
+    assertEquals(summary.projections.compared, "documents");
     assertMatch(ex.chain_broken.join("\n"), /^4: hash does not match/);
     // The ghost key (live only), the doctored usage, and the build whose event was edited.
     assertEquals(summary.projections.mismatches, 3);
@@ -166,71 +169,99 @@ Deno.test("a deleted event and events past the head are chain problems", async (
     const e4 = await storedEvent(kv, 4);
     await deleteEvent(kv, 4);
     await putTail(kv, 99, { ...e4, position: 99 });
-    const report = await replayIntoAndCompare(kv, scratch, allProjections);
-    const problems = report.chain.problems.map((p) => `${p.position}: ${p.problem}`);
-    assertMatch(problems.join("\n"), /5: events 4\.\.4 are missing/);
-    assertMatch(problems.join("\n"), /99: events after the log head/);
-    assertEquals(report.equal, false);
+    const sink = new MemorySink();
+    const summary = await runAudit({ kv, scratch, sink });
+    const problems = byKind(sink).chain_broken.join("\n");
+    assertMatch(problems, /5: events 4\.\.4 are missing/);
+    assertMatch(problems, /99: events after the log head/);
+    assertEquals(summary.chain.ok, false);
+    assertEquals(summary.checkpoint, null);
   });
 });
 
-Deno.test("the document-by-document replay agrees with the in-memory one, even with a tiny cache", async () => {
+Deno.test("two events swapped, each with its own hash, are a broken chain at both places", async () => {
   await withKvs(async (kv, scratch) => {
-    await workload(kv);
-    const reference = await replayAndCompare(kv, allProjections);
-    const streamed = await replayIntoAndCompare(kv, scratch, allProjections, {
-      cacheSize: 2,
-      batchSize: 3,
-      exact: true,
-    });
-    assert(reference.equal);
-    assert(streamed.equal);
-    assertEquals(streamed.compared, "documents");
-    assertEquals(Object.keys(streamed.passesMs), ["chain", "documents"]);
-    assertEquals(streamed.documents, reference.documents);
-    // What spilled to the scratch KV is exactly the live projection set.
-    const live = [];
-    for await (const e of kv.list({ prefix: ["p"] })) live.push([e.key, e.value]);
-    const rebuilt = [];
-    for await (const e of scratch.list({ prefix: ["p"] })) {
-      if (e.key[1] !== "audit_build") rebuilt.push([e.key, e.value]);
-    }
-    assertEquals(rebuilt, live);
+    await cleanWorkload(kv);
+    const [e5, e6] = [await storedEvent(kv, 5), await storedEvent(kv, 6)];
+    await putTail(kv, 5, e6);
+    await putTail(kv, 6, e5);
+    const sink = new MemorySink();
+    const summary = await runAudit({ kv, scratch, sink });
+    const problems = byKind(sink).chain_broken.join("\n");
+    // Slot 5 holds event 6 and slot 6 event 5: each is out of place, and neither links.
+    assertMatch(problems, /^6: events 5\.\.5 are missing\n6: hash does not match/);
+    assertMatch(problems, /5: position 5 out of order\n5: hash does not match/);
+    assertEquals(summary.chain.ok, false);
+    assertEquals(summary.checkpoint, null);
   });
 });
 
-Deno.test("audit with a tiny cache, or compared document by document, gives the same reconciliation", async () => {
-  const run = async (opts: { cacheSize: number; maxOpen?: number }) => {
-    let sink = new MemorySink();
+Deno.test("a damaged log entry is a broken chain, not an uncaught error", async () => {
+  for (const value of [new Uint8Array([0xff, 0xfe, 0x00]), "not\ta log line", 42]) {
     await withKvs(async (kv, scratch) => {
-      await workload(kv);
-      sink = new MemorySink();
-      await runAudit({ kv, scratch, sink, ...opts, batchSize: 2, now: () => 0 });
+      await cleanWorkload(kv);
+      // A tail line the store never wrote that way, and a sealed segment overwritten.
+      await kv.set(["log", "t", 5], value);
+      for await (const s of kv.list({ prefix: ["log", "s"] }, { limit: 1 })) {
+        await kv.set(s.key, value);
+      }
+      const sink = new MemorySink();
+      const summary = await runAudit({ kv, scratch, sink });
+      assertEquals(summary.chain.ok, false);
+      assert(byKind(sink).chain_broken.length > 0);
     });
-    return sink;
-  };
-  const big = await run({ cacheSize: 100_000 });
-  const small = await run({ cacheSize: 1 });
-  assertEquals([...small.tables.entries()], [...big.tables.entries()]);
-  assertEquals(small.summary, big.summary);
-  // Too many open documents for the digest fold: compared one by one, same findings.
-  const exact = await run({ cacheSize: 1, maxOpen: 1 });
-  assertEquals([...exact.tables.entries()], [...big.tables.entries()]);
-  const summary = exact.summary as AuditSummary;
-  assertEquals(summary.projections.compared, "documents");
-  // No checkpoint from a comparison one by one (its state lacks the documents), and one more
-  // pass over the log.
-  const { checkpoint: _c, logReadsPer1000Events: _r, ...rest } = big.summary as AuditSummary;
-  assertEquals(summary.checkpoint, null);
-  assertEquals(
-    {
-      ...summary,
-      projections: { ...summary.projections, compared: "digest" },
-      checkpoint: undefined,
-      logReadsPer1000Events: undefined,
-    },
-    { ...rest, checkpoint: undefined, logReadsPer1000Events: undefined },
-  );
+  }
+});
+
+Deno.test("an event a fold cannot take (valid JSON, rehashed) is a broken chain at its position", async () => {
+  await withKvs(async (kv, scratch) => {
+    await cleanWorkload(kv);
+    await rewriteEvent(kv, 4, (e) => ({ ...e, data: { ...e.data, buildId: undefined, mint: 7 } }));
+    const sink = new MemorySink();
+    const summary = await runAudit({ kv, scratch, sink });
+    assertEquals(summary.chain.ok, false);
+    assertMatch(byKind(sink).chain_broken.join("\n"), /^4: /);
+  });
+});
+
+Deno.test("a live document stored with its properties in another order is compared one by one and passes", async () => {
+  await withKvs(async (kv, scratch) => {
+    const store = await cleanWorkload(kv);
+    const key = projectionKey("purchase", ["p1"]);
+    const doc = (await kv.get<Record<string, unknown>>(key)).value!;
+    await kv.set(key, Object.fromEntries(Object.entries(doc).reverse()));
+    // The edit before the audit's head, or it would be settled as a document that moved.
+    await store.append([{
+      stream: "build-7",
+      expectedVersion: 0,
+      events: [built(7, "k1", "p1", "2026-11-23")],
+    }]);
+    const summary = await runAudit({ kv, scratch, sink: new MemorySink() });
+    // The digests differ (they hash the stored text), the documents do not.
+    assertEquals(summary.projections.compared, "documents");
+    assertEquals(summary.projections.mismatches, 0);
+    assert(summary.ok);
+  });
+});
+
+Deno.test("the tables are byte for byte those of the audit this one replaced, for the same log", async () => {
+  for (const name of ["workload", "tampered"] as const) {
+    const dir = await Deno.makeTempDir();
+    try {
+      await withKvs(async (kv, scratch) => {
+        if (name === "workload") await workload(kv);
+        else {
+          await cleanWorkload(kv);
+          await tamper(kv);
+        }
+        const sink = await FileSink.create(dir, AUDIT_TABLES);
+        await runAudit({ kv, scratch, sink, now: () => 0 });
+      });
+      assertEquals(await auditFiles(dir), await goldenFiles(name), name);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  }
 });
 
 Deno.test("--verify-chain: recorded fees are checked against the treasury's balance change", async () => {
@@ -324,36 +355,6 @@ Deno.test("CSV cells are quoted and defused against spreadsheet formulas", () =>
   assertEquals(csvCell("-5"), "-5");
   assertEquals(csvCell(null), "");
   assertEquals(csvCell(12), "12");
-});
-
-Deno.test("FileSink: where each row starts is its byte offset in the files, across many flushes and multi-byte text", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
-    const sink = await FileSink.create(dir, { t: ["n", "name"] });
-    const at: { csv: number; json: number }[] = [];
-    const rows = Array.from({ length: 10_000 }, (_, n) => ({
-      n,
-      name: n % 3 ? `Jeton «été» 🚀 ${"x".repeat(n % 200)}` : `plain ${n}`,
-    }));
-    for (const row of rows) {
-      at.push(sink.next("t")!);
-      await sink.write("t", row);
-    }
-    await sink.close({});
-    const csv = await Deno.readFile(`${dir}/t.csv`);
-    const json = await Deno.readFile(`${dir}/t.json`);
-    assert(csv.length > 3 * 256 * 1024, "the CSV was written in several flushes");
-    const text = (b: Uint8Array, from: number, to: number) =>
-      new TextDecoder().decode(b.subarray(from, to));
-    for (const n of [0, 1, 2, 2_999, 6_001, 9_998, 9_999]) {
-      const end = n + 1 < rows.length ? at[n + 1] : { csv: csv.length, json: json.length - 2 };
-      assertEquals(text(csv, at[n].csv, end.csv), csvRow(["n", "name"], rows[n]));
-      const obj = text(json, at[n].json, n + 1 < rows.length ? end.json - 2 : end.json);
-      assertEquals(JSON.parse(obj), rows[n]);
-    }
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
 });
 
 Deno.test("FileSink writes a CSV and a JSON file per table and a summary", async () => {

@@ -85,16 +85,11 @@ Deno.test("audit --from a checkpoint, and audit --ndjson of an export, write a f
     assertEquals(wrongFrom.code, 2);
     assert(wrongFrom.stderr.includes("no usable checkpoint"));
 
-    // The state is two files: without its documents file it is refused, naming it.
-    await Deno.stat(`${dir}/kept/docs.bin`);
-    await Deno.remove(`${dir}/kept/docs.bin`);
-    await withKvAt(kvPath, async (kv) => {
-      const store = new EventStore(kv, { projections: allProjections, now: () => DAY2 });
-      await store.append([{ stream: "build-20", expectedVersion: "any", events: [confirmed(20)] }]);
-    });
-    const noDocs = await auditFrom(kvPath, `${dir}/no-docs`, `${dir}/kept`);
-    assertEquals(noDocs.code, 2, noDocs.stderr);
-    assertMatch(noDocs.stderr, /docs\.bin\) is missing: run a full audit/);
+    // A checkpoint whose state is gone is refused, asking for a full audit.
+    await Deno.remove(`${dir}/kept/state.sqlite3`);
+    const noState = await auditFrom(kvPath, `${dir}/no-state`, `${dir}/kept`);
+    assertEquals(noState.code, 2, noState.stderr);
+    assertMatch(noState.stderr, /run a full audit/);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

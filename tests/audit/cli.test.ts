@@ -19,7 +19,7 @@ Deno.test("deno task audit / events:export / events:import on KV files", async (
     assertEquals(clean.code, 0, clean.stderr);
     assertEquals(JSON.parse(clean.stdout).ok, true);
     // Progress on stderr: the replay with its passes, then the tables.
-    assertMatch(clean.stderr, /audit: log and projections checked in \d+\.\d s \(chain pass/);
+    assertMatch(clean.stderr, /audit: log and projections checked in \d+\.\d s \(last touches/);
     assertMatch(clean.stderr, /audit: tables written in \d+\.\d s/);
 
     const flagged = await runTask("audit", "--kv", `${dir}/flagged.sqlite3`, "--out", `${dir}/out`);

@@ -1,8 +1,8 @@
 import { assert, assertEquals, assertMatch, assertRejects } from "../support/assert.ts";
 import type { StoredEvent } from "../../events/types.ts";
 import { allProjections } from "../../projections/index.ts";
-import { compareProjectionStores } from "../../projections/compare-stores.ts";
-import { replayAndCompare } from "../../projections/replay-memory.ts";
+import { PROJECTIONS } from "../../events/keys.ts";
+import { replayAndCompare } from "../../src/audit/replay-memory.ts";
 import { EventStore } from "../../events/store.ts";
 import { exportEvents, importEvents, ImportRefused, readLines } from "../../src/audit/events-io.ts";
 import { workload } from "./fixtures.ts";
@@ -28,7 +28,7 @@ Deno.test("export -> import -> replay gives the same log and the same projection
     assertEquals(lines.length, 22);
     assertEquals((JSON.parse(lines[0]) as StoredEvent).position, 1);
 
-    const result = await importEvents(linesOf(ndjson), target, { cacheSize: 3 });
+    const result = await importEvents(linesOf(ndjson), target);
     assertEquals(result.events, 22);
     const sourceHead = await new EventStore(source, { projections: [] }).head();
     assertEquals(
@@ -38,8 +38,10 @@ Deno.test("export -> import -> replay gives the same log and the same projection
 
     const replay = await replayAndCompare(target, allProjections);
     assert(replay.equal, JSON.stringify(replay.mismatches).slice(0, 500));
-    const cmp = await compareProjectionStores(source, target, allProjections.map((p) => p.name));
-    assertEquals(cmp.mismatchCount, 0);
+    // The very documents the store wrote, each written once.
+    const docs = async (kv: Deno.Kv) => await Array.fromAsync(kv.list({ prefix: PROJECTIONS }));
+    const strip = (es: Deno.KvEntry<unknown>[]) => es.map((e) => [e.key, e.value]);
+    assertEquals(strip(await docs(target)), strip(await docs(source)));
     assertEquals(await exported(target), ndjson);
 
     // The imported KV is a working store: the next append links onto the imported chain.

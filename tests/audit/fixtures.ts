@@ -199,16 +199,12 @@ export interface Audited {
   state: string;
 }
 
-/**
- * Audits `kv` into the state `${dir}/${name}.sqlite3`: full, or incremental from a copy of
- * `from`'s state. `kvPath`: the audited KV's file, for the worker path.
- */
+/** Audits `kv` into the state `${dir}/${name}.sqlite3`: full, or incremental from a copy of `from`'s state. */
 export async function auditInto(
   kv: Deno.Kv,
   dir: string,
   name: string,
-  /** `statePath` false: the state's chunks are found through its index in Deno KV. */
-  opts: { from?: Audited; kvPath?: string | null; statePath?: boolean } = {},
+  opts: { from?: Audited } = {},
 ): Promise<Audited> {
   const state = `${dir}/${name}.sqlite3`;
   if (opts.from) await Deno.copyFile(opts.from.state, state);
@@ -220,9 +216,6 @@ export async function auditInto(
       scratch,
       sink,
       from: opts.from?.summary.checkpoint ?? null,
-      kvPath: opts.kvPath ?? null,
-      // As the CLI does: an incremental audit finds its chunks in the state's file.
-      statePath: opts.statePath === false ? null : state,
       now: () => 0,
     });
     return { summary, sink, state };

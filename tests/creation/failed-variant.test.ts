@@ -11,7 +11,7 @@ import bs58 from "bs58";
 import { sweepOpenBuilds } from "../../src/creation/watcher.ts";
 import { webhookTypeOf } from "../../src/webhooks/decide.ts";
 import { allProjections } from "../../projections/index.ts";
-import { replayAndCompare } from "../../projections/replay-memory.ts";
+import { replayAndCompare } from "../../src/audit/replay-memory.ts";
 import { assert, assertEquals } from "../support/assert.ts";
 import { bearer, decodeTx, type Harness, startHarness } from "../support/harness.ts";
 import { allEvents } from "../reliability/support.ts";

@@ -11,8 +11,8 @@ import { readEvents, releaseBytes } from "../../events/log.ts";
 import { EventStore } from "../../events/store.ts";
 import type { DomainEvent, StoredEvent } from "../../events/types.ts";
 import { allProjections } from "../../projections/index.ts";
-import { replayAndCompare } from "../../projections/replay-memory.ts";
-import { verifyChain } from "../../projections/chain-check.ts";
+import { replayAndCompare } from "../../src/audit/replay-memory.ts";
+import { verifyChain } from "../../src/audit/log-chain.ts";
 import { deleteEvent, isSealed, rewriteEvent, storedEvent } from "./support/tamper.ts";
 
 const banLifted = (i: number, pad = 0): DomainEvent => ({

@@ -6,7 +6,7 @@
 import { assert, assertEquals, assertRejects } from "../support/assert.ts";
 import { commitOrConflict } from "../../events/commit.ts";
 import { allProjections } from "../../projections/index.ts";
-import { replayAndCompare } from "../../projections/replay-memory.ts";
+import { replayAndCompare } from "../../src/audit/replay-memory.ts";
 
 const WRITER = new URL("./support/append-writer.ts", import.meta.url).pathname;
 const CONFIG = new URL("../../deno.json", import.meta.url).pathname;

@@ -3,8 +3,8 @@ import { EventStore, EventTooLargeError, StreamVersionError } from "../../events
 import { deleteEvent, putTail, rewriteEvent, storedEvent } from "./support/tamper.ts";
 import type { DomainEvent, StoredEvent } from "../../events/types.ts";
 import { allProjections } from "../../projections/index.ts";
-import { replayAndCompare } from "../../projections/replay-memory.ts";
-import { verifyChain } from "../../projections/chain-check.ts";
+import { replayAndCompare } from "../../src/audit/replay-memory.ts";
+import { verifyChain } from "../../src/audit/log-chain.ts";
 import { type UsageDoc, usageProjection } from "../../projections/usage.ts";
 
 const built = (buildId: number, purchaseId = "p1", day = "2026-11-22"): DomainEvent => ({

@@ -10,9 +10,6 @@ import { readEvents, readLog } from "../../events/log.ts";
 import { EventStore } from "../../events/store.ts";
 import type { DomainEvent } from "../../events/types.ts";
 import { allProjections } from "../../projections/index.ts";
-import { typesFolded } from "../../projections/touches.ts";
-import { auditBuildProjection } from "../../src/audit/folds.ts";
-import type { Projection } from "../../events/projection.ts";
 
 const typeName = fc.stringMatching(/^[A-Za-z0-9]{1,24}$/);
 
@@ -99,12 +96,4 @@ Deno.test("a log read for some types hands out exactly those events, the chain i
   } finally {
     kv.close();
   }
-});
-
-Deno.test("the types a fold is read for are every type its projections handle, or all of them", () => {
-  const some = allProjections.filter((p) => p.name === "metadata" || p.name === "build_by_mint");
-  assertEquals([...typesFolded(some)!].sort(), ["MetadataHosted", "TokenBuilt"]);
-  const folded = typesFolded(allProjections)!;
-  for (const p of allProjections) for (const t of p.handles!) assert(folded.has(t), t);
-  assertEquals(typesFolded([...some, auditBuildProjection as Projection]), null);
 });

@@ -3,7 +3,7 @@
  * skips nor repeats while builds keep arriving, a status filter, and 400s naming each bad field.
  */
 import { allProjections } from "../../projections/index.ts";
-import { replayAndCompare } from "../../projections/replay-memory.ts";
+import { replayAndCompare } from "../../src/audit/replay-memory.ts";
 import { BuildList } from "../../src/openapi/integrator.ts";
 import * as S from "../../src/openapi/schemas.ts";
 import { assert, assertEquals } from "../support/assert.ts";

@@ -6,7 +6,7 @@
  */
 import { Webhook } from "standardwebhooks";
 import { allProjections } from "../../projections/index.ts";
-import { replayAndCompare } from "../../projections/replay-memory.ts";
+import { replayAndCompare } from "../../src/audit/replay-memory.ts";
 import type { Config } from "../../src/config.ts";
 import { deliverWebhook } from "../../src/webhooks/deliver.ts";
 import { DISABLE_AFTER_MS, RETRY_DELAYS_MS } from "../../src/webhooks/decide.ts";

@@ -8,7 +8,7 @@ import { midHourHarness } from "../support/mid-hour-clock.ts";
 import { sha256Hex } from "../../src/kernel/hashing.ts";
 import type { MetadataHosted } from "../../events/types.ts";
 import { allProjections } from "../../projections/index.ts";
-import { replayAndCompare } from "../../projections/replay-memory.ts";
+import { replayAndCompare } from "../../src/audit/replay-memory.ts";
 import {
   GIF_1X1,
   HTML_PAGE,

@@ -1,5 +1,5 @@
 /** Batched KV writes (projections/commit-batches.ts): whatever the values weigh, all land. */
-import { commitInBatches } from "../../projections/commit-batches.ts";
+import { commitInBatches } from "../../src/audit/commit-batches.ts";
 import { assert, assertEquals, assertRejects } from "../support/assert.ts";
 
 Deno.test("commitInBatches: a batch over the KV's commit size is split until it fits", async () => {

@@ -9,8 +9,8 @@ import { readEvents } from "../../events/log.ts";
 import type { DomainEvent, StoredEvent } from "../../events/types.ts";
 import { allProjections } from "../../projections/index.ts";
 import type { PurchaseDoc } from "../../projections/purchases.ts";
-import { replayAndCompare } from "../../projections/replay-memory.ts";
-import { verifyChain } from "../../projections/chain-check.ts";
+import { replayAndCompare } from "../../src/audit/replay-memory.ts";
+import { verifyChain } from "../../src/audit/log-chain.ts";
 import { upcast, V1_QUOTE_TTL_MS } from "../../projections/upcast.ts";
 import { SAMPLES, stored } from "./support/events.ts";
 

@@ -10,7 +10,7 @@ import { sha256Hex } from "../../src/kernel/hashing.ts";
 import type { BuildDoc, OpenBuildDoc } from "../../projections/builds.ts";
 import type { HostedImageDoc } from "../../projections/hosted.ts";
 import { allProjections } from "../../projections/index.ts";
-import { replayAndCompare } from "../../projections/replay-memory.ts";
+import { replayAndCompare } from "../../src/audit/replay-memory.ts";
 import { startWatcher, sweepOpenBuilds } from "../../src/creation/watcher.ts";
 import { QueueDispatcher } from "../../src/queue.ts";
 import { makePng, toBase64 } from "../metadata/image/fixtures.ts";

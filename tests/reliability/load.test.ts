@@ -11,7 +11,7 @@ import { projectionKey } from "../../events/keys.ts";
 import { allProjections } from "../../projections/index.ts";
 import type { UsageDoc } from "../../projections/usage.ts";
 import { utcDay } from "../../src/kernel/time.ts";
-import { replayAndCompare } from "../../projections/replay-memory.ts";
+import { replayAndCompare } from "../../src/audit/replay-memory.ts";
 import { hourWindow, requestCounterKey } from "../../src/http/rate-limit.ts";
 import { makePng, toBase64 } from "../metadata/image/fixtures.ts";
 import { assert, assertEquals } from "../support/assert.ts";

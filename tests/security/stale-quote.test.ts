@@ -9,7 +9,7 @@ import { assert, assertEquals } from "../support/assert.ts";
 import { bearer, type Harness, startHarness } from "../support/harness.ts";
 import type { PriceSource, SolPrice } from "../../src/pricing/price-source.ts";
 import { allProjections } from "../../projections/index.ts";
-import { replayAndCompare } from "../../projections/replay-memory.ts";
+import { replayAndCompare } from "../../src/audit/replay-memory.ts";
 
 const HOUR = 3_600_000;
 
