@@ -6,6 +6,8 @@ import type { Context } from "hono";
 import type { z } from "zod";
 import { ApiError } from "../kernel/errors.ts";
 import { zodFields } from "../kernel/zod-fields.ts";
+import { bodyBytes } from "./body-limit.ts";
+import type { AppEnv } from "./env.ts";
 
 export function parseWith<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
   const r = schema.safeParse(value);
@@ -13,21 +15,25 @@ export function parseWith<S extends z.ZodType>(schema: S, value: unknown): z.inf
   return r.data;
 }
 
-export async function readJson(c: Context): Promise<unknown> {
+export async function readJson(c: Context<AppEnv>): Promise<unknown> {
   const type = c.req.header("content-type") ?? "";
   if (!/^application\/([a-z.+-]*\+)?json\b/i.test(type)) {
     throw new ApiError("invalid_request", "Content-Type must be application/json", {
       body: "expected a JSON body with Content-Type: application/json",
     });
   }
-  const text = await c.req.text();
+  // The bytes were read once (bodyLimit); the text lives only while it is parsed.
+  const bytes = await bodyBytes(c);
   try {
-    return JSON.parse(text);
+    return JSON.parse(new TextDecoder().decode(bytes));
   } catch {
     throw new ApiError("invalid_request", "Body is not valid JSON", { body: "malformed JSON" });
   }
 }
 
-export async function readBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.infer<S>> {
+export async function readBody<S extends z.ZodType>(
+  c: Context<AppEnv>,
+  schema: S,
+): Promise<z.infer<S>> {
   return parseWith(schema, await readJson(c));
 }
