@@ -14,16 +14,22 @@ export const KIB = 1024;
 /** design.md: 64 KiB for every body but the metadata upload's. */
 export const DEFAULT_BODY_LIMIT = 64 * KIB;
 export const METADATA_BODY_LIMIT = 2 * KIB * KIB;
+/** How many requests with a body over DEFAULT_BODY_LIMIT (or of no declared size) run at once. */
+export const LARGE_BODIES_AT_ONCE = 2;
+/** A large body holds one of those few places while it arrives, so it must arrive in time. */
+export const LARGE_BODY_READ_MS = 10_000;
+
+// The rest of the body is never read, so the connection can't carry another request: closing it
+// stops a client from streaming the remainder into a kept-alive socket.
+const CLOSE = { Connection: "close" };
 
 export function bodyLimit(maxSize: number): MiddlewareHandler<AppEnv> {
   const tooLarge = () =>
-    // The rest of the body is never read, so the connection can't carry another request:
-    // closing it stops a client from streaming the remainder into a kept-alive socket.
     new ApiError(
       "payload_too_large",
       `Request body is larger than ${maxSize} bytes`,
       { body: `at most ${maxSize} bytes` },
-      { Connection: "close" },
+      CLOSE,
     );
   return async function bodyLimit(c, next) {
     const body = c.req.raw.body;
@@ -32,24 +38,72 @@ export function bodyLimit(maxSize: number): MiddlewareHandler<AppEnv> {
       ? null
       : Number.parseInt(c.req.raw.headers.get("content-length") ?? "", 10);
     if (length !== null && length > maxSize) throw tooLarge();
-    const bytes = await readAtMost(body, maxSize, Number.isSafeInteger(length) ? length : null);
-    if (!bytes) throw tooLarge();
-    c.set("body", bytes);
-    if (bytes.length <= DEFAULT_BODY_LIMIT) return await next();
-    // A large body is worked on by few requests at once: what a parse, a validation or an image
-    // decode makes of 2 MiB can be ten times that, and 32 of them side by side would not fit an
-    // isolate. The permit is taken once the body is in, so a slow sender holds none.
-    await largeBodies.acquire();
+    const declared = Number.isSafeInteger(length) ? length : null;
+    // A large body is read and worked on by few requests at once: what a read, a parse or an
+    // image decode makes of 2 MiB is several times that, and 32 side by side would not fit an
+    // isolate. The others wait with their bodies still in the socket.
+    const large = maxSize > DEFAULT_BODY_LIMIT &&
+      (declared === null || declared > DEFAULT_BODY_LIMIT);
+    if (large) await largeBodies.acquire();
     try {
+      const bytes = await readAtMost(body, maxSize, declared, large ? LARGE_BODY_READ_MS : null);
+      if (bytes === "too large") throw tooLarge();
+      if (bytes === "too slow") {
+        throw new ApiError("invalid_request", "Request body did not arrive in time", {
+          body: `must arrive within ${LARGE_BODY_READ_MS / 1000} s`,
+        }, CLOSE);
+      }
+      c.set("body", bytes);
       await next();
     } finally {
-      largeBodies.release();
+      if (large) largeBodies.release();
     }
   };
 }
 
-/** How many requests with a body over DEFAULT_BODY_LIMIT are worked on at once. */
-export const LARGE_BODIES_AT_ONCE = 4;
+/** The body as read by `bodyLimit`; a route without one reads it here. */
+export async function bodyBytes(c: Context<AppEnv>): Promise<Uint8Array> {
+  return c.get("body") ?? new Uint8Array(await c.req.arrayBuffer());
+}
+
+/** The stream's bytes in one buffer; the stream is cancelled once past `maxSize` or `withinMs`. */
+async function readAtMost(
+  stream: ReadableStream<Uint8Array>,
+  maxSize: number,
+  declared: number | null,
+  withinMs: number | null,
+): Promise<Uint8Array | "too large" | "too slow"> {
+  const reader = stream.getReader();
+  let late = false;
+  const timer = withinMs === null ? undefined : setTimeout(() => {
+    late = true;
+    reader.cancel().catch(() => {});
+  }, withinMs);
+  try {
+    let buffer = new Uint8Array(declared ?? Math.min(maxSize, 16 * KIB));
+    let size = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (late) return "too slow";
+      if (done) return buffer.subarray(0, size);
+      const end = size + value.length;
+      if (end > maxSize) {
+        await reader.cancel().catch(() => {});
+        return "too large";
+      }
+      if (end > buffer.length) {
+        const grown = new Uint8Array(Math.min(maxSize, Math.max(end, buffer.length * 2)));
+        grown.set(buffer.subarray(0, size));
+        buffer = grown;
+      }
+      buffer.set(value, size);
+      size = end;
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 const largeBodies = semaphore(LARGE_BODIES_AT_ONCE);
 
 function semaphore(permits: number) {
@@ -65,31 +119,4 @@ function semaphore(permits: number) {
       else permits++;
     },
   };
-}
-
-/** The body as read by `bodyLimit`; a route without one reads it here. */
-export async function bodyBytes(c: Context<AppEnv>): Promise<Uint8Array> {
-  return c.get("body") ?? new Uint8Array(await c.req.arrayBuffer());
-}
-
-/** The stream's bytes in one buffer, or null (and the stream cancelled) once past `maxSize`. */
-async function readAtMost(
-  stream: ReadableStream<Uint8Array>,
-  maxSize: number,
-  declared: number | null,
-): Promise<Uint8Array | null> {
-  let buffer = new Uint8Array(declared ?? Math.min(maxSize, 16 * KIB));
-  let size = 0;
-  for await (const chunk of stream) {
-    const end = size + chunk.length;
-    if (end > maxSize) return null;
-    if (end > buffer.length) {
-      const grown = new Uint8Array(Math.min(maxSize, Math.max(end, buffer.length * 2)));
-      grown.set(buffer.subarray(0, size));
-      buffer = grown;
-    }
-    buffer.set(chunk, size);
-    size = end;
-  }
-  return buffer.subarray(0, size);
 }

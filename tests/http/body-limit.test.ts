@@ -1,0 +1,88 @@
+/**
+ * bodyLimit and readJson on a bare app: one read of the body shared by every consumer, a body
+ * past the limit refused as it streams, a large body that does not arrive in time refused, and a
+ * body of more members and elements than any request needs refused before it is parsed.
+ */
+import { Hono } from "hono";
+import { assert, assertEquals } from "../support/assert.ts";
+import type { AppEnv } from "../../src/http/env.ts";
+import { ApiError } from "../../src/kernel/errors.ts";
+import { bodyBytes, bodyLimit, LARGE_BODY_READ_MS } from "../../src/http/body-limit.ts";
+import { MAX_JSON_VALUES, readJson } from "../../src/http/body.ts";
+
+function app(limit: number) {
+  const a = new Hono<AppEnv>();
+  a.post("/x", bodyLimit(limit), async (c) => {
+    const first = await bodyBytes(c);
+    const json = await readJson(c);
+    assert(first === (await bodyBytes(c)), "the same bytes every time");
+    return c.json({ bytes: first.length, json });
+  });
+  a.onError((e, c) => {
+    if (!(e instanceof ApiError)) return c.text(String(e), 500);
+    for (const [k, v] of Object.entries(e.headers)) c.header(k, v);
+    return c.json(e.body(), e.status as 400);
+  });
+  return a;
+}
+const json = { "content-type": "application/json" };
+
+Deno.test("bodyLimit: the body read once, declared or streamed; past the limit 413 while streaming", async () => {
+  const a = app(1024);
+  const declared = await a.request("/x", {
+    method: "POST",
+    headers: { ...json, "content-length": "9" },
+    body: '{"a":[1]}',
+  });
+  assertEquals(await declared.json(), { bytes: 9, json: { a: [1] } });
+
+  let pulled = 0;
+  const endless = new ReadableStream<Uint8Array>({
+    pull(ctl) {
+      pulled++;
+      ctl.enqueue(new Uint8Array(100).fill(0x20));
+    },
+  });
+  const over = await a.request("/x", { method: "POST", headers: json, body: endless });
+  assertEquals(over.status, 413);
+  assertEquals(over.headers.get("connection"), "close");
+  assert(pulled <= 12, `${pulled} chunks of 100 bytes were read for a limit of 1024`);
+});
+
+Deno.test("bodyLimit: a large body that does not arrive in time is refused and its stream cancelled", async () => {
+  let cancelled = false;
+  const stalled = new ReadableStream<Uint8Array>({
+    start(ctl) {
+      ctl.enqueue(new TextEncoder().encode("{"));
+    },
+    cancel() {
+      cancelled = true;
+    },
+  });
+  const t0 = performance.now();
+  const res = await app(2 * 1024 * 1024).request("/x", {
+    method: "POST",
+    headers: json,
+    body: stalled,
+  });
+  assertEquals(res.status, 400);
+  assertEquals((await res.json()).error.fields, {
+    body: `must arrive within ${LARGE_BODY_READ_MS / 1000} s`,
+  });
+  assert(cancelled, "the stream was cancelled");
+  assert(performance.now() - t0 >= LARGE_BODY_READ_MS - 50);
+});
+
+Deno.test("readJson: more members and elements than MAX_JSON_VALUES is refused before parsing; commas in strings do not count", async () => {
+  const a = app(2 * 1024 * 1024);
+  const many = JSON.stringify(Array.from({ length: MAX_JSON_VALUES + 1 }, () => 0));
+  const refused = await a.request("/x", { method: "POST", headers: json, body: `{"a":${many}}` });
+  assertEquals(refused.status, 400);
+  assertEquals((await refused.json()).error.fields, {
+    body: `at most ${MAX_JSON_VALUES} members and array elements in all`,
+  });
+  const text = `{"s":"${',:\\"'.repeat(MAX_JSON_VALUES)}"}`;
+  const ok = await a.request("/x", { method: "POST", headers: json, body: text });
+  assertEquals(ok.status, 200);
+  assertEquals((await ok.json()).json.s, ',:"'.repeat(MAX_JSON_VALUES));
+});
