@@ -62,7 +62,7 @@ Deno.test("bodyLimit: a large body that does not arrive in time is refused and i
   const t0 = performance.now();
   const res = await app(2 * 1024 * 1024).request("/x", {
     method: "POST",
-    headers: json,
+    headers: { ...json, "content-length": "100000" },
     body: stalled,
   });
   assertEquals(res.status, 400);
@@ -85,4 +85,36 @@ Deno.test("readJson: more members and elements than MAX_JSON_VALUES is refused b
   const ok = await a.request("/x", { method: "POST", headers: json, body: text });
   assertEquals(ok.status, 200);
   assertEquals((await ok.json()).json.s, ',:"'.repeat(MAX_JSON_VALUES));
+});
+
+Deno.test("bodyLimit: a large body takes its place only when asked for, after the key check, so unkeyed slow senders hold none", async () => {
+  const a = new Hono<AppEnv>();
+  a.post("/x", bodyLimit(2 * 1024 * 1024), async (c, next) => {
+    if (!c.req.header("authorization")) return c.json({ error: "no key" }, 401);
+    await next();
+  }, async (c) => c.json({ bytes: (await bodyBytes(c)).length }));
+  const stalled = () =>
+    new ReadableStream<Uint8Array>({
+      start(ctl) {
+        ctl.enqueue(new Uint8Array(10));
+      },
+    });
+  const mib = String(1024 * 1024);
+  const unkeyed = await Promise.all(
+    Array.from({ length: 5 }, () =>
+      a.request("/x", {
+        method: "POST",
+        headers: { ...json, "content-length": mib },
+        body: stalled(),
+      })),
+  );
+  assertEquals(unkeyed.map((r) => r.status), [401, 401, 401, 401, 401]);
+  const t0 = performance.now();
+  const keyed = await a.request("/x", {
+    method: "POST",
+    headers: { ...json, "content-length": mib, authorization: "Bearer k" },
+    body: new Uint8Array(1024 * 1024),
+  });
+  assertEquals(await keyed.json(), { bytes: 1024 * 1024 });
+  assert(performance.now() - t0 < 2_000, "no place was held by the unkeyed senders");
 });
