@@ -14,8 +14,11 @@ export const KIB = 1024;
 /** design.md: 64 KiB for every body but the metadata upload's. */
 export const DEFAULT_BODY_LIMIT = 64 * KIB;
 export const METADATA_BODY_LIMIT = 2 * KIB * KIB;
-/** How many requests with a body over DEFAULT_BODY_LIMIT are read and worked on at once. */
-export const LARGE_BODIES_AT_ONCE = 2;
+/**
+ * How many requests with a body over DEFAULT_BODY_LIMIT are read and worked on at once, of each
+ * kind: of declared size, and of none.
+ */
+export const LARGE_BODIES_AT_ONCE = 1;
 /** A large body holds one of those few places while it arrives, so it must arrive in time. */
 export const LARGE_BODY_READ_MS = 10_000;
 
@@ -35,15 +38,10 @@ export function bodyLimit(maxSize: number): MiddlewareHandler<AppEnv> {
     new ApiError("invalid_request", "Request body did not arrive in time", {
       body: `must arrive within ${LARGE_BODY_READ_MS / 1000} s`,
     }, CLOSE);
-  const read = async (
-    body: ReadableStream<Uint8Array>,
-    declared: number | null,
-    ms: number | null,
-  ) => {
-    const bytes = await readAtMost(body, maxSize, declared, ms);
-    if (bytes === "too large") throw tooLarge();
-    if (bytes === "too slow") throw tooSlow();
-    return bytes;
+  const check = (r: Uint8Array | "more" | "too large" | "too slow"): Uint8Array => {
+    if (r === "too large" || r === "more") throw tooLarge();
+    if (r === "too slow") throw tooSlow();
+    return r;
   };
   return async function bodyLimit(c, next) {
     const body = c.req.raw.body;
@@ -53,30 +51,42 @@ export function bodyLimit(maxSize: number): MiddlewareHandler<AppEnv> {
       : Number.parseInt(c.req.raw.headers.get("content-length") ?? "", 10);
     if (length !== null && length > maxSize) throw tooLarge();
     const declared = Number.isSafeInteger(length) ? length : null;
-    // A body of no declared size is counted as it streams, here (Hono's way), so one past the
-    // limit is 413 before any key check. One with a size is read when first asked for.
-    const streamed = declared === null ? await read(body, null, null) : null;
-    let bytes: Promise<Uint8Array> | null = null;
-    let held = false;
-    c.set("body", {
-      bytes: () =>
-        bytes ??= (async () => {
-          // A large body is read and worked on by few requests at once: what a read, a parse or
-          // an image decode makes of 2 MiB is several times that, and 32 side by side would not
-          // fit an isolate. The others wait with their bodies in the socket. The place is taken
-          // when the body is first asked for, after the key check, and is held while the body
-          // arrives, so the body must arrive in time.
-          if ((declared ?? streamed!.length) > DEFAULT_BODY_LIMIT) {
-            await largeBodies.acquire();
-            held = true;
-          }
-          return streamed ?? await read(body, declared, held ? LARGE_BODY_READ_MS : null);
-        })(),
-    });
+    const input = bufferedReader(body, maxSize, declared);
+    // A large body is read and worked on by few requests at once: what a read, a parse or an
+    // image decode makes of 2 MiB is several times that, and 32 side by side would not fit an
+    // isolate. The others wait with their bodies in the socket. A place is held while its body
+    // arrives, so the body must arrive in time, and until the request ends.
+    let place: Semaphore | null = null;
+    const take = async (pool: Semaphore) => {
+      await pool.acquire();
+      place = pool;
+    };
     try {
+      let bytes: Promise<Uint8Array> | null = null;
+      if (declared === null) {
+        // No declared size: counted as it streams, here (Hono's way), so a body past the limit is
+        // 413 before any key check. Past 64 KiB it takes a place of its own kind, so slow senders
+        // of such bodies (which clients seldom send) hold none of those the others need.
+        let r = await input.fill(DEFAULT_BODY_LIMIT, null);
+        if (r === "more") {
+          await take(undeclaredBodies);
+          r = await input.fill(maxSize, LARGE_BODY_READ_MS);
+        }
+        bytes = Promise.resolve(check(r));
+      }
+      // A body of declared size is read when first asked for (the idempotency hash, the handler),
+      // after the key check: only a keyed request takes a place.
+      c.set("body", {
+        bytes: () =>
+          bytes ??= (async () => {
+            const large = declared! > DEFAULT_BODY_LIMIT;
+            if (large) await take(largeBodies);
+            return check(await input.fill(maxSize, large ? LARGE_BODY_READ_MS : null));
+          })(),
+      });
       await next();
     } finally {
-      if (held) largeBodies.release();
+      (place as Semaphore | null)?.release();
     }
   };
 }
@@ -86,45 +96,58 @@ export async function bodyBytes(c: Context<AppEnv>): Promise<Uint8Array> {
   return await (c.get("body")?.bytes() ?? c.req.arrayBuffer().then((b) => new Uint8Array(b)));
 }
 
-/** The stream's bytes in one buffer; the stream is cancelled once past `maxSize` or `withinMs`. */
-async function readAtMost(
+/**
+ * The stream into one buffer (the declared size, or grown by doubling). `fill(upTo)` reads on to
+ * the end (the bytes), or stops once past `upTo` ("more", to go on with a later call), past
+ * `maxSize` ("too large") or after `withinMs` ("too slow"); the last two cancel the stream.
+ */
+function bufferedReader(
   stream: ReadableStream<Uint8Array>,
   maxSize: number,
   declared: number | null,
-  withinMs: number | null,
-): Promise<Uint8Array | "too large" | "too slow"> {
+) {
   const reader = stream.getReader();
-  let late = false;
-  const timer = withinMs === null ? undefined : setTimeout(() => {
-    late = true;
-    reader.cancel().catch(() => {});
-  }, withinMs);
-  try {
-    let buffer = new Uint8Array(declared ?? Math.min(maxSize, 16 * KIB));
-    let size = 0;
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (late) return "too slow";
-      if (done) return buffer.subarray(0, size);
-      const end = size + value.length;
-      if (end > maxSize) {
-        await reader.cancel().catch(() => {});
-        return "too large";
+  // Allocated on the first chunk: a body that waits for its place costs nothing meanwhile.
+  let buffer = new Uint8Array(0);
+  let size = 0;
+  const give = async (r: "too large" | "too slow") => {
+    await reader.cancel().catch(() => {});
+    return r;
+  };
+  return {
+    async fill(upTo: number, withinMs: number | null) {
+      let late = false;
+      const timer = withinMs === null ? undefined : setTimeout(() => {
+        late = true;
+        reader.cancel().catch(() => {});
+      }, withinMs);
+      try {
+        while (size <= upTo) {
+          const { done, value } = await reader.read();
+          if (late) return await give("too slow");
+          if (done) return buffer.subarray(0, size);
+          const end = size + value.length;
+          if (end > maxSize) return await give("too large");
+          if (end > buffer.length) {
+            const want = Math.max(end, declared ?? 0, buffer.length * 2, 16 * KIB);
+            const grown = new Uint8Array(Math.min(maxSize, want));
+            grown.set(buffer.subarray(0, size));
+            buffer = grown;
+          }
+          buffer.set(value, size);
+          size = end;
+        }
+        return "more" as const;
+      } finally {
+        clearTimeout(timer);
       }
-      if (end > buffer.length) {
-        const grown = new Uint8Array(Math.min(maxSize, Math.max(end, buffer.length * 2)));
-        grown.set(buffer.subarray(0, size));
-        buffer = grown;
-      }
-      buffer.set(value, size);
-      size = end;
-    }
-  } finally {
-    clearTimeout(timer);
-  }
+    },
+  };
 }
 
+type Semaphore = ReturnType<typeof semaphore>;
 const largeBodies = semaphore(LARGE_BODIES_AT_ONCE);
+const undeclaredBodies = semaphore(LARGE_BODIES_AT_ONCE);
 
 function semaphore(permits: number) {
   const waiting: (() => void)[] = [];

@@ -7,7 +7,12 @@ import { Hono } from "hono";
 import { assert, assertEquals } from "../support/assert.ts";
 import type { AppEnv } from "../../src/http/env.ts";
 import { ApiError } from "../../src/kernel/errors.ts";
-import { bodyBytes, bodyLimit, LARGE_BODY_READ_MS } from "../../src/http/body-limit.ts";
+import {
+  bodyBytes,
+  bodyLimit,
+  LARGE_BODIES_AT_ONCE,
+  LARGE_BODY_READ_MS,
+} from "../../src/http/body-limit.ts";
 import { MAX_JSON_VALUES, readJson } from "../../src/http/body.ts";
 
 function app(limit: number) {
@@ -117,4 +122,36 @@ Deno.test("bodyLimit: a large body takes its place only when asked for, after th
   });
   assertEquals(await keyed.json(), { bytes: 1024 * 1024 });
   assert(performance.now() - t0 < 2_000, "no place was held by the unkeyed senders");
+});
+
+Deno.test("bodyLimit: slow senders of bodies of no declared size hold none of the places a declared large body needs", async () => {
+  const a = app(2 * 1024 * 1024);
+  // Past 64 KiB and then stalled: each holds a place of its own kind while it is read.
+  const stalled = () =>
+    new ReadableStream<Uint8Array>({
+      start(ctl) {
+        ctl.enqueue(new Uint8Array(65 * 1024).fill(0x20));
+      },
+    });
+  const slow = Array.from(
+    { length: LARGE_BODIES_AT_ONCE },
+    () => a.request("/x", { method: "POST", headers: json, body: stalled() }),
+  );
+  await new Promise((r) => setTimeout(r, 100));
+  const t0 = performance.now();
+  const big = JSON.stringify({ s: "A".repeat(1024 * 1024) });
+  const declared = await a.request("/x", {
+    method: "POST",
+    headers: { ...json, "content-length": String(big.length) },
+    body: big,
+  });
+  assertEquals(declared.status, 200);
+  assertEquals((await declared.json()).bytes, big.length);
+  assert(performance.now() - t0 < 2_000, "the declared body did not wait for the slow ones");
+  const refused = await Promise.all(slow);
+  for (const r of refused) {
+    assertEquals((await r.json()).error.fields, {
+      body: `must arrive within ${LARGE_BODY_READ_MS / 1000} s`,
+    });
+  }
 });
