@@ -10,6 +10,8 @@ export interface AppEnv {
     key: KeyDoc;
     idempotency: IdempotencyScope | null;
     portalWallet: string;
+    /** The request body, read once by `bodyLimit` when first asked for (src/http/body-limit.ts). */
+    body: { bytes(): Promise<Uint8Array> } | undefined;
   };
 }
 

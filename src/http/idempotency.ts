@@ -19,6 +19,7 @@ import { sha256Hex } from "../kernel/hashing.ts";
 import type { Clock } from "../kernel/clock.ts";
 import type { AppEnv } from "./env.ts";
 import { ApiError } from "../kernel/errors.ts";
+import { bodyBytes } from "./body-limit.ts";
 import {
   type Done,
   type IdempotencyScope,
@@ -76,7 +77,7 @@ export function idempotent(opts: {
     }
     const keyId = c.get("key").keyId;
     const kvKey: Deno.KvKey = ["idem", keyId, new URL(c.req.url).pathname, header];
-    const bodyHash = await sha256Hex(await c.req.text());
+    const bodyHash = await sha256Hex(await bodyBytes(c));
     const now = opts.clock();
 
     let markerVersionstamp = "";

@@ -46,7 +46,13 @@ const STATUS: Record<ErrorCode, number> = {
   not_ready: 503,
 };
 
-export type ErrorFields = Record<string, unknown>;
+/**
+ * A parse that finds more bad fields than an answer lists (a body of 160,000 unknown members)
+ * names the first and counts the rest here, so the rest are never built into a map.
+ */
+export const FIELDS_OMITTED: unique symbol = Symbol("fieldsOmitted");
+
+export type ErrorFields = Record<string, unknown> & { [FIELDS_OMITTED]?: number };
 
 /**
  * Bounds on what an error answer lists, so its size does not grow with the request: a body of
@@ -102,7 +108,7 @@ const clip = (s: string, max: number) => {
 export function boundFields(fields: ErrorFields): { fields: ErrorFields; omitted: number } {
   const out: ErrorFields = {};
   let listed = 0;
-  let omitted = 0;
+  let omitted = fields[FIELDS_OMITTED] ?? 0;
   for (const [name, value] of Object.entries(fields)) {
     if (listed >= MAX_LISTED_FIELDS) {
       omitted++;

@@ -20,7 +20,10 @@ export function metadataRoutes(s: Services) {
     rateLimit,
     idempotent,
     async (c) => {
-      const body = parseMetadataRequest(await readJson(c), await currentWellKnownMatcher(s));
+      // The list first: a parsed body (a 2 MiB one can be 10 MB of objects) is checked as soon as
+      // it exists, never held across a read while 31 others wait beside it.
+      const wellKnown = await currentWellKnownMatcher(s);
+      const body = parseMetadataRequest(await readJson(c), wellKnown);
       const hosted = await hostMetadata(s, {
         key: c.get("key"),
         idempotency: c.get("idempotency"),

@@ -23,11 +23,9 @@ export function tokensRoutes(s: Services) {
     // The configured list, or an operator's edit of it (admin); one KV read, folded once per edit.
     // Hosted documents are at HOSTED_BASE_URL when set; older ones stay at PUBLIC_BASE_URL.
     const { publicBaseUrl, hostedBaseUrl } = s.config;
-    const req = parseBuildRequest(
-      await readJson(c),
-      await currentWellKnownMatcher(s),
-      hostedBaseUrl ?? publicBaseUrl,
-    );
+    // The list first, so the parsed body is checked as soon as it exists (src/routes/metadata.ts).
+    const wellKnown = await currentWellKnownMatcher(s);
+    const req = parseBuildRequest(await readJson(c), wellKnown, hostedBaseUrl ?? publicBaseUrl);
     await checkHostedDocumentMatch(s.kv, [publicBaseUrl, hostedBaseUrl ?? publicBaseUrl], req);
     const key = c.get("key");
     const body = await buildToken(s, key, req, {
