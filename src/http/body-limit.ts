@@ -15,10 +15,12 @@ export const KIB = 1024;
 export const DEFAULT_BODY_LIMIT = 64 * KIB;
 export const METADATA_BODY_LIMIT = 2 * KIB * KIB;
 /**
- * How many requests with a body over DEFAULT_BODY_LIMIT are read and worked on at once, of each
- * kind: of declared size, and of none.
+ * How many requests with a body over DEFAULT_BODY_LIMIT are read and worked on at once: of
+ * declared size (one of them per API key, so one key's slow sender cannot hold them all), and of
+ * none (read before the key check; clients seldom send them).
  */
-export const LARGE_BODIES_AT_ONCE = 1;
+export const LARGE_BODIES_AT_ONCE = 2;
+export const UNDECLARED_BODIES_AT_ONCE = 1;
 /** A large body holds one of those few places while it arrives, so it must arrive in time. */
 export const LARGE_BODY_READ_MS = 10_000;
 
@@ -56,10 +58,10 @@ export function bodyLimit(maxSize: number): MiddlewareHandler<AppEnv> {
     // image decode makes of 2 MiB is several times that, and 32 side by side would not fit an
     // isolate. The others wait with their bodies in the socket. A place is held while its body
     // arrives, so the body must arrive in time, and until the request ends.
-    let place: Semaphore | null = null;
+    const held: Semaphore[] = [];
     const take = async (pool: Semaphore) => {
       await pool.acquire();
-      place = pool;
+      held.push(pool);
     };
     try {
       let bytes: Promise<Uint8Array> | null = null;
@@ -80,13 +82,16 @@ export function bodyLimit(maxSize: number): MiddlewareHandler<AppEnv> {
         bytes: () =>
           bytes ??= (async () => {
             const large = declared! > DEFAULT_BODY_LIMIT;
-            if (large) await take(largeBodies);
+            if (large) {
+              await take(keyPlace(c.get("key")?.keyId ?? ""));
+              await take(largeBodies);
+            }
             return check(await input.fill(maxSize, large ? LARGE_BODY_READ_MS : null));
           })(),
       });
       await next();
     } finally {
-      (place as Semaphore | null)?.release();
+      for (const pool of held.reverse()) pool.release();
     }
   };
 }
@@ -147,9 +152,22 @@ function bufferedReader(
 
 type Semaphore = ReturnType<typeof semaphore>;
 const largeBodies = semaphore(LARGE_BODIES_AT_ONCE);
-const undeclaredBodies = semaphore(LARGE_BODIES_AT_ONCE);
+const undeclaredBodies = semaphore(UNDECLARED_BODIES_AT_ONCE);
 
-function semaphore(permits: number) {
+/** Each key's one place, kept only while taken or waited for. */
+const byKey = new Map<string, Semaphore>();
+function keyPlace(keyId: string): Semaphore {
+  let place = byKey.get(keyId);
+  if (!place) {
+    place = semaphore(1, () => byKey.delete(keyId));
+    byKey.set(keyId, place);
+  }
+  return place;
+}
+
+/** `idle` runs when every permit is back and nobody waits. */
+function semaphore(permits: number, idle?: () => void) {
+  const all = permits;
   const waiting: (() => void)[] = [];
   return {
     async acquire() {
@@ -159,7 +177,7 @@ function semaphore(permits: number) {
     release() {
       const next = waiting.shift();
       if (next) next();
-      else permits++;
+      else if (++permits === all) idle?.();
     },
   };
 }

@@ -12,6 +12,7 @@ import {
   bodyLimit,
   LARGE_BODIES_AT_ONCE,
   LARGE_BODY_READ_MS,
+  UNDECLARED_BODIES_AT_ONCE,
 } from "../../src/http/body-limit.ts";
 import { MAX_JSON_VALUES, readJson } from "../../src/http/body.ts";
 
@@ -134,7 +135,7 @@ Deno.test("bodyLimit: slow senders of bodies of no declared size hold none of th
       },
     });
   const slow = Array.from(
-    { length: LARGE_BODIES_AT_ONCE },
+    { length: UNDECLARED_BODIES_AT_ONCE },
     () => a.request("/x", { method: "POST", headers: json, body: stalled() }),
   );
   await new Promise((r) => setTimeout(r, 100));
@@ -154,4 +155,34 @@ Deno.test("bodyLimit: slow senders of bodies of no declared size hold none of th
       body: `must arrive within ${LARGE_BODY_READ_MS / 1000} s`,
     });
   }
+});
+
+Deno.test("bodyLimit: one key's stalled large bodies hold one place; another key's body goes through", async () => {
+  const a = new Hono<AppEnv>();
+  a.post("/x", bodyLimit(2 * 1024 * 1024), async (c, next) => {
+    c.set("key", { keyId: c.req.header("authorization")! } as never);
+    await next();
+  }, async (c) => c.json({ bytes: (await bodyBytes(c)).length }));
+  const mib = String(1024 * 1024);
+  // More stalled bodies of one key than there are places: they queue behind their own.
+  const stalled = Array.from({ length: LARGE_BODIES_AT_ONCE + 2 }, () =>
+    a.request("/x", {
+      method: "POST",
+      headers: { ...json, "content-length": mib, authorization: "slow" },
+      body: new ReadableStream<Uint8Array>({
+        start(ctl) {
+          ctl.enqueue(new Uint8Array(10));
+        },
+      }),
+    }));
+  await new Promise((r) => setTimeout(r, 100));
+  const t0 = performance.now();
+  const other = await a.request("/x", {
+    method: "POST",
+    headers: { ...json, "content-length": mib, authorization: "other" },
+    body: new Uint8Array(1024 * 1024),
+  });
+  assertEquals(await other.json(), { bytes: 1024 * 1024 });
+  assert(performance.now() - t0 < 2_000, "the other key did not wait for the slow one");
+  for (const r of await Promise.all(stalled)) await r.body?.cancel();
 });

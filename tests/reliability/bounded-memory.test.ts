@@ -102,9 +102,14 @@ Deno.test("32 concurrent bodies of the largest size on every POST keep the servi
   });
   try {
     const routes = await postRoutes(chain.url, chain.pythSolUsdAccount);
-    const wallet = Keypair.generate();
-    await chain.airdrop(wallet.publicKey.toBase58(), 10n * BigInt(LAMPORTS_PER_SOL));
-    const k = await httpClient(svc.url, chain.url).newApiKey(wallet);
+    // Several keys: each holds at most one of the large-body places, so one key would not fill them.
+    const keys: { apiKey: string; cookie: string }[] = [];
+    for (let i = 0; i < 4; i++) {
+      const wallet = Keypair.generate();
+      await chain.airdrop(wallet.publicKey.toBase58(), 10n * BigInt(LAMPORTS_PER_SOL));
+      keys.push(await httpClient(svc.url, chain.url).newApiKey(wallet));
+    }
+    const k = keys[0];
     const idleMiB = rssMiB(svc.pid);
     const image = toBase64(makePng(64, 64, 1_040_000));
 
@@ -129,9 +134,10 @@ Deno.test("32 concurrent bodies of the largest size on every POST keep the servi
     let peak = 0;
     for (const r of routes) {
       const path = r.path.replace(/:[A-Za-z]+/g, "00000000000000000000000000000000");
-      const auth = path.startsWith("/admin")
-        ? { authorization: `Bearer ${ADMIN_TOKEN}` }
-        : bearer(k.apiKey);
+      const auth = (i: number) =>
+        path.startsWith("/admin")
+          ? { authorization: `Bearer ${ADMIN_TOKEN}` }
+          : bearer(keys[i % keys.length].apiKey);
       for (const [shape, body] of shapes(r.path)) {
         resetPeak(svc.pid);
         const statuses = await Promise.all(
@@ -139,7 +145,7 @@ Deno.test("32 concurrent bodies of the largest size on every POST keep the servi
             const res = await fetch(svc.url + path, {
               method: r.method,
               headers: {
-                ...auth,
+                ...auth(i),
                 cookie: k.cookie,
                 "content-type": "application/json",
                 ...(i % 2 ? {} : { "idempotency-key": crypto.randomUUID() }),
