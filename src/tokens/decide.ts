@@ -6,8 +6,9 @@
 import type { TokenBuilt } from "../../events/types.ts";
 import type { UsageDoc } from "../../projections/usage.ts";
 import { type KeyDoc, stillInForce } from "../../projections/keys.ts";
-import { secondsUntilUtcMidnight, utcDay } from "../kernel/time.ts";
+import { utcDay } from "../kernel/time.ts";
 import { isRejection, reject, type Rejection } from "../domain/rejection.ts";
+import { tokensPerDay } from "./tokens-per-day.ts";
 
 /** Everything about the build that was settled before the store is touched. */
 export type BuildDraft = Omit<TokenBuilt["data"], "buildId" | "keyId" | "purchaseId" | "day">;
@@ -29,18 +30,8 @@ export interface BuildState {
 }
 
 export function decideBuild(cmd: BuildCommand, state: BuildState): TokenBuilt | Rejection {
-  const used = state.usage?.tokens ?? 0;
-  if (used >= cmd.tokensPerDay) {
-    return reject(
-      "daily_limit",
-      `Daily token build limit of ${cmd.tokensPerDay} reached; it resets at 00:00 UTC`,
-      {
-        tokensPerDay: cmd.tokensPerDay,
-        usedToday: used,
-        resetsInSeconds: secondsUntilUtcMidnight(cmd.now),
-      },
-    );
-  }
+  const refused = tokensPerDay.rejection(cmd, tokensPerDay.used(state.usage), cmd.now);
+  if (refused) return refused;
   return {
     type: "TokenBuilt",
     v: 1,
