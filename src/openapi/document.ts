@@ -35,7 +35,7 @@ import { MAX_VANITY_CHARS } from "../tokens/vanity.ts";
 import * as S from "./schemas.ts";
 import { TokenBuilt } from "../tokens/build-response.ts";
 import { RelayRequest } from "../creation/relay-request.ts";
-import { BuildRecord } from "../listing/token-view.ts";
+import { BuildRecord } from "../tokens/build-record.ts";
 import { integratorPaths, integratorResponses, integratorSchemas } from "./integrator.ts";
 import { withSamples } from "./samples.ts";
 

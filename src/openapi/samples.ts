@@ -15,7 +15,7 @@ const PAYER = "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin";
 const SIGNATURE =
   "5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW";
 
-/** One build as both token endpoints show it (src/listing/token-view.ts). */
+/** One build as both token endpoints show it (src/tokens/build-record.ts). */
 const TOKEN = {
   mint: MINT,
   name: "Example Token",
