@@ -36,6 +36,8 @@ import * as S from "./schemas.ts";
 import { TokenBuilt } from "../tokens/build-response.ts";
 import { RelayRequest } from "../creation/relay-request.ts";
 import { BuildRecord } from "../tokens/build-record.ts";
+import { tokensPerDay } from "../tokens/tokens-per-day.ts";
+import { tokenFeeText } from "../pricing/token-fee.ts";
 import { integratorPaths, integratorResponses, integratorSchemas } from "./integrator.ts";
 import { withSamples } from "./samples.ts";
 
@@ -420,8 +422,7 @@ const paths = ({ limits, fees }: DocumentConfig): Record<string, Json> => ({
       operationId: "getPricing",
       tags: ["Pricing"],
       summary: "Current fees and limits",
-      description: `Needs no key. The per-token fee (${fees.tokenUsd} USD) in lamports follows ` +
-        "the current SOL price.",
+      description: `Needs no key. ${tokenFeeText.formula(fees)}`,
       security: [],
       responses: {
         "200": ok("The pricing object", "Pricing", false),
@@ -474,11 +475,11 @@ const paths = ({ limits, fees }: DocumentConfig): Record<string, Json> => ({
         "account (idempotent), minting of the full supply, the metadata account, optionally the " +
         "mint-authority revocation, and the fee transfer to the treasury with a read-only " +
         "reference account. Sign and submit within about 60 seconds. Each successful build " +
-        `counts toward the daily token limit (${count(limits.tokensPerDay)} per UTC day).\n\n` +
+        `${tokensPerDay.text(limits, count)}.\n\n` +
         "The 201 carries `costs`: every lamport the payer spends if the transaction lands " +
         "(network and priority fee, the rent of the mint, token account and metadata account, " +
-        `the Token Metadata program's protocol fee and our fee, ${fees.tokenUsd} USD at the ` +
-        "current SOL price) and their sum, totalLamports, " +
+        `the Token Metadata program's protocol fee and ${tokenFeeText.inBuild(fees)}) and ` +
+        "their sum, totalLamports, " +
         "read from the cluster's rent.\n\n" +
         "400 insufficient_funds: the payer cannot cover the fee plus network costs; its fields " +
         "name needed, available, shortfall and the same costs. A payer may hold exactly " +
@@ -645,8 +646,9 @@ export function openApiDocument(opts: DocumentOptions) {
 }
 
 const feesAndLimits = ({ fees, limits }: DocumentConfig) =>
-  `${fees.accessUsd} USD once for an API key, ${fees.tokenUsd} USD per token built (paid in SOL ` +
-  `inside the transaction). Limits per key: ${count(limits.requestsPerHour)} requests per hour, ` +
+  `${fees.accessUsd} USD once for an API key, ${tokenFeeText.perToken(fees)}. Limits per key: ${
+    count(limits.requestsPerHour)
+  } requests per hour, ` +
   `${count(limits.tokensPerDay)} tokens and ${count(limits.metadataPerDay)} metadata items per ` +
   `UTC day, ${count(limits.hostedItemsPerKey)} hosted items; images up to ` +
   `${byteSize(limits.imageBytes)} and ${limits.imageMaxWidth} x ${limits.imageMaxHeight} pixels`;

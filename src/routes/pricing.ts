@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import type { AppEnv } from "../http/env.ts";
 import { sharedPrice } from "../pricing/display-price.ts";
 import { pricingLimits } from "../pricing/published-limits.ts";
-import { usdToLamports } from "../pricing/price-source.ts";
+import { publishedTokenFee } from "../pricing/token-fee.ts";
 import { solPriceOr503 } from "../pricing/quote.ts";
 import type { Services } from "../services.ts";
 import { clusterRent } from "../tokens/build-token.ts";
@@ -35,9 +35,7 @@ export function pricingRoutes(s: Services) {
       network: s.config.network,
       access: { usd: fees.accessUsd },
       token: {
-        usd: fees.tokenUsd,
-        lamports: usdToLamports(fees.tokenUsd, price.usd).toString(),
-        solUsd: price.usd,
+        ...publishedTokenFee(fees, price.usd),
         ...(network
           ? {
             networkLamports: network.splToken.toString(),
