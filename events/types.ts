@@ -114,15 +114,19 @@ export interface KeySuspended {
   data: { keyId: string; reason: string };
 }
 
+/** A metadata call: its id, the key and purchase it counts against, and the day. */
+interface MetadataCall {
+  id: string;
+  keyId: string;
+  purchaseId: string;
+  /** UTC day (YYYY-MM-DD) the call counts against. */
+  day: string;
+}
+
 export interface MetadataHosted {
   type: "MetadataHosted";
   v: 1;
-  data: {
-    id: string;
-    keyId: string;
-    purchaseId: string;
-    /** UTC day (YYYY-MM-DD) the item counts against. */
-    day: string;
+  data: MetadataCall & {
     imageId: string;
     imageExt: "png" | "jpg" | "webp";
     imageMime: string;
@@ -143,12 +147,7 @@ export interface MetadataHosted {
 export interface MetadataImageUnfetchable {
   type: "MetadataImageUnfetchable";
   v: 1;
-  data: {
-    id: string;
-    keyId: string;
-    purchaseId: string;
-    /** UTC day (YYYY-MM-DD) the call counts against. */
-    day: string;
+  data: MetadataCall & {
     /**
      * Why, as the 400's `fields.imageUrl` said it (it may name the host or address). The URL's
      * path and query are not kept.
