@@ -1,6 +1,7 @@
 /**
- * The build's first pure step: from the request, the identifiers drawn for it (seed, reference)
- * and the configuration, the token it makes and then the plan the one RPC round trip simulates.
+ * The build's first pure steps: whether the store's facts let it start at all (`admitBuild`);
+ * from the request, the identifiers drawn for it (seed, reference) and the configuration, the
+ * token it makes and then the plan the one RPC round trip simulates.
  * No I/O: the shell (build-token.ts) reads the rent and the price and hands them in.
  *
  * `shapeToken` settles what the request asks for once (its token fields, the transfer fee, the
@@ -25,12 +26,30 @@ import {
   type TokenProgramName,
 } from "./transaction.ts";
 import { type TokenFeeConfig, tokenFeeLamports } from "../pricing/token-fee.ts";
+import type { UsageDoc } from "../../projections/usage.ts";
+import type { Limits } from "../config.ts";
+import { tokensPerDay } from "./tokens-per-day.ts";
 
 /** What the build reads from configuration. */
 export interface BuildSettings extends TokenFeeConfig {
   treasury: PublicKey;
   /** The cap on the priority price (micro-lamports per compute unit). */
   maxPriorityFeeMicroLamports: number;
+}
+
+/** What the store holds that may refuse a build before anything is asked of the chain. */
+export interface StoreFacts {
+  /** The purchase's usage today (the `usage` projection), null if nothing yet. */
+  usage: Pick<UsageDoc, "tokens"> | null;
+}
+
+/**
+ * The refusals that cost no RPC: a key at its daily limit. Another check before the build (say on
+ * the payer's history) is one more fact in `StoreFacts` and one more line here. The commit checks
+ * again (decide.ts); this one only spares the round trip.
+ */
+export function admitBuild(facts: StoreFacts, limits: Pick<Limits, "tokensPerDay">, now: number) {
+  return tokensPerDay.refusal(limits, tokensPerDay.used(facts.usage), now);
 }
 
 /** What was drawn or derived for this build before anything is asked of the chain. */

@@ -23,6 +23,7 @@ import type { IdempotencyScope } from "../idempotency/record.ts";
 import { solPriceOr503 } from "../pricing/quote.ts";
 import type { Services } from "../services.ts";
 import {
+  admitBuild,
   type BuildIds,
   type BuildSettings,
   planBuild,
@@ -134,7 +135,7 @@ async function build(
   // A key already at its limit is refused before any RPC is spent on it. The authoritative check
   // is the one inside the commit below.
   const usage = await read(kvReads(s.kv), usageProjection, [caller.purchaseId, utcDay(now)]);
-  const refused = tokensPerDay.refusal(s.config.limits, tokensPerDay.used(usage), now);
+  const refused = admitBuild({ usage }, s.config.limits, now);
   if (refused) throw refused;
 
   const shape = shapeToken(req, await drawIds(s, caller, req, opts));

@@ -8,6 +8,7 @@ import { TOKEN_PROGRAM_ID } from "@solana/spl-token";
 import { assert, assertEquals } from "../support/assert.ts";
 import { ApiError } from "../../src/kernel/errors.ts";
 import {
+  admitBuild,
   type BuildSettings,
   PLACEHOLDER_BLOCKHASH,
   planBuild,
@@ -223,4 +224,12 @@ Deno.test("built: the event draft and the answer say the same build", async () =
   assertEquals(r.costs.totalLamports, spend(v.costs).toString());
   assertEquals(r.vanity, { tries: 12 });
   assertEquals(new PublicKey(r.requiredSigner).toBase58(), payer.toBase58());
+});
+
+Deno.test("admit: given builds left today, the build starts; at the limit, 429 before any RPC", () => {
+  const now = Date.UTC(2030, 0, 2, 23, 0, 0);
+  assertEquals(admitBuild({ usage: null }, { tokensPerDay: 1 }, now), null);
+  assertEquals(admitBuild({ usage: { tokens: 4 } }, { tokensPerDay: 5 }, now), null);
+  const e = refused(admitBuild({ usage: { tokens: 5 } }, { tokensPerDay: 5 }, now)!);
+  assertEquals([e.status, e.code, e.headers["Retry-After"]], [429, "daily_limit", "3600"]);
 });
