@@ -5,7 +5,7 @@ import { pricingLimits } from "../pricing/published-limits.ts";
 import { publishedTokenFee } from "../pricing/token-fee.ts";
 import { solPriceOr503 } from "../pricing/quote.ts";
 import type { Services } from "../services.ts";
-import { clusterRent } from "../tokens/build-token.ts";
+import { clusterRent } from "../tokens/build-inputs.ts";
 import { type NetworkCosts, networkCosts } from "../tokens/network-costs.ts";
 
 /** Rent never changes on a cluster: the figures are worked out once per connection. */

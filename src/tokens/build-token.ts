@@ -11,7 +11,7 @@
  * at most two. Then one store commit that allocates the build id, counts the build against the
  * daily limit and appends `TokenBuilt` (with the idempotency record) atomically.
  */
-import type { Connection, PublicKey, RecentPrioritizationFees } from "@solana/web3.js";
+import type { PublicKey, RecentPrioritizationFees } from "@solana/web3.js";
 import { sha256Hex } from "../kernel/hashing.ts";
 import type { KeyDoc } from "../../projections/keys.ts";
 import { usageProjection } from "../../projections/usage.ts";
@@ -20,16 +20,9 @@ import type { Rejection } from "../domain/rejection.ts";
 import { kvReads, read } from "../commands/read.ts";
 import { ApiError } from "../kernel/errors.ts";
 import type { IdempotencyScope } from "../idempotency/record.ts";
-import { solPriceOr503 } from "../pricing/quote.ts";
 import type { Services } from "../services.ts";
-import {
-  admitBuild,
-  type BuildIds,
-  type BuildSettings,
-  planBuild,
-  shapeToken,
-  type TokenShape,
-} from "./build-plan.ts";
+import { drawIds, rentAndPrice, type Timed } from "./build-inputs.ts";
+import { admitBuild, type BuildSettings, planBuild, shapeToken } from "./build-plan.ts";
 import { type Built, builtToken, judgeBuild, sealBuild } from "./build-verdict.ts";
 import { type BuildCall, type BuildCallState, decideBuildCall } from "./decide.ts";
 import { loadBuild } from "./reads.ts";
@@ -37,19 +30,7 @@ import type { BuildResponse } from "./build-response.ts";
 import type { TokenBuilt } from "../../events/types.ts";
 import { type CommandHandler, runCommand } from "../commands/run.ts";
 import type { BuildRequest } from "./request-schema.ts";
-import {
-  decodeRentSysvar,
-  RENT_SIZES,
-  RENT_SYSVAR,
-  type RentTable,
-  rentTable,
-  rentTableOf,
-} from "./rent.ts";
-import { token2022Rent, type Token2022Sizes } from "./token-2022.ts";
 import { tokensPerDay } from "./tokens-per-day.ts";
-import { grindVanitySeed, matchProbability, VanityTimeout } from "./vanity.ts";
-import { vanityGateFor } from "./vanity-gate.ts";
-import { deriveAddresses, newReference, newSeed, tokenProgramId } from "./transaction.ts";
 
 /** Where a build's wall time went; the benchmark separates our own work from waiting on RPC. */
 export interface BuildTimings {
@@ -72,19 +53,6 @@ export interface BuildOptions {
 
 /** The authenticated key (its secret's MAC too, so a rotation mid-request is seen). */
 export type Caller = Pick<KeyDoc, "keyId" | "purchaseId" | "secretMac">;
-
-/** Rent parameters never change on a cluster; one read per connection is enough. */
-const rentCache = new WeakMap<Connection, RentTable>();
-
-/** The cluster's rent table (read once per connection, then cached). */
-export async function clusterRent(s: Services): Promise<RentTable> {
-  let rent = rentCache.get(s.connection);
-  if (!rent) {
-    rent = await readRent(s);
-    rentCache.set(s.connection, rent);
-  }
-  return rent;
-}
 
 export async function buildToken(
   s: Services,
@@ -116,8 +84,6 @@ export async function buildToken(
   }
 }
 
-type Timed = <T>(bucket: "rpc" | "store", p: () => Promise<T>) => Promise<T>;
-
 /** The shell around the pure steps (build-plan.ts, build-verdict.ts): every read and write. */
 async function build(
   s: Services,
@@ -138,7 +104,7 @@ async function build(
   const refused = admitBuild({ usage }, s.config.limits, now);
   if (refused) throw refused;
 
-  const shape = shapeToken(req, await drawIds(s, caller, req, opts));
+  const shape = shapeToken(req, await drawIds(s, caller.keyId, req, opts.seed));
   const { rent, price } = await rentAndPrice(s, shape, timed);
   const plan = planBuild(shape, rent, price.usd, settings);
 
@@ -174,58 +140,6 @@ async function build(
     microLamports: verdict.microLamports.toString(),
   });
   return result;
-}
-
-/** The seed (ground for a vanity pattern when one is asked), the reference and the addresses. */
-async function drawIds(
-  s: Services,
-  caller: Caller,
-  req: BuildRequest,
-  opts: BuildOptions,
-): Promise<BuildIds> {
-  const tokenProgram = req.tokenProgram ?? "spl-token";
-  let seed = opts.seed ?? newSeed();
-  let vanityTries: number | null = null;
-  if (req.vanity && opts.seed === undefined) {
-    // Before any RPC: a grind that runs out of time costs the caller nothing and counts nothing.
-    const found = await grindVanity(s, req, tokenProgram, caller.keyId);
-    seed = found.seed;
-    vanityTries = found.tries;
-  }
-  const reference = newReference();
-  const addresses = await deriveAddresses(req.payer, seed, req.recipient, tokenProgram);
-  return { seed, reference, addresses, vanityTries };
-}
-
-/**
- * What goes into the simulated transaction must be known before it: the rent (read once per
- * connection) and the fee (a SOL price in hand). Only a connection's first build, or one after
- * the last price reading has expired, waits on this extra round trip.
- */
-async function rentAndPrice(
-  s: Services,
-  shape: TokenShape,
-  timed: Timed,
-): Promise<{ rent: RentTable; price: { usd: number } }> {
-  let rent = rentCache.get(s.connection) ?? null;
-  let price = s.price.current?.() ?? null;
-  if (!rent || !price) {
-    [rent, price] = await timed("rpc", () =>
-      Promise.all([
-        rent ?? readRent(s),
-        price ?? solPriceOr503(s.price, (d) => s.logger.log("warn", "price unavailable", d)),
-      ]));
-    rentCache.set(s.connection, rent);
-  }
-  // Token-2022: the mint's size follows its metadata, so its rent is computed per build.
-  const sizes = shape.token2022Sizes;
-  if (sizes) {
-    const base = rent;
-    rent = base.forSize
-      ? token2022Rent(base, sizes, base.forSize)
-      : await timed("rpc", () => token2022RentByRpc(s, base, sizes));
-  }
-  return { rent, price };
 }
 
 /**
@@ -273,66 +187,6 @@ function commitBuild(
     clock: s.clock,
     idempotency: { scope: opts.idempotency ?? null, status: 201 },
   });
-}
-
-/**
- * The rent minimums, from the Rent sysvar; from an RPC that does not serve sysvar accounts, by
- * size (one more round trip, once per connection).
- */
-async function readRent(s: Services): Promise<RentTable> {
-  const sysvar = await s.connection.getAccountInfo(RENT_SYSVAR, "confirmed");
-  if (sysvar) return rentTable(decodeRentSysvar(sysvar.data));
-  s.logger.log("warn", "the RPC returned no Rent sysvar; asking for rent minimums by size");
-  const answers = await Promise.all(
-    RENT_SIZES.map((n) => s.connection.getMinimumBalanceForRentExemption(n)),
-  );
-  const bySize = new Map(RENT_SIZES.map((n, i) => [n, BigInt(answers[i])]));
-  return rentTableOf((n) => bySize.get(n)!);
-}
-
-/** The seed whose mint matches the request's vanity pattern, or 422 vanity_timeout. */
-async function grindVanity(
-  s: Services,
-  req: BuildRequest,
-  tokenProgram: "spl-token" | "token-2022",
-  keyId: string,
-): Promise<{ seed: string; tries: number }> {
-  const pattern = req.vanity!;
-  const budgetMs = s.config.vanityBudgetMs ?? 10_000;
-  const leave = vanityGateFor(s, s.config.vanityConcurrency ?? 2).enter(keyId);
-  try {
-    return await grindVanitySeed(req.payer, tokenProgramId(tokenProgram), pattern, { budgetMs });
-  } catch (e) {
-    if (!(e instanceof VanityTimeout)) throw e;
-    const expected = Math.round(1 / matchProbability(pattern));
-    throw new ApiError(
-      "vanity_timeout",
-      `No mint address matching the vanity pattern within ${budgetMs} ms (${e.tries} tries; ` +
-        `about ${expected} are needed on average); nothing was built or counted`,
-      { tries: e.tries, budgetMs, expectedTries: expected },
-    );
-  } finally {
-    leave();
-  }
-}
-
-/**
- * The rent table of a Token-2022 build from an RPC that serves no Rent sysvar: the RPC is asked
- * for the mint's final size and the recipient's account size (one more round trip).
- */
-async function token2022RentByRpc(
-  s: Services,
-  rent: RentTable,
-  sizes: Token2022Sizes,
-): Promise<RentTable> {
-  const [mintRent, accountRent] = await Promise.all(
-    [sizes.final, sizes.tokenAccount].map((n) => s.connection.getMinimumBalanceForRentExemption(n)),
-  );
-  const bySize = new Map([[sizes.final, BigInt(mintRent)], [
-    sizes.tokenAccount,
-    BigInt(accountRent),
-  ]]);
-  return token2022Rent(rent, sizes, (n) => bySize.get(n)!);
 }
 
 /** A fee estimate is worth having but not worth failing a build for. */
