@@ -37,6 +37,7 @@ import { TokenBuilt } from "../tokens/build-response.ts";
 import { RelayRequest } from "../creation/relay-request.ts";
 import { BuildRecord } from "../tokens/build-record.ts";
 import { tokensPerDay } from "../tokens/tokens-per-day.ts";
+import { hostedItemsPerKey, metadataPerDay } from "../metadata/metadata-limits.ts";
 import { tokenFeeText } from "../pricing/token-fee.ts";
 import { integratorPaths, integratorResponses, integratorSchemas } from "./integrator.ts";
 import { withSamples } from "./samples.ts";
@@ -447,8 +448,7 @@ const paths = ({ limits, fees }: DocumentConfig): Record<string, Json> => ({
       description:
         "Validates the fields, stores the image and a metadata JSON document and returns stable " +
         "public URLs; pass metadataUri to POST /v1/tokens. Each accepted call counts toward the " +
-        `daily metadata limit (${count(limits.metadataPerDay)} per UTC day) and the ` +
-        `${count(limits.hostedItemsPerKey)} hosted items per key.`,
+        `${metadataPerDay.text(limits, count)} and the ${hostedItemsPerKey.text(limits, count)}.`,
       parameters: [ref("parameters", "IdempotencyKey")],
       requestBody: body("MetadataRequest", "The metadata and one image", {
         name: "Example Token",

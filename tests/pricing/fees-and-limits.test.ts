@@ -1,5 +1,5 @@
 /**
- * The per-token fee and the daily token limit each have one module: the formula or check, the
+ * The per-token fee, the daily token limit and the metadata limits each have one module: the formula or check, the
  * published shape and the reference's words. These pin each module's own answers, and that
  * GET /v1/pricing, GET /v1/me and the OpenAPI document take theirs from it.
  */
@@ -12,6 +12,7 @@ import {
   pricingLimits,
 } from "../../src/pricing/published-limits.ts";
 import { tokensPerDay } from "../../src/tokens/tokens-per-day.ts";
+import { hostedItemsPerKey, metadataPerDay } from "../../src/metadata/metadata-limits.ts";
 import { DEFAULT_DOCUMENT_CONFIG, openApiDocument } from "../../src/openapi/document.ts";
 import type { Limits } from "../../src/config.ts";
 
@@ -68,4 +69,22 @@ Deno.test("published limits: the responses and their schemas are made from one t
   assertEquals("portalRequestsPerHour" in pricingLimits(l), false);
   PricingLimits.strict().parse(pricingLimits(l));
   KeyLimits.strict().parse(keyLimits(l));
+});
+
+Deno.test("metadata limits: the daily one resets at 00:00 UTC, the hosted items one never", () => {
+  const l = { metadataPerDay: 2, hostedItemsPerKey: 5 };
+  assertEquals(metadataPerDay.reached(l, null), false);
+  assertEquals(metadataPerDay.reached(l, { metadata: 1 }), false);
+  assertEquals(metadataPerDay.reached(l, { metadata: 2 }), true);
+  assertEquals(metadataPerDay.rejection(l, NOON).retryAfterS, 12 * 3600);
+  assertEquals(hostedItemsPerKey.reached(l, 4), false);
+  assertEquals(hostedItemsPerKey.reached(l, 5), true);
+  assertEquals("retryAfterS" in hostedItemsPerKey.rejection(l), false);
+  const text = JSON.stringify(openApiDocument({
+    serverUrl: "https://x.test",
+    config: { ...DEFAULT_DOCUMENT_CONFIG, limits: { ...DEFAULT_DOCUMENT_CONFIG.limits, ...l } },
+  }));
+  const count = (n: number) => n.toLocaleString("en-US");
+  assert(text.includes(metadataPerDay.text(l, count)));
+  assert(text.includes(hostedItemsPerKey.text(l, count)));
 });
