@@ -5,36 +5,23 @@
  */
 import type { DomainEvent, EventType, StoredEvent } from "./types.ts";
 
-export const EVENT_TYPES = [
+/** A purchase of access, as the access commands emit them (src/domain/access/events.ts). */
+export const PURCHASE_EVENT_TYPES = [
   "AccessPaymentQuoted",
   "AccessUnderpaid",
   "AccessTopUpQuoted",
   "AccessPurchased",
+] as const satisfies readonly EventType[];
+
+/** A key's life: issued, rotated and deleted by its owner; banned, lifted, suspended by us. */
+export const KEY_EVENT_TYPES = [
   "KeyIssued",
   "KeyRotated",
   "KeyDeleted",
   "KeyBanned",
   "KeyBanLifted",
   "KeySuspended",
-  "MetadataHosted",
-  "MetadataImageUnfetchable",
-  "TokenBuilt",
-  "TransactionSubmitted",
-  "CreationConfirmed",
-  "CreationFailed",
-  "TransactionFailed",
-  "CreationUnverified",
-  "BuildExpired",
-  "WebhookEndpointRegistered",
-  "WebhookEndpointDeleted",
-  "WebhookEndpointDisabled",
-  "WebhookDeliveryScheduled",
-  "WebhookDeliveryAttempted",
-  "WebhookDeliveryAbandoned",
 ] as const satisfies readonly EventType[];
-
-type Missing = Exclude<EventType, typeof EVENT_TYPES[number]>;
-const _complete: [Missing] extends [never] ? true : Missing = true;
 
 /** The events of one build's life, each naming its `buildId`: built, then its outcome. */
 export const BUILD_EVENT_TYPES = [
@@ -46,6 +33,23 @@ export const BUILD_EVENT_TYPES = [
   "CreationUnverified",
   "BuildExpired",
 ] as const satisfies readonly EventType[];
+
+export const EVENT_TYPES = [
+  ...PURCHASE_EVENT_TYPES,
+  ...KEY_EVENT_TYPES,
+  "MetadataHosted",
+  "MetadataImageUnfetchable",
+  ...BUILD_EVENT_TYPES,
+  "WebhookEndpointRegistered",
+  "WebhookEndpointDeleted",
+  "WebhookEndpointDisabled",
+  "WebhookDeliveryScheduled",
+  "WebhookDeliveryAttempted",
+  "WebhookDeliveryAbandoned",
+] as const satisfies readonly EventType[];
+
+type Missing = Exclude<EventType, typeof EVENT_TYPES[number]>;
+const _complete: [Missing] extends [never] ? true : Missing = true;
 
 export type BuildEventType = typeof BUILD_EVENT_TYPES[number];
 export type BuildEvent = Extract<DomainEvent, { type: BuildEventType }>;

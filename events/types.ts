@@ -2,6 +2,7 @@
  * Every fact the service records. Events are past-tense, versioned (`v`) and never edited once
  * written; a new shape gets a new `v`, and folds keep understanding the old ones.
  */
+import type { TokenBuiltData } from "./token-built.ts";
 
 /** v2 adds `expiresAt`; a v1 quote expires QUOTE_TTL_S's default (600 s) after it was made. */
 export interface AccessPaymentQuoted {
@@ -113,15 +114,19 @@ export interface KeySuspended {
   data: { keyId: string; reason: string };
 }
 
+/** A metadata call: its id, the key and purchase it counts against, and the day. */
+interface MetadataCall {
+  id: string;
+  keyId: string;
+  purchaseId: string;
+  /** UTC day (YYYY-MM-DD) the call counts against. */
+  day: string;
+}
+
 export interface MetadataHosted {
   type: "MetadataHosted";
   v: 1;
-  data: {
-    id: string;
-    keyId: string;
-    purchaseId: string;
-    /** UTC day (YYYY-MM-DD) the item counts against. */
-    day: string;
+  data: MetadataCall & {
     imageId: string;
     imageExt: "png" | "jpg" | "webp";
     imageMime: string;
@@ -142,12 +147,7 @@ export interface MetadataHosted {
 export interface MetadataImageUnfetchable {
   type: "MetadataImageUnfetchable";
   v: 1;
-  data: {
-    id: string;
-    keyId: string;
-    purchaseId: string;
-    /** UTC day (YYYY-MM-DD) the call counts against. */
-    day: string;
+  data: MetadataCall & {
     /**
      * Why, as the 400's `fields.imageUrl` said it (it may name the host or address). The URL's
      * path and query are not kept.
@@ -156,44 +156,11 @@ export interface MetadataImageUnfetchable {
   };
 }
 
+/** Its data is defined once, as a schema the build record and its view are picked from. */
 export interface TokenBuilt {
   type: "TokenBuilt";
   v: 1;
-  data: {
-    buildId: number;
-    keyId: string;
-    purchaseId: string;
-    day: string;
-    mint: string;
-    seed: string;
-    reference: string;
-    payer: string;
-    recipient: string;
-    recipientTokenAccount: string;
-    metadataAccount: string;
-    name: string;
-    symbol: string;
-    uri: string;
-    decimals: number;
-    supplyRaw: string;
-    revokeMint: boolean;
-    revokeFreeze: boolean;
-    immutableMetadata: boolean;
-    feeLamports: string;
-    feeUsd: number;
-    solUsd: number;
-    treasury: string;
-    blockhash: string;
-    lastValidBlockHeight: number;
-    /** SHA-256 (hex) of the exact message bytes the payer is asked to sign. */
-    messageHash: string;
-    /** Absent: the classic SPL Token program (events from before carry none). */
-    tokenProgram?: "token-2022";
-    /** Token-2022 TransferFeeConfig; authority null: the fee is permanent. */
-    transferFee?: { basisPoints: number; maximum: string; authority: string | null };
-    /** The vanity pattern the seed was ground for, and how many seeds were tried. */
-    vanity?: { prefix: string; suffix: string; ignoreCase: boolean; tries: number };
-  };
+  data: TokenBuiltData;
 }
 
 export interface TransactionSubmitted {

@@ -5,30 +5,15 @@
 import type { EventType, StoredEvent } from "../events/types.ts";
 import { BUILD_EVENT_TYPES, isBuildEvent } from "../events/event-types.ts";
 import type { DeclaredProjection } from "../events/projection.ts";
+import { type KeptField, keptOf, type TokenBuiltData } from "../events/token-built.ts";
 
 export type BuildStatus = "built" | "submitted" | "confirmed" | "failed" | "unverified" | "expired";
 export const FINAL_STATUSES: BuildStatus[] = ["confirmed", "failed", "unverified", "expired"];
 
-export interface BuildDoc {
-  buildId: number;
-  keyId: string;
-  purchaseId: string;
-  mint: string;
-  name: string;
-  symbol: string;
-  uri: string;
-  payer: string;
-  recipient: string;
-  recipientTokenAccount: string;
-  metadataAccount: string;
-  reference: string;
-  decimals: number;
-  supplyRaw: string;
-  feeLamports: string;
-  treasury: string;
-  blockhash: string;
-  lastValidBlockHeight: number;
-  messageHash: string;
+/** The build as recorded (the event fields `KEPT` names), then its lifecycle. */
+export type BuildDoc = Pick<TokenBuiltData, KeptField> & BuildLifecycle;
+
+export interface BuildLifecycle {
   status: BuildStatus;
   signature: string | null;
   feeVerified: boolean;
@@ -37,10 +22,6 @@ export interface BuildDoc {
   /** From the landed transaction; null until one is read (or for records from before). */
   decimalsSeen?: number | null;
   recipientSeen?: string | null;
-  /** Absent: the classic SPL Token program. */
-  tokenProgram?: "token-2022";
-  /** Token-2022 transfer fee as built (authority null: permanent). */
-  transferFee?: { basisPoints: number; maximum: string; authority: string | null };
   problems: string[];
   /**
    * The payer's latest transaction that landed with an error while no outcome is recorded: it
@@ -67,29 +48,8 @@ export const buildsProjection: DeclaredProjection<BuildDoc> = {
   },
   evolve(doc, e) {
     if (e.type === "TokenBuilt") {
-      const d = e.data;
       return {
-        buildId: d.buildId,
-        keyId: d.keyId,
-        purchaseId: d.purchaseId,
-        mint: d.mint,
-        name: d.name,
-        symbol: d.symbol,
-        uri: d.uri,
-        payer: d.payer,
-        recipient: d.recipient,
-        recipientTokenAccount: d.recipientTokenAccount,
-        metadataAccount: d.metadataAccount,
-        reference: d.reference,
-        decimals: d.decimals,
-        supplyRaw: d.supplyRaw,
-        feeLamports: d.feeLamports,
-        treasury: d.treasury,
-        blockhash: d.blockhash,
-        lastValidBlockHeight: d.lastValidBlockHeight,
-        messageHash: d.messageHash,
-        ...(d.tokenProgram ? { tokenProgram: d.tokenProgram } : {}),
-        ...(d.transferFee ? { transferFee: d.transferFee } : {}),
+        ...keptOf(e.data),
         status: "built",
         signature: null,
         feeVerified: false,

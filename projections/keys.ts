@@ -1,6 +1,7 @@
 /** API keys as authentication sees them: the keyed hash of the secret and whether it may be used. */
 import type { StoredEvent } from "../events/types.ts";
 import type { DeclaredProjection } from "../events/projection.ts";
+import { KEY_EVENT_TYPES } from "../events/event-types.ts";
 
 export interface KeyDoc {
   keyId: string;
@@ -33,15 +34,8 @@ export const keyStatus = (k: KeyDoc) =>
 
 export const keysProjection: DeclaredProjection<KeyDoc> = {
   name: "key",
-  handles: [
-    "KeyIssued",
-    "KeyRotated",
-    "KeyDeleted",
-    "KeyBanned",
-    "KeyBanLifted",
-    "KeySuspended",
-    "CreationUnverified",
-  ],
+  // CreationUnverified: the unverified builds that suspend a key count here.
+  handles: [...KEY_EVENT_TYPES, "CreationUnverified"],
   keysOf(e: StoredEvent) {
     switch (e.type) {
       case "KeyIssued":

@@ -3,16 +3,18 @@
  * (with how long it has been failing, for the disable rule), each key's endpoints, each delivery
  * with its attempts, and each endpoint's deliveries newest first.
  */
-import type { StoredEvent, WebhookEventType } from "../events/types.ts";
+import type {
+  StoredEvent,
+  WebhookDeliveryScheduled,
+  WebhookEndpointRegistered,
+} from "../events/types.ts";
 import type { DeclaredProjection } from "../events/projection.ts";
 
-export interface WebhookEndpointDoc {
-  endpointId: string;
-  keyId: string;
-  url: string;
-  eventTypes: WebhookEventType[];
-  description: string | null;
-  secretSealed: string;
+type Registered = WebhookEndpointRegistered["data"];
+type Scheduled = WebhookDeliveryScheduled["data"];
+
+/** The endpoint as registered, then its health. */
+export interface WebhookEndpointDoc extends Registered {
   status: "enabled" | "disabled";
   /** Unix ms of the first failed attempt since the last success; null while healthy. */
   failingSince: number | null;
@@ -30,15 +32,8 @@ export interface WebhookAttempt {
   durationMs: number;
 }
 
-export interface WebhookDeliveryDoc {
-  deliveryId: string;
-  endpointId: string;
-  keyId: string;
-  messageId: string;
-  eventType: WebhookEventType;
-  buildId: number;
-  payload: string;
-  replayOf: string | null;
+/** The delivery as scheduled, then its attempts. */
+export interface WebhookDeliveryDoc extends Scheduled {
   status: "pending" | "delivered" | "failed";
   attempts: WebhookAttempt[];
   nextAttemptAt: number | null;

@@ -12,7 +12,7 @@ import { buildsByKeyProjection } from "../../projections/build-list.ts";
 import { buildsProjection, type BuildStatus } from "../../projections/builds.ts";
 import { kvReads, readList, readMany } from "../commands/read.ts";
 import { invalid } from "../kernel/errors.ts";
-import { BUILD_STATUSES, type BuildListItem, buildListItem } from "./token-view.ts";
+import { BUILD_STATUSES, type BuildListItem, buildListItem } from "../tokens/build-record.ts";
 
 export const MAX_SCANNED = 500;
 const CURSOR_PREFIX = "b1.";

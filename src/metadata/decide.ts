@@ -7,7 +7,7 @@ import type { HostedImageDoc } from "../../projections/hosted.ts";
 import type { UsageDoc } from "../../projections/usage.ts";
 import { type KeyDoc, stillInForce } from "../../projections/keys.ts";
 import { isRejection, reject, type Rejection } from "../kernel/rejection.ts";
-import { secondsUntilUtcMidnight } from "../kernel/time.ts";
+import { hostedItemsPerKey, type LimitRejection, metadataPerDay } from "./metadata-limits.ts";
 
 export interface HostMetadataCommand {
   id: string;
@@ -37,35 +37,16 @@ export interface HostMetadataState {
   image: HostedImageDoc | null;
 }
 
-export interface LimitRejection extends Rejection {
-  rejected: "daily_limit";
-  /** Seconds until the limit resets; absent when it never does. */
-  retryAfterS?: number;
-}
-
 /** The limits alone: also run before the image is fetched, so a refused call costs no download. */
 export function checkLimits(
   cmd: Pick<HostMetadataCommand, "now" | "limits">,
   state: Pick<HostMetadataState, "usage" | "hostedCount">,
 ): LimitRejection | null {
-  const used = state.usage?.metadata ?? 0;
-  if (used >= cmd.limits.metadataPerDay) {
-    return {
-      rejected: "daily_limit",
-      message: `Daily metadata limit reached (${cmd.limits.metadataPerDay} per day); ` +
-        "it resets at 00:00 UTC",
-      fields: {},
-      retryAfterS: secondsUntilUtcMidnight(cmd.now),
-    };
+  if (metadataPerDay.reached(cmd.limits, state.usage)) {
+    return metadataPerDay.rejection(cmd.limits, cmd.now);
   }
-  // Hosted items never expire, so this one does not reset: no Retry-After.
-  if ((state.hostedCount ?? 0) >= cmd.limits.hostedItemsPerKey) {
-    return {
-      rejected: "daily_limit",
-      message: `Hosted items limit reached (${cmd.limits.hostedItemsPerKey} per key); ` +
-        "this limit does not reset",
-      fields: {},
-    };
+  if (hostedItemsPerKey.reached(cmd.limits, state.hostedCount)) {
+    return hostedItemsPerKey.rejection(cmd.limits);
   }
   return null;
 }
@@ -104,7 +85,7 @@ export function decideUnfetchableImage(
   state: Pick<HostMetadataState, "usage">,
   reason: string,
 ): MetadataImageUnfetchable[] {
-  if ((state.usage?.metadata ?? 0) >= cmd.limits.metadataPerDay) return [];
+  if (metadataPerDay.reached(cmd.limits, state.usage)) return [];
   const { id, keyId, purchaseId, day } = cmd;
   return [{ type: "MetadataImageUnfetchable", v: 1, data: { id, keyId, purchaseId, day, reason } }];
 }

@@ -36,7 +36,10 @@ import { MAX_VANITY_CHARS } from "../tokens/vanity.ts";
 import * as S from "./schemas.ts";
 import { TokenBuilt } from "../tokens/build-response.ts";
 import { RelayRequest } from "../creation/relay-request.ts";
-import { BuildRecord } from "../listing/token-view.ts";
+import { BuildRecord } from "../tokens/build-record.ts";
+import { tokensPerDay } from "../tokens/tokens-per-day.ts";
+import { hostedItemsPerKey, metadataPerDay } from "../metadata/metadata-limits.ts";
+import { tokenFeeText } from "../pricing/token-fee.ts";
 import { integratorPaths, integratorResponses, integratorSchemas } from "./integrator.ts";
 import { withSamples } from "./samples.ts";
 
@@ -440,8 +443,7 @@ const paths = ({ limits, fees }: DocumentConfig): Record<string, Json> => ({
       operationId: "getPricing",
       tags: ["Pricing"],
       summary: "Current fees and limits",
-      description: `Needs no key. The per-token fee (${fees.tokenUsd} USD) in lamports follows ` +
-        "the current SOL price.",
+      description: `Needs no key. ${tokenFeeText.formula(fees)}`,
       security: [],
       responses: {
         "200": ok("The pricing object", "Pricing", false),
@@ -466,8 +468,7 @@ const paths = ({ limits, fees }: DocumentConfig): Record<string, Json> => ({
       description:
         "Validates the fields, stores the image and a metadata JSON document and returns stable " +
         "public URLs; pass metadataUri to POST /v1/tokens. Each accepted call counts toward the " +
-        `daily metadata limit (${count(limits.metadataPerDay)} per UTC day) and the ` +
-        `${count(limits.hostedItemsPerKey)} hosted items per key.`,
+        `${metadataPerDay.text(limits, count)} and the ${hostedItemsPerKey.text(limits, count)}.`,
       parameters: [ref("parameters", "IdempotencyKey")],
       requestBody: body("MetadataRequest", "The metadata and one image", {
         name: "Example Token",
@@ -494,11 +495,11 @@ const paths = ({ limits, fees }: DocumentConfig): Record<string, Json> => ({
         "account (idempotent), minting of the full supply, the metadata account, optionally the " +
         "mint-authority revocation, and the fee transfer to the treasury with a read-only " +
         "reference account. Sign and submit within about 60 seconds. Each successful build " +
-        `counts toward the daily token limit (${count(limits.tokensPerDay)} per UTC day).\n\n` +
+        `${tokensPerDay.text(limits, count)}.\n\n` +
         "The 201 carries `costs`: every lamport the payer spends if the transaction lands " +
         "(network and priority fee, the rent of the mint, token account and metadata account, " +
-        `the Token Metadata program's protocol fee and our fee, ${fees.tokenUsd} USD at the ` +
-        "current SOL price) and their sum, totalLamports, " +
+        `the Token Metadata program's protocol fee and ${tokenFeeText.inBuild(fees)}) and ` +
+        "their sum, totalLamports, " +
         "read from the cluster's rent.\n\n" +
         "400 insufficient_funds: the payer cannot cover the fee plus network costs; its fields " +
         "name needed, available, shortfall and the same costs. A payer may hold exactly " +
@@ -665,8 +666,9 @@ export function openApiDocument(opts: DocumentOptions) {
 }
 
 const feesAndLimits = ({ fees, limits }: DocumentConfig) =>
-  `${fees.accessUsd} USD once for an API key, ${fees.tokenUsd} USD per token built (paid in SOL ` +
-  `inside the transaction). Limits per key: ${count(limits.requestsPerHour)} requests per hour, ` +
+  `${fees.accessUsd} USD once for an API key, ${tokenFeeText.perToken(fees)}. Limits per key: ${
+    count(limits.requestsPerHour)
+  } requests per hour, ` +
   `${count(limits.tokensPerDay)} tokens and ${count(limits.metadataPerDay)} metadata items per ` +
   `UTC day, ${count(limits.hostedItemsPerKey)} hosted items; images up to ` +
   `${byteSize(limits.imageBytes)} and ${limits.imageMaxWidth} x ${limits.imageMaxHeight} pixels`;

@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { PROBE_TIMEOUT_MS, RPC_CHECK_TTL_MS } from "../health/readiness.ts";
 import { ListQuery, MAX_SCANNED } from "../listing/list-builds.ts";
-import { BuildListItem } from "../listing/token-view.ts";
+import { BuildListItem } from "../tokens/build-record.ts";
 import { RegisterRequest } from "../webhooks/endpoints.ts";
 import {
   ATTEMPT_TIMEOUT_MS,

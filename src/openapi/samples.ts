@@ -5,7 +5,7 @@
  * tests/openapi/openapi.test.ts parses every success example with the response's zod schema.
  */
 import type { Config } from "../config.ts";
-import { usdToLamports } from "../pricing/price-source.ts";
+import { publishedTokenFee, tokenFeeLamports } from "../pricing/token-fee.ts";
 import { keyLimits, pricingLimits } from "../pricing/published-limits.ts";
 
 type Json = Record<string, unknown>;
@@ -15,7 +15,7 @@ const PAYER = "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin";
 const SIGNATURE =
   "5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW";
 
-/** One build as both token endpoints show it (src/listing/token-view.ts). */
+/** One build as both token endpoints show it (src/tokens/build-record.ts). */
 const TOKEN = {
   mint: MINT,
   name: "Example Token",
@@ -272,7 +272,7 @@ const SAMPLE_SOL_USD = 150;
  */
 function samplesFor({ limits, fees }: Pick<Config, "limits" | "fees">) {
   const at = (key: string) => SAMPLES[key].success as Json;
-  const feeLamports = usdToLamports(fees.tokenUsd, SAMPLE_SOL_USD);
+  const feeLamports = tokenFeeLamports(fees, SAMPLE_SOL_USD);
   const pricing = at("GET /v1/pricing");
   const built = at("POST /v1/tokens");
   const costs = built.costs as Record<string, string>;
@@ -286,12 +286,7 @@ function samplesFor({ limits, fees }: Pick<Config, "limits" | "fees">) {
     "GET /v1/pricing": replace("GET /v1/pricing", {
       ...pricing,
       access: { usd: fees.accessUsd },
-      token: {
-        ...(pricing.token as Json),
-        usd: fees.tokenUsd,
-        lamports: String(feeLamports),
-        solUsd: SAMPLE_SOL_USD,
-      },
+      token: { ...(pricing.token as Json), ...publishedTokenFee(fees, SAMPLE_SOL_USD) },
       limits: pricingLimits(limits),
     }),
     "GET /v1/me": replace("GET /v1/me", {

@@ -1,13 +1,14 @@
 /**
  * Zod schemas for the responses the OpenAPI document describes. Where a handler's answer is typed
  * by or shaped through its schema, the schema lives beside the handler and is re-exported here
- * (the build record from src/listing, POST /v1/tokens's answer from src/tokens, the relay request
+ * (the build record from src/tokens, POST /v1/tokens's answer from src/tokens, the relay request
  * from src/creation); the rest the handlers build as plain objects. Tests parse real responses
  * with these, so the document cannot drift from the service unseen.
  */
 import { z } from "zod";
 import { base58, digits } from "../kernel/described.ts";
 import { ERROR_CODES } from "../kernel/errors.ts";
+import { KeyLimits, PricingLimits } from "../pricing/published-limits.ts";
 
 export const ErrorBody = z.object({
   error: z.object({
@@ -45,15 +46,7 @@ export const Pricing = z.object({
         "read",
     ).optional(),
   }),
-  limits: z.object({
-    requestsPerHour: z.number().int(),
-    tokensPerDay: z.number().int(),
-    metadataPerDay: z.number().int(),
-    imageBytes: z.number().int(),
-    imageMaxWidth: z.number().int().describe("widest image POST /v1/metadata hosts, in pixels"),
-    imageMaxHeight: z.number().int().describe("tallest image POST /v1/metadata hosts, in pixels"),
-    hostedItemsPerKey: z.number().int(),
-  }),
+  limits: PricingLimits,
 });
 
 export const Me = z.object({
@@ -64,11 +57,7 @@ export const Me = z.object({
     tokens: z.number().int().describe("token builds counted today (UTC)"),
     metadata: z.number().int().describe("metadata items counted today (UTC)"),
   }),
-  limits: z.object({
-    tokensPerDay: z.number().int(),
-    metadataPerDay: z.number().int(),
-    requestsPerHour: z.number().int(),
-  }),
+  limits: KeyLimits,
   conduct: z.object({
     recent: z.object({
       window: z.number().int().describe("how many of the purchase's latest landings are judged"),

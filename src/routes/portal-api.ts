@@ -49,15 +49,23 @@ const PurchaseBody = z.strictObject({ currency: z.enum(["SOL", "STABLECOIN"]).de
 export function portalApiRoutes(s: Services) {
   const app = new Hono<AppEnv>();
   const origin = new URL(s.config.publicBaseUrl).origin;
-  const secure = s.config.publicBaseUrl.startsWith("https:");
 
   app.use("/portal/api/*", bodyLimit(DEFAULT_BODY_LIMIT));
   app.use("/portal/api/*", async function portalHeaders(c, next) {
     await next();
     c.header("Cache-Control", "no-store");
   });
+  app.use("/portal/api/*", sameOrigin({ origin }));
+  app.use("/portal/api/*", portalRateLimit(s));
+  signInRoutes(app, s, origin);
+  accountRoutes(app, s);
+  return app;
+}
 
-  const sameOrigin: MiddlewareHandler<AppEnv> = async function sameOrigin(c, next) {
+/** Calls that change state come from the portal's own page only. */
+function sameOrigin(opts: { origin: string }): MiddlewareHandler<AppEnv> {
+  const { origin } = opts;
+  return async function sameOrigin(c, next) {
     if (c.req.method !== "GET" && c.req.method !== "HEAD") {
       // The portal's own origin is PUBLIC_BASE_URL's alone: the request URL is built from the
       // Host header, which the caller chooses.
@@ -80,10 +88,13 @@ export function portalApiRoutes(s: Services) {
     }
     await next();
   };
-  app.use("/portal/api/*", sameOrigin);
+}
 
-  // Sign-in and quotes need no key, and each quote is a permanent event and an RPC call: calls
-  // that change state are limited per client address and hour, like API keys are.
+/**
+ * Sign-in and quotes need no key, and each quote is a permanent event and an RPC call: calls that
+ * change state are limited per client address and hour, like API keys are.
+ */
+function portalRateLimit(s: Services): MiddlewareHandler<AppEnv> {
   const limited = rateLimit({
     kv: s.kv,
     limit: s.config.limits.portalRequestsPerHour,
@@ -93,18 +104,25 @@ export function portalApiRoutes(s: Services) {
       return { id: `portal ${address}`, counter: (w) => ["rl_portal", address, w] };
     },
   });
-  app.use("/portal/api/*", async function portalRateLimit(c, next) {
+  return async function portalRateLimit(c, next) {
     if (c.req.method === "GET" || c.req.method === "HEAD") return await next();
     return await limited(c, next);
-  });
+  };
+}
 
-  const session: MiddlewareHandler<AppEnv> = async function session(c, next) {
+/** The signed-in wallet's session, or 401. */
+function session(s: Services): MiddlewareHandler<AppEnv> {
+  return async function session(c, next) {
     const sess = await readSession(s.kv, s.clock, getCookie(c, SESSION_COOKIE));
     if (!sess) throw new ApiError("unauthorized", "Connect your wallet and sign in first");
     c.set("portalWallet", sess.wallet);
     await next();
   };
+}
 
+/** Sign-in with the wallet (a challenge it signs), sign-out, and the session's state. */
+function signInRoutes(app: Hono<AppEnv>, s: Services, origin: string) {
+  const secure = s.config.publicBaseUrl.startsWith("https:");
   app.post("/portal/api/challenge", async (c) => {
     const { wallet } = await readBody(c, ChallengeBody);
     return c.json(await createChallenge(s.kv, s.clock, origin, wallet));
@@ -146,58 +164,60 @@ export function portalApiRoutes(s: Services) {
     const sess = await readSession(s.kv, s.clock, getCookie(c, SESSION_COOKIE));
     return c.json({ wallet: sess?.wallet ?? null });
   });
+}
 
-  app.get("/portal/api/state", session, async (c) => {
+/** The signed-in wallet's purchases, keys and webhook endpoints. */
+function accountRoutes(app: Hono<AppEnv>, s: Services) {
+  const signedIn = session(s);
+  app.get("/portal/api/state", signedIn, async (c) => {
     const wallet = c.get("portalWallet");
     return c.json({ wallet, purchases: await walletPurchases(s, wallet) });
   });
 
-  app.post("/portal/api/purchases", session, async (c) => {
+  app.post("/portal/api/purchases", signedIn, async (c) => {
     const { currency } = await readBody(c, PurchaseBody);
     return c.json(await quotePurchase(s, c.get("portalWallet"), currency), 201);
   });
 
   /** Polled by the page after the wallet sent the payment: looks for it on chain by reference. */
-  app.post("/portal/api/purchases/:id/check", session, async (c) => {
+  app.post("/portal/api/purchases/:id/check", signedIn, async (c) => {
     return c.json(await checkPurchase(s, c.req.param("id"), c.get("portalWallet")));
   });
 
   /** A new quote, at the current price, for what an underpaid purchase still owes. */
-  app.post("/portal/api/purchases/:id/top-up", session, async (c) => {
+  app.post("/portal/api/purchases/:id/top-up", signedIn, async (c) => {
     return c.json(await quoteTopUp(s, c.req.param("id"), c.get("portalWallet")), 201);
   });
 
-  app.post("/portal/api/purchases/:id/key", session, async (c) => {
+  app.post("/portal/api/purchases/:id/key", signedIn, async (c) => {
     return c.json(await issueKey(s, c.req.param("id"), c.get("portalWallet")), 201);
   });
 
-  app.post("/portal/api/keys/:keyId/rotate", session, async (c) => {
+  app.post("/portal/api/keys/:keyId/rotate", signedIn, async (c) => {
     return c.json(await rotateKey(s, keyIdParam(c.req.param("keyId")), c.get("portalWallet")));
   });
 
-  app.post("/portal/api/keys/:keyId/delete", session, async (c) => {
+  app.post("/portal/api/keys/:keyId/delete", signedIn, async (c) => {
     return c.json(await deleteKey(s, keyIdParam(c.req.param("keyId")), c.get("portalWallet")));
   });
 
   // The key's webhook endpoints (docs/integrators.md); the secret is in the POST answer only.
-  app.get("/portal/api/keys/:keyId/webhooks", session, async (c) => {
+  app.get("/portal/api/keys/:keyId/webhooks", signedIn, async (c) => {
     return c.json(
       await portalListWebhooks(s, keyIdParam(c.req.param("keyId")), c.get("portalWallet")),
     );
   });
 
-  app.post("/portal/api/keys/:keyId/webhooks", session, async (c) => {
+  app.post("/portal/api/keys/:keyId/webhooks", signedIn, async (c) => {
     const body = await readBody(c, RegisterRequest);
     const keyId = keyIdParam(c.req.param("keyId"));
     return c.json(await portalRegisterWebhook(s, keyId, c.get("portalWallet"), body), 201);
   });
 
-  app.post("/portal/api/keys/:keyId/webhooks/:id/delete", session, async (c) => {
+  app.post("/portal/api/keys/:keyId/webhooks/:id/delete", signedIn, async (c) => {
     const keyId = keyIdParam(c.req.param("keyId"));
     return c.json(await portalDeleteWebhook(s, keyId, c.get("portalWallet"), c.req.param("id")));
   });
-
-  return app;
 }
 
 /** A key id from the path; one that cannot be a key id is an unknown key (and no KV read). */

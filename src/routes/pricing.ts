@@ -2,10 +2,10 @@ import { Hono } from "hono";
 import type { AppEnv } from "../http/env.ts";
 import { sharedPrice } from "../pricing/display-price.ts";
 import { pricingLimits } from "../pricing/published-limits.ts";
-import { usdToLamports } from "../pricing/price-source.ts";
+import { publishedTokenFee } from "../pricing/token-fee.ts";
 import { solPriceOr503 } from "../pricing/quote.ts";
 import type { Services } from "../services.ts";
-import { clusterRent } from "../tokens/build-token.ts";
+import { clusterRent } from "../tokens/build-inputs.ts";
 import { type NetworkCosts, networkCosts } from "../tokens/network-costs.ts";
 
 /** Rent never changes on a cluster: the figures are worked out once per connection. */
@@ -35,9 +35,7 @@ export function pricingRoutes(s: Services) {
       network: s.config.network,
       access: { usd: fees.accessUsd },
       token: {
-        usd: fees.tokenUsd,
-        lamports: usdToLamports(fees.tokenUsd, price.usd).toString(),
-        solUsd: price.usd,
+        ...publishedTokenFee(fees, price.usd),
         ...(network
           ? {
             networkLamports: network.splToken.toString(),

@@ -8,7 +8,7 @@ import { ApiError } from "../kernel/errors.ts";
 import type { Services } from "../services.ts";
 import { buildToken } from "../tokens/build-token.ts";
 import { parseBuildRequest } from "../tokens/request-schema.ts";
-import { buildRecord } from "../listing/token-view.ts";
+import { buildRecord } from "../tokens/build-record.ts";
 import { currentWellKnownMatcher } from "../admin/well-known-names.ts";
 import { checkHostedDocumentMatch } from "../tokens/hosted-match.ts";
 import { routeNeeds } from "./needs.ts";

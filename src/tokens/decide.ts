@@ -6,8 +6,9 @@
 import type { TokenBuilt } from "../../events/types.ts";
 import type { UsageDoc } from "../../projections/usage.ts";
 import { type KeyDoc, stillInForce } from "../../projections/keys.ts";
-import { secondsUntilUtcMidnight, utcDay } from "../kernel/time.ts";
+import { utcDay } from "../kernel/time.ts";
 import { isRejection, reject, type Rejection } from "../kernel/rejection.ts";
+import { tokensPerDay } from "./tokens-per-day.ts";
 import type { PayerConductDoc } from "../../projections/conduct.ts";
 import { payerRefusal } from "../conduct/policy.ts";
 import type { ConductPolicy } from "../config.ts";
@@ -35,20 +36,10 @@ export interface BuildState {
 }
 
 export function decideBuild(cmd: BuildCommand, state: BuildState): TokenBuilt | Rejection {
-  const refused = payerRefusal(state.payer, cmd.conduct);
-  if (refused) return reject("invalid_request", "Request is invalid", { payer: refused });
-  const used = state.usage?.tokens ?? 0;
-  if (used >= cmd.tokensPerDay) {
-    return reject(
-      "daily_limit",
-      `Daily token build limit of ${cmd.tokensPerDay} reached; it resets at 00:00 UTC`,
-      {
-        tokensPerDay: cmd.tokensPerDay,
-        usedToday: used,
-        resetsInSeconds: secondsUntilUtcMidnight(cmd.now),
-      },
-    );
-  }
+  const payer = payerRefusal(state.payer, cmd.conduct);
+  if (payer) return reject("invalid_request", "Request is invalid", { payer });
+  const refused = tokensPerDay.rejection(cmd, tokensPerDay.used(state.usage), cmd.now);
+  if (refused) return refused;
   return {
     type: "TokenBuilt",
     v: 1,

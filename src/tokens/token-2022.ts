@@ -114,6 +114,8 @@ export interface Token2022Plan extends TokenSpec {
   mint: PublicKey;
   recipientTokenAccount: PublicKey;
   transferFee: TransferFeeSpec | null;
+  /** The sizes the rent was computed for (worked out here when absent). */
+  token2022Sizes?: Token2022Sizes;
 }
 
 /**
@@ -127,7 +129,7 @@ export function token2022Instructions(p: Token2022Plan): TransactionInstruction[
   const program = TOKEN_2022_PROGRAM_ID;
   const metadata = token2022Metadata(p.mint, p.payer, p);
   const updateAuthority = metadata.updateAuthority;
-  const sizes = token2022Sizes(metadata, p.transferFee !== null);
+  const sizes = p.token2022Sizes ?? token2022Sizes(metadata, p.transferFee !== null);
   const ixs: TransactionInstruction[] = [
     // Funded with the final size's rent, allocated at the fixed extensions' size (mint-account.ts:
     // lamports someone sends to the address first cannot make it fail).

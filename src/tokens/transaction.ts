@@ -27,7 +27,7 @@ import {
 import { createMetadataAccountV3Instruction, metadataPda } from "../solana/token-metadata.ts";
 import { mintAccountFor, revokeMintInstructions, supplyInstructions } from "./mint-steps.ts";
 import type { TokenSpec } from "./token-spec.ts";
-import { token2022Instructions, type TransferFeeSpec } from "./token-2022.ts";
+import { token2022Instructions, type Token2022Sizes, type TransferFeeSpec } from "./token-2022.ts";
 
 /** Which token program owns the mint: the classic one (Metaplex metadata) or Token-2022. */
 export type TokenProgramName = "spl-token" | "token-2022";
@@ -83,6 +83,8 @@ export interface TokenPlan extends TokenAddresses, TokenSpec {
   tokenProgram?: TokenProgramName;
   /** Token-2022 only. */
   transferFee?: TransferFeeSpec | null;
+  /** Token-2022 only: the mint's sizes, as the rent was computed for them. */
+  token2022Sizes?: Token2022Sizes;
 }
 
 export interface ComputeBudget {

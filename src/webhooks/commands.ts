@@ -7,21 +7,14 @@ import type {
   WebhookDeliveryScheduled,
   WebhookEndpointDeleted,
   WebhookEndpointRegistered,
-  WebhookEventType,
 } from "../../events/types.ts";
 import type { WebhookDeliveryDoc, WebhookEndpointDoc } from "../../projections/webhooks.ts";
 import { reject, type Rejection } from "../kernel/rejection.ts";
 import { type AttemptResult, decideAttempt, MAX_ENDPOINTS_PER_KEY } from "./decide.ts";
 import type { WebhookEvent } from "../../events/types.ts";
 
-export interface RegisterEndpoint {
-  endpointId: string;
-  keyId: string;
-  url: string;
-  eventTypes: WebhookEventType[];
-  description: string | null;
-  secretSealed: string;
-}
+/** The endpoint as it will be recorded. */
+export type RegisterEndpoint = WebhookEndpointRegistered["data"];
 
 export function decideRegister(
   cmd: RegisterEndpoint,

@@ -14,7 +14,7 @@ import { runAudit } from "../../src/audit/audit.ts";
 import { rpcTxReader } from "../../src/audit/chain-check.ts";
 import { MemorySink } from "../../src/audit/sink.ts";
 import * as S from "../../src/openapi/schemas.ts";
-import { BuildRecord } from "../../src/listing/token-view.ts";
+import { BuildRecord } from "../../src/tokens/build-record.ts";
 
 const URI = "https://example.com/m/t22.json";
 const b64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));

@@ -3,7 +3,7 @@ import { bearer, startHarness } from "../support/harness.ts";
 import { openApiDocument } from "../../src/openapi/document.ts";
 import * as S from "../../src/openapi/schemas.ts";
 import { TokenBuilt } from "../../src/tokens/build-response.ts";
-import { BuildRecord } from "../../src/listing/token-view.ts";
+import { BuildRecord } from "../../src/tokens/build-record.ts";
 import * as I from "../../src/openapi/integrator.ts";
 
 type Json = Record<string, unknown>;

@@ -8,21 +8,11 @@ import type { PurchaseDoc } from "../../../projections/purchases.ts";
 import { reject, type Rejection } from "../../kernel/rejection.ts";
 import { pricePayment } from "./pricing.ts";
 import type { AccessEvent } from "./events.ts";
+import type { AccessPaymentQuoted } from "../../../events/types.ts";
 
 export type AccessCommand =
-  | {
-    type: "QuotePurchase";
-    purchaseId: string;
-    wallet: string;
-    currency: "SOL" | "STABLECOIN";
-    amount: string;
-    usd: number;
-    solUsd: number | null;
-    reference: string;
-    treasury: string;
-    lastValidBlockHeight: number;
-    expiresAt: number;
-  }
+  // The quote as it will be recorded, its expiry always set.
+  | ({ type: "QuotePurchase" } & Required<AccessPaymentQuoted["data"]>)
   | {
     type: "RecordPayment";
     purchaseId: string;

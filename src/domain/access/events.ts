@@ -1,17 +1,15 @@
 /**
- * The events access commands emit (their shapes and versions live in events/types.ts). Bans, lifts
- * and suspensions of a key are the operator's: src/admin/events.ts.
+ * The events access commands emit (their shapes and versions live in events/types.ts): the
+ * purchase's, and a key's issue, rotation and deletion. Bans, lifts and suspensions of a key are
+ * the operator's: src/admin/events.ts.
  */
 import type { EventOf } from "../../../events/types.ts";
+import type { PURCHASE_EVENT_TYPES } from "../../../events/event-types.ts";
 
-export const ACCESS_EVENT_TYPES = [
-  "AccessPaymentQuoted",
-  "AccessUnderpaid",
-  "AccessTopUpQuoted",
-  "AccessPurchased",
-  "KeyIssued",
-  "KeyRotated",
-  "KeyDeleted",
-] as const;
+type AccessEventType =
+  | (typeof PURCHASE_EVENT_TYPES)[number]
+  | "KeyIssued"
+  | "KeyRotated"
+  | "KeyDeleted";
 
-export type AccessEvent = EventOf<(typeof ACCESS_EVENT_TYPES)[number]>;
+export type AccessEvent = EventOf<AccessEventType>;

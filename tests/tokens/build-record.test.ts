@@ -3,9 +3,11 @@
  * documented fields in the documented order, nothing of the record's internals, and the
  * Token-2022 fields only when the mint has them.
  */
-import { assertEquals } from "../support/assert.ts";
+import { assert, assertEquals } from "../support/assert.ts";
+import { KEPT, SERVED, TokenBuiltData } from "../../events/token-built.ts";
+import { openApiDocument } from "../../src/openapi/document.ts";
 import { type BuildDoc, buildsProjection } from "../../projections/builds.ts";
-import { buildListItem, buildRecord } from "../../src/listing/token-view.ts";
+import { buildListItem, BuildRecord, buildRecord } from "../../src/tokens/build-record.ts";
 import { event, given } from "../projections/support/events.ts";
 
 const MINT = "So11111111111111111111111111111111111111112";
@@ -44,4 +46,33 @@ Deno.test("build record: given a Token-2022 build with a transfer fee, then both
     assertEquals([view.tokenProgram, view.transferFee], ["token-2022", transferFee]);
   }
   assertEquals(Object.keys(buildRecord(doc)).slice(-2), ["tokenProgram", "transferFee"]);
+});
+
+Deno.test("one shape: every field the event's schema serves is kept, served in order and documented", () => {
+  const served = [...SERVED.head, ...SERVED.tail];
+  // Kept: the record holds every served field (and KEPT lists them in the record's order).
+  for (const k of served) assert((KEPT as readonly string[]).includes(k), k);
+  // Served: the record's build fields are exactly those, around the lifecycle.
+  const recordKeys = Object.keys(BuildRecord.shape);
+  assertEquals(recordKeys.slice(0, SERVED.head.length), [...SERVED.head]);
+  assertEquals(recordKeys.slice(-SERVED.tail.length), [...SERVED.tail]);
+  const lifecycle = recordKeys.slice(SERVED.head.length, -SERVED.tail.length);
+  for (const k of lifecycle) assertEquals(k in TokenBuiltData.shape, false, k);
+  // Documented: the OpenAPI schema has each, with the event schema's own description.
+  const api = openApiDocument({ serverUrl: "https://api.example.test" }) as unknown as {
+    components: {
+      schemas: Record<string, { properties: Record<string, { description?: string }> }>;
+    };
+  };
+  const documented = api.components.schemas.BuildRecord.properties;
+  for (const k of served) {
+    assert(k in documented, k);
+    assertEquals(documented[k].description, TokenBuiltData.shape[k].description, k);
+  }
+  // And the fold keeps each one as the event carries it.
+  const doc = record({
+    tokenProgram: "token-2022",
+    transferFee: { basisPoints: 1, maximum: "2", authority: null },
+  }) as unknown as Record<string, unknown>;
+  for (const k of served) assert(doc[k] !== undefined, k);
 });

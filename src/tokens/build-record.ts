@@ -1,12 +1,17 @@
 /**
  * What a key's owner sees of one of its builds, as one zod schema per response: the route shapes
  * its body through it (`buildRecord`, `buildListItem`) and the OpenAPI document is generated from
- * the same object (src/openapi/), so a field added here is served and documented at once.
+ * the same object (src/openapi/). Its build fields are picked from the event's schema
+ * (events/token-built.ts), so a field served there is served and documented at once.
  * Parsing strips what the record holds beyond the schema and keeps the schema's key order.
  */
 import { z } from "zod";
 import type { BuildDoc, BuildStatus } from "../../projections/builds.ts";
-import { base58, digits } from "../kernel/described.ts";
+import { SERVED, TokenBuiltData } from "../../events/token-built.ts";
+
+/** `["a", "b"]` as zod's `pick` mask `{ a: true, b: true }`. */
+const fieldSet = <K extends string>(keys: readonly K[]) =>
+  Object.fromEntries(keys.map((k) => [k, true])) as { [P in K]: true };
 
 export const BUILD_STATUSES = [
   "built",
@@ -17,26 +22,15 @@ export const BUILD_STATUSES = [
   "expired",
 ] as const satisfies readonly BuildStatus[];
 
-/** GET /v1/tokens/{mint}. */
+/** GET /v1/tokens/{mint}: what the event's `SERVED` fields are, around the lifecycle. */
 export const BuildRecord = z.object({
-  mint: base58("mint address"),
-  name: z.string(),
-  symbol: z.string(),
+  ...TokenBuiltData.pick(fieldSet(SERVED.head)).shape,
   status: z.enum(BUILD_STATUSES),
   signature: z.string().nullable().describe("null until a transaction is seen"),
   feeVerified: z.boolean(),
   createdAt: z.number().int().describe("Unix seconds"),
   confirmedAt: z.number().int().nullable().describe("Unix seconds; null until it lands"),
-  tokenProgram: z.literal("token-2022").optional().describe(
-    "present for a Token-2022 mint; absent: the classic SPL Token program",
-  ),
-  transferFee: z.object({
-    basisPoints: z.number().int(),
-    maximum: digits("largest fee of one transfer in base units"),
-    authority: base58("transfer-fee and withdraw authority (the payer)").nullable().describe(
-      "null: the fee is permanent",
-    ),
-  }).optional().describe("the Token-2022 transfer fee, when the mint has one"),
+  ...TokenBuiltData.pick(fieldSet(SERVED.tail)).shape,
 });
 export type BuildRecord = z.infer<typeof BuildRecord>;
 
