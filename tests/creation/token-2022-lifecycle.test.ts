@@ -36,7 +36,8 @@ const verify = async (h: Harness, apiKey: string, sig: string) =>
   await (await h.request(`/v1/transactions/${sig}`, { headers: bearer(apiKey) })).json();
 
 Deno.test("token-2022 creations: relay, watcher, verification, GET, audit and reconciliation", async () => {
-  const h = await startHarness();
+  // One payer lands several altered builds here: the refusal that follows is tested elsewhere.
+  const h = await startHarness({ env: { REFUSE_PAYER_AFTER_UNVERIFIED: "100" } });
   try {
     const c = h.services.connection;
     const { apiKey, wallet } = await h.newApiKey();
@@ -155,7 +156,7 @@ Deno.test("token-2022 creations: relay, watcher, verification, GET, audit and re
         [[
           "creation_unverified",
           cut.mint,
-          "fee-paid creation: recipient received 999 base units, expected 1000",
+          `fee-paid creation paid by ${payer}: recipient received 999 base units, expected 1000`,
         ]],
       );
     } finally {
