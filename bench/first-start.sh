@@ -2,7 +2,8 @@
 # The first start as a new machine sees it: a fresh clone of this branch's last commit, an empty
 # Deno cache (DENO_DIR), `task start` with no terminal (output to a file, as a log would take it)
 # until its "ready on" line. Prints seconds to ready, output lines, packages and MB installed.
-# Usage, from the project root: bash bench/first-start.sh
+# Usage, from the project root: bash bench/first-start.sh [deno arguments, default: task start]
+# (for instance `bash bench/first-start.sh task -q start`).
 set -u
 root=$(git rev-parse --show-toplevel) || exit 2
 branch=$(git -C "$root" branch --show-current)
@@ -17,7 +18,9 @@ git clone -q --branch "$branch" "$root" "$work/repo" || exit 2
 cd "$work/repo" || exit 2
 export DENO_DIR="$work/deno-cache" PORT=0 CHAIN_PORT=0 DATA_DIR="$work/data" NO_COLOR=1
 began=$(date +%s.%N)
-setsid npx -y deno@2.9.6 task start >"$work/out" 2>&1 </dev/null &
+args=("$@")
+[ ${#args[@]} -eq 0 ] && args=(task start)
+setsid npx -y deno@2.9.6 "${args[@]}" >"$work/out" 2>&1 </dev/null &
 pid=$!
 until grep -q "ready on" "$work/out"; do
   kill -0 "$pid" 2>/dev/null || { cat "$work/out"; echo "start exited before ready"; exit 1; }
