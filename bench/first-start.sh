@@ -16,6 +16,8 @@ cleanup() {
 trap cleanup EXIT
 git clone -q --branch "$branch" "$root" "$work/repo" || exit 2
 cd "$work/repo" || exit 2
+# REV=<commit> times an earlier state of the branch (a before/after pair in one run).
+[ -n "${REV:-}" ] && { git checkout -q "$REV" || exit 2; }
 export DENO_DIR="$work/deno-cache" PORT=0 CHAIN_PORT=0 DATA_DIR="$work/data" NO_COLOR=1
 began=$(date +%s.%N)
 args=("$@")
