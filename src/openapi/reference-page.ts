@@ -1,25 +1,47 @@
 /**
- * The /docs page: Scalar's API reference (npm `@scalar/api-reference`, MIT), a well-kept OpenAPI
- * renderer with request samples and a try-it console, drawn from our own /v1/openapi.json.
+ * The /docs page: Swagger UI (npm `swagger-ui-dist`, Apache-2.0), the OpenAPI renderer with a
+ * try-it console ("Try it out"), drawn from our own /v1/openapi.json. The package is its
+ * prebuilt browser bundle and stylesheet, so installing it brings no front-end framework's build
+ * tree (its one dependency is a tiny install-analytics script, which never runs: `deno.json`
+ * denies its build script).
  *
- * Its standalone browser bundle is imported as text, so it is part of the module graph: nothing
+ * Bundle and stylesheet are imported as text, so they are part of the module graph: nothing
  * reads a file at run time (Deno Deploy), and the page loads nothing from another origin. The
- * package's `exports` do not list the bundle, hence the path under node_modules (the project's
- * `nodeModulesDir` is "auto", so `deno install` puts it there). The configuration turns off
- * everything that would call Scalar's servers: web fonts, telemetry, the hosted client button,
- * the AI agent, and the request proxy (try-it calls this origin directly).
+ * package's `exports` do not list them, hence the paths under node_modules (the project's
+ * `nodeModulesDir` is "auto", so `deno install` puts it there). The start-up script turns off
+ * the one thing that would call another server (the public validator badge), points try-it at
+ * this origin, and shows each operation's curl and TypeScript samples (x-codeSamples, which
+ * Swagger UI does not draw itself) in its description.
  */
-import SCALAR_STANDALONE from "../../node_modules/@scalar/api-reference/dist/browser/standalone.js" with {
-  type: "text",
-};
+import BUNDLE from "../../node_modules/swagger-ui-dist/swagger-ui-bundle.js" with { type: "text" };
+import CSS from "../../node_modules/swagger-ui-dist/swagger-ui.css" with { type: "text" };
 
-/** The bundle's version, in its URL so browsers may cache it for good. */
-export const SCALAR_VERSION = "1.72.1";
-export const BUNDLE_PATH = `/docs/scalar-${SCALAR_VERSION}.js`;
+/** The renderer's version, in its URLs so browsers may cache them for good. */
+export const SWAGGER_UI_VERSION = "5.35.0";
+export const BUNDLE_PATH = `/docs/swagger-ui-${SWAGGER_UI_VERSION}.js`;
+export const CSS_PATH = `/docs/swagger-ui-${SWAGGER_UI_VERSION}.css`;
 export const INIT_PATH = "/docs/init.js";
 
-/** Without its source-map comment: the map is not served, and a 404 for it is noise. */
-export const BUNDLE_JS = SCALAR_STANDALONE.replace(/\n\/\/# sourceMappingURL=\S+\s*$/, "\n");
+/** Without source-map comments: the maps are not served, and a 404 for one is noise. */
+const noSourceMap = (text: string) => text.replace(/\n?\/[/*]# sourceMappingURL=\S+\s*$/, "\n");
+export const BUNDLE_JS = noSourceMap(BUNDLE);
+/**
+ * On a phone: the parameter, response and header tables become one column (three columns of
+ * 360 px clipped the schemas), and long paths and code wrap instead of widening the page.
+ */
+export const BUNDLE_CSS = noSourceMap(CSS) + `
+@media (max-width: 600px) {
+  .swagger-ui .wrapper { padding: 0 8px; }
+  .swagger-ui .info .title { font-size: 24px; }
+  .swagger-ui .opblock .opblock-summary { flex-wrap: wrap; }
+  .swagger-ui .opblock .opblock-summary-path { max-width: 100%; word-break: break-all; }
+  .swagger-ui .markdown pre, .swagger-ui .renderedMarkdown pre { white-space: pre-wrap; word-break: break-all; }
+  .swagger-ui table thead, .swagger-ui .response-col_links { display: none; }
+  .swagger-ui table, .swagger-ui table tbody, .swagger-ui table tr, .swagger-ui table td { display: block; width: auto !important; max-width: 100% !important; padding-left: 0; }
+  .swagger-ui .model-box, .swagger-ui .highlight-code { max-width: 100%; overflow-x: auto; }
+  .swagger-ui select { min-width: 10em; max-width: 100%; }
+}
+`;
 
 export const DOCS_HTML = `<!doctype html>
 <html lang="en">
@@ -28,11 +50,12 @@ export const DOCS_HTML = `<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>API reference · Token-Creation Transaction Builder</title>
 <link rel="icon" href="data:,">
+<link rel="stylesheet" href="${CSS_PATH}">
 </head>
 <body>
 <noscript>The reference needs JavaScript; the document itself is
 <a href="/v1/openapi.json">/v1/openapi.json</a>.</noscript>
-<div id="app"></div>
+<div id="swagger-ui"></div>
 <script src="${BUNDLE_PATH}"></script>
 <script src="${INIT_PATH}"></script>
 </body>
@@ -40,29 +63,34 @@ export const DOCS_HTML = `<!doctype html>
 `;
 
 const CONFIG = {
-  url: "/v1/openapi.json",
-  withDefaultFonts: false,
-  telemetry: false,
-  hideClientButton: true,
-  showDeveloperTools: "never",
-  agent: { disabled: true },
-  mcp: { disabled: true },
-  // Every operation open, so its fields show without a click.
-  defaultOpenAllTags: true,
-  orderRequiredPropertiesFirst: true,
-  // Only our own samples (curl and TypeScript, from x-codeSamples).
-  hiddenClients: true,
-  documentDownloadType: "json",
-  persistAuth: false,
-  // The headings' hover-only "copy link" button sits past the right edge on a phone and made
-  // the page scroll sideways; there is no hover on a phone anyway.
-  customCss: "@media (max-width: 600px) { .group\\/heading button.absolute { display: none; } }",
-  authentication: { preferredSecurityScheme: "bearerAuth" },
+  dom_id: "#swagger-ui",
+  // No badge from the public validator (a call to another origin).
+  validatorUrl: null,
+  deepLinking: true,
+  // Every operation open, its request body's fields (the schema, not only an example) shown.
+  docExpansion: "full",
+  defaultModelRendering: "model",
+  defaultModelExpandDepth: 1,
+  defaultModelsExpandDepth: 0,
+  displayRequestDuration: true,
+  persistAuthorization: false,
+  filter: true,
 };
 
-export const INIT_JS =
-  `// Scalar's API reference over /v1/openapi.json; see src/openapi/reference-page.ts.
+export const INIT_JS = `// Swagger UI over /v1/openapi.json; see src/openapi/reference-page.ts.
 const config = ${JSON.stringify(CONFIG, null, 2)};
-config.servers = [{ url: location.origin, description: "this service" }];
-Scalar.createApiReference("#app", config);
+// Each operation's samples (x-codeSamples) as code in its description.
+function withSamples(op) {
+  const samples = (op["x-codeSamples"] || []).map((s) =>
+    "**" + s.label + "**\\n\\n\`\`\`" + s.lang + "\\n" + s.source + "\\n\`\`\`");
+  if (samples.length) op.description = [op.description || "", ...samples].join("\\n\\n");
+}
+fetch("/v1/openapi.json").then((r) => r.json()).then((spec) => {
+  // Try-it calls this origin, the only one the page's CSP lets it reach.
+  spec.servers = [{ url: location.origin, description: "this service" }];
+  for (const item of Object.values(spec.paths)) {
+    for (const op of Object.values(item)) if (op && typeof op === "object") withSamples(op);
+  }
+  window.ui = SwaggerUIBundle({ ...config, spec });
+});
 `;

@@ -1,5 +1,5 @@
 /**
- * GET /v1/openapi.json, the reference at /docs (Scalar's, see ../openapi/reference-page.ts) and
+ * GET /v1/openapi.json, the reference at /docs (Swagger UI, see ../openapi/reference-page.ts) and
  * the example client examples/create-token.ts, as text.
  * The page, the renderer and its start-up script come from this origin, and the CSP allows this
  * origin only: reading the docs, or trying a call, reaches nothing else.
@@ -8,8 +8,10 @@ import { type Context, Hono } from "hono";
 import type { AppEnv } from "../http/env.ts";
 import { openApiDocument } from "../openapi/document.ts";
 import {
+  BUNDLE_CSS,
   BUNDLE_JS,
   BUNDLE_PATH,
+  CSS_PATH,
   DOCS_HTML,
   INIT_JS,
   INIT_PATH,
@@ -50,10 +52,14 @@ export function docsRoutes(s: Services) {
   app.get("/docs/", (c) => c.redirect("/docs", 301));
   app.get(EXAMPLE_PATH, page("text/plain; charset=utf-8", EXAMPLE_CLIENT));
   app.get(INIT_PATH, page("text/javascript; charset=utf-8", INIT_JS));
-  // Versioned URL: the bytes under it never change.
+  // Versioned URLs: the bytes under them never change.
   app.get(
     BUNDLE_PATH,
     page("text/javascript; charset=utf-8", BUNDLE_JS, "public, max-age=31536000, immutable"),
+  );
+  app.get(
+    CSS_PATH,
+    page("text/css; charset=utf-8", BUNDLE_CSS, "public, max-age=31536000, immutable"),
   );
   return app;
 }

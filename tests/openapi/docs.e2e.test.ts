@@ -1,7 +1,8 @@
 /**
- * /docs in a real browser (Debian's headless Chromium through playwright-core): Scalar's reference
- * over our own OpenAPI document lists every request-body field of every operation by name, calls
- * nothing but this origin, logs no console error, and its try-it console reaches the service.
+ * /docs in a real browser (Debian's headless Chromium through playwright-core): Swagger UI over
+ * our own OpenAPI document lists every request-body field of every operation by name, with its
+ * curl sample, calls nothing but this origin, logs no console error, and its try-it console
+ * reaches the service.
  * Needs Chromium at /usr/bin/chromium (or $CHROMIUM_PATH): `apt-get update && apt-get install -y chromium`.
  */
 import { type Browser, chromium, type Page } from "playwright-core";
@@ -88,7 +89,18 @@ function requestBodyFields(doc: Json): Map<string, string[]> {
   return out;
 }
 
-/** The text of one operation's section, once the reference has drawn it (it draws lazily). */
+/** One operation's block: its method and its path as the reference draws them. */
+const operation = (page: Page, method: string, path: string) =>
+  page.locator(".opblock")
+    .filter({ has: page.locator(`.opblock-summary-path[data-path="${path}"]`) })
+    .filter({ has: page.locator(".opblock-summary-method", { hasText: method.toUpperCase() }) })
+    .first();
+
+/** The names the request body's schema view shows as its top-level members' titles. */
+const BODY_FIELDS = ".opblock-section-request-body " +
+  'article[data-json-schema-level="1"] > .json-schema-2020-12-head .json-schema-2020-12__title';
+
+/** One operation's text and request-body field names, once the reference has drawn them. */
 async function operationText(
   page: Page,
   method: string,
@@ -96,18 +108,18 @@ async function operationText(
   want: string[],
   wantText = "",
 ) {
-  const section = page.locator(`section[id$="/${method}${path}"], div[id$="/${method}${path}"]`)
-    .first();
+  const section = operation(page, method, path);
   let text = "";
+  let fields = new Set<string>();
   // A generous bound, only so a missing field fails instead of hanging.
   for (let i = 0; i < 120; i++) {
     await section.scrollIntoViewIfNeeded();
     text = await section.innerText();
-    const lines = new Set(text.split("\n").map((l) => l.trim()));
-    if (want.every((f) => lines.has(f)) && text.includes(wantText)) break;
+    fields = new Set((await section.locator(BODY_FIELDS).allInnerTexts()).map((t) => t.trim()));
+    if (want.every((f) => fields.has(f)) && text.includes(wantText)) break;
     await page.waitForTimeout(250);
   }
-  return text;
+  return { text, fields };
 }
 
 Deno.test({
@@ -125,19 +137,18 @@ Deno.test({
       }
       for (const [op, fields] of bodies) {
         const [method, path] = op.split(" ");
-        const text = await operationText(o.page, method, path, fields);
-        const lines = new Set(text.split("\n").map((l) => l.trim()));
-        const missing = fields.filter((f) => !lines.has(f));
+        const { text, fields: shown } = await operationText(o.page, method, path, fields);
+        const missing = fields.filter((f) => !shown.has(f));
         assertEquals(missing, [], `${op}: fields not listed by name`);
         assert(!text.includes("[object "), `${op} renders an object as text`);
-        // The request sample (curl by default) and the success example are shown.
+        // The request sample (our x-codeSamples' curl, in the description) is shown.
         assert(text.includes(`curl -X ${method}`), `${op}: no curl sample`);
       }
       // Every operation is drawn, with its summary.
       for (const [path, item] of Object.entries<Json>(doc.paths)) {
         for (const [method, op] of Object.entries<Json>(item)) {
           // Sections further down are drawn lazily: wait for this one's summary.
-          const text = await operationText(o.page, method.toUpperCase(), path, [], op.summary);
+          const { text } = await operationText(o.page, method.toUpperCase(), path, [], op.summary);
           assert(text.includes(op.summary), `${method} ${path}: summary "${op.summary}" missing`);
         }
       }
@@ -158,11 +169,14 @@ Deno.test({
   async fn() {
     const o = await openDocs(1280);
     try {
-      const section = o.page.locator('section[id$="/GET/v1/pricing"]').first();
-      await section.getByRole("button", { name: /Test Request/ }).click();
-      await o.page.getByRole("button", { name: /^Send/ }).first().click();
-      await o.page.getByText("200 OK").first().waitFor();
-      await o.page.getByText('"hostedItemsPerKey"').first().waitFor();
+      const section = operation(o.page, "GET", "/v1/pricing");
+      await section.getByRole("button", { name: "Try it out" }).click();
+      await section.getByRole("button", { name: "Execute" }).click();
+      // The live answer, not the documented example: its request URL names this origin.
+      await section.locator(".request-url", { hasText: `${o.base}/v1/pricing` }).waitFor();
+      const live = section.locator(".live-responses-table");
+      await live.locator(".response-col_status", { hasText: "200" }).first().waitFor();
+      await live.locator(".response-col_description", { hasText: '"hostedItemsPerKey"' }).waitFor();
       assertEquals(o.problems, []);
     } finally {
       await o.close();

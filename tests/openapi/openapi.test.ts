@@ -261,7 +261,7 @@ Deno.test("every operation has a curl and a TypeScript sample, and its success e
   }
 });
 
-Deno.test("/docs serves Scalar's reference from this origin, under a CSP naming no other origin", async () => {
+Deno.test("/docs serves Swagger UI's reference from this origin, under a CSP naming no other origin", async () => {
   const h = await startHarness();
   try {
     const page = await h.request("/docs");
@@ -276,7 +276,8 @@ Deno.test("/docs serves Scalar's reference from this origin, under a CSP naming 
     const links = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]);
     assertEquals(links.sort(), [
       "/docs/init.js",
-      "/docs/scalar-1.72.1.js",
+      "/docs/swagger-ui-5.35.0.css",
+      "/docs/swagger-ui-5.35.0.js",
       "/v1/openapi.json",
       "data:,",
     ]);
@@ -286,35 +287,41 @@ Deno.test("/docs serves Scalar's reference from this origin, under a CSP naming 
     assertMatch(init.headers.get("content-type") ?? "", /^text\/javascript/);
     const initText = await init.text();
     assert(!/https?:\/\//.test(initText), "the start-up script names no other origin");
-    for (
-      const off of ['"withDefaultFonts": false', '"telemetry": false', '"hideClientButton": true']
-    ) {
-      assert(initText.includes(off), off);
-    }
+    // The public validator badge (another origin) is off; try-it is pointed at this origin.
+    assert(initText.includes('"validatorUrl": null'), "validator off");
+    assert(initText.includes("url: location.origin"), "try-it calls this origin");
 
-    const bundle = await h.request("/docs/scalar-1.72.1.js");
+    const bundle = await h.request("/docs/swagger-ui-5.35.0.js");
     assertEquals(bundle.status, 200);
     assertMatch(bundle.headers.get("content-type") ?? "", /^text\/javascript/);
     assertMatch(bundle.headers.get("cache-control") ?? "", /immutable/);
     const js = await bundle.text();
-    assert(js.length > 1_000_000 && js.includes("createApiReference"), "the standalone bundle");
+    assert(js.length > 1_000_000 && js.includes("SwaggerUIBundle"), "the prebuilt bundle");
     assert(!js.includes("sourceMappingURL="), "no source map the service does not serve");
+
+    const css = await h.request("/docs/swagger-ui-5.35.0.css");
+    assertEquals(css.status, 200);
+    assertMatch(css.headers.get("content-type") ?? "", /^text\/css/);
+    assertMatch(css.headers.get("cache-control") ?? "", /immutable/);
+    const style = await css.text();
+    assert(style.includes(".swagger-ui"), "the renderer's stylesheet");
+    assert(!style.includes("sourceMappingURL="), "no source map the service does not serve");
   } finally {
     await h.close();
   }
 });
 
 Deno.test("the reference's versioned bundle URL names the version deno.json installs", async () => {
-  const { SCALAR_VERSION } = await import("../../src/openapi/reference-page.ts");
+  const { SWAGGER_UI_VERSION } = await import("../../src/openapi/reference-page.ts");
   const config = JSON.parse(await Deno.readTextFile(new URL("../../deno.json", import.meta.url)));
   assertEquals(
-    config.imports["@scalar/api-reference"],
-    `npm:@scalar/api-reference@${SCALAR_VERSION}`,
+    config.imports["swagger-ui-dist"],
+    `npm:swagger-ui-dist@${SWAGGER_UI_VERSION}`,
   );
   const pkg = JSON.parse(
     await Deno.readTextFile(
-      new URL("../../node_modules/@scalar/api-reference/package.json", import.meta.url),
+      new URL("../../node_modules/swagger-ui-dist/package.json", import.meta.url),
     ),
   );
-  assertEquals(pkg.version, SCALAR_VERSION);
+  assertEquals(pkg.version, SWAGGER_UI_VERSION);
 });

@@ -12,6 +12,8 @@ const ROOT = new URL("../../", import.meta.url).pathname;
 
 export interface ServiceProcess {
   url: string;
+  /** The embedded chain's JSON-RPC URL from the ready line, when the service runs one. */
+  chainUrl: string | null;
   pid: number;
   /** performance.now() when the ready line was printed (read). */
   readyAt: number;
@@ -83,6 +85,7 @@ export async function startServiceProcess(opts: {
   };
   return {
     url,
+    chainUrl: /ready on \S+ \(embedded chain (http:\/\/\S+)\)/.exec(out)?.[1] ?? null,
     pid: child.pid,
     readyAt,
     async kill9() {
