@@ -80,6 +80,10 @@ Deno.test("POST /v1/metadata/check: each problem code, against a local document 
       "/good.json": withImage("/logo.png"),
       "/gif.json": withImage("/logo.gif"),
       "/nocors.json": withImage("/logo.png", {}),
+      "/onecors.json": withImage("/logo.png", {
+        "access-control-allow-origin": "https://a.example",
+      }),
+      "/wide.json": withImage("/wide.png"),
       "/html.json": { headers: CORS, body: enc("<html>not json</html>") },
       "/array.json": { headers: CORS, body: enc("[1,2]") },
       "/noimage.json": { headers: CORS, body: doc({ name: "Good", symbol: "GOOD" }) },
@@ -89,6 +93,7 @@ Deno.test("POST /v1/metadata/check: each problem code, against a local document 
       "/broken.json": withImage("/broken.png"),
       "/logo.png": { body: png },
       "/logo.gif": { body: GIF_1X1 },
+      "/wide.png": { body: makePng(5000, 1) },
       "/logo.svg": { body: SVG_IMAGE },
       "/huge.png": { body: join([makePng(8, 8), new Uint8Array(2 * 1024 * 1024)]) },
       "/broken.png": { body: brokenPng() },
@@ -130,7 +135,9 @@ Deno.test("POST /v1/metadata/check: each problem code, against a local document 
       ["/html.json", {}, ["not_json"], /not JSON/],
       ["/array.json", {}, ["not_json"], /not an object/],
       ["/nocors.json", {}, ["no_cors"], /Access-Control-Allow-Origin/],
+      ["/onecors.json", {}, ["no_cors"], /allows only the origin https:\/\/a\.example/],
       ["/noimage.json", {}, ["no_image"], /no `image`/],
+      ["/wide.json", {}, ["image_too_large"], /5000x1 pixels; .* 4096x4096/],
       ["/good.json", { name: "Other" }, ["name_mismatch"], /"Good", not "Other"/],
       ["/good.json", { symbol: "OTHR" }, ["symbol_mismatch"], /"GOOD", not "OTHR"/],
       ["/gone.json", {}, ["image_unreachable"], /HTTP 404/],
@@ -201,6 +208,7 @@ Deno.test("our own hosted URI is answered from the store, without a fetch", asyn
     assertEquals(res.status, 201, JSON.stringify(hosted));
     const r = await check(h, apiKey, { metadataUri: hosted.metadataUri, name: "Hosted" });
     assertEquals(r.status, 200, JSON.stringify(r.body));
+    // tokens.example.com cannot be reached from here: a clean answer came from the store.
     assertEquals([r.body.hosted, r.body.ok, r.body.problems], [true, true, []]);
     assertEquals(r.body.image, {
       uri: hosted.imageUri,
