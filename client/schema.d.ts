@@ -61,6 +61,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/metadata/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * What wallets and explorers will show for a metadata URI
+         * @description Run it before POST /v1/tokens on a metadataUri you host yourself: the token's URI is on chain for good. Fetches the document (at most 64 KiB, 5 s, sent with Origin: https://explorer.solana.com) and its image (at most 1 MiB, 10 s) through the same address-checked fetcher as imageUrl, decodes the image as an upload is decoded (4096 x 4096 pixels at most) and lists every problem with a code and a sentence. A metadataUri this service hosts is answered from its store, without a fetch. Counts toward the hourly request limit (600 per key), not the daily ones. The answer is kept 10 minutes for a build on the same URI. Try it from the console on this page.
+         */
+        post: operations["checkMetadataDisplay"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tokens": {
         parameters: {
             query?: never;
@@ -421,6 +441,49 @@ export interface components {
             /** @description id of the hosted metadata item (hex) */
             id: string;
         };
+        DisplayCheckRequest: {
+            /** @description the metadata JSON URL a token will carry on chain (https) */
+            metadataUri: string;
+            /** @description the name the token will have on chain; a different `name` in the JSON is a problem */
+            name?: string;
+            /** @description the symbol the token will have on chain; a different `symbol` in the JSON is a problem */
+            symbol?: string;
+        };
+        /** @description What a wallet and an explorer will show for a metadata URI */
+        DisplayCheck: {
+            metadataUri: string;
+            /** @description ISO 8601 time of the check */
+            checkedAt: string;
+            /** @description true for a document this service hosts, answered from its store */
+            hosted: boolean;
+            /** @description true when there are no problems */
+            ok: boolean;
+            /** @description the fields wallets show, as parsed; null when there is no JSON object */
+            document: {
+                name: string | null;
+                symbol: string | null;
+                description: string | null;
+                image: string | null;
+            } | null;
+            /** @description the image as fetched; null when it could not be fetched */
+            image: {
+                uri: string;
+                /** @description null when the bytes are none of the four */
+                type: ("png" | "jpeg" | "webp" | "gif") | null;
+                bytes: number;
+                width: number | null;
+                height: number | null;
+            } | null;
+            problems: {
+                /**
+                 * @description not_https: wallets and explorers only load https; unreachable: the document could not be fetched; not_json: it is not a JSON object; no_cors: no Access-Control-Allow-Origin for browser explorers; no_image: no `image` string; name_mismatch / symbol_mismatch: differs from the one given; image_unreachable: the image could not be fetched; image_unsupported: not PNG, JPEG, WebP or GIF (e.g. SVG); image_too_large: more bytes or pixels than the limits; image_undecodable: its pixel data does not decode
+                 * @enum {string}
+                 */
+                code: "not_https" | "unreachable" | "not_json" | "no_cors" | "no_image" | "name_mismatch" | "symbol_mismatch" | "image_unreachable" | "image_unsupported" | "image_too_large" | "image_undecodable";
+                /** @description one sentence for a person */
+                message: string;
+            }[];
+        };
         /** @description Exactly one of supply / supplyRaw; supply * 10^decimals (or supplyRaw) must be > 0 and fit in a u64. Unknown members are refused. */
         TokenBuildRequest: {
             /** @description wallet that signs and pays all costs (base58, on the ed25519 curve) */
@@ -538,6 +601,41 @@ export interface components {
             vanity?: {
                 /** @description seeds tried until the mint address matched */
                 tries: number;
+            };
+            /** @description for a metadataUri we do not host: the result of a POST /v1/metadata/check made for it in the last minutes, if any (never fetched during the build; not replayed with an Idempotency-Key) */
+            displayCheck?: {
+                metadataUri: string;
+                /** @description ISO 8601 time of the check */
+                checkedAt: string;
+                /** @description true for a document this service hosts, answered from its store */
+                hosted: boolean;
+                /** @description true when there are no problems */
+                ok: boolean;
+                /** @description the fields wallets show, as parsed; null when there is no JSON object */
+                document: {
+                    name: string | null;
+                    symbol: string | null;
+                    description: string | null;
+                    image: string | null;
+                } | null;
+                /** @description the image as fetched; null when it could not be fetched */
+                image: {
+                    uri: string;
+                    /** @description null when the bytes are none of the four */
+                    type: ("png" | "jpeg" | "webp" | "gif") | null;
+                    bytes: number;
+                    width: number | null;
+                    height: number | null;
+                } | null;
+                problems: {
+                    /**
+                     * @description not_https: wallets and explorers only load https; unreachable: the document could not be fetched; not_json: it is not a JSON object; no_cors: no Access-Control-Allow-Origin for browser explorers; no_image: no `image` string; name_mismatch / symbol_mismatch: differs from the one given; image_unreachable: the image could not be fetched; image_unsupported: not PNG, JPEG, WebP or GIF (e.g. SVG); image_too_large: more bytes or pixels than the limits; image_undecodable: its pixel data does not decode
+                     * @enum {string}
+                     */
+                    code: "not_https" | "unreachable" | "not_json" | "no_cors" | "no_image" | "name_mismatch" | "symbol_mismatch" | "image_unreachable" | "image_unsupported" | "image_too_large" | "image_undecodable";
+                    /** @description one sentence for a person */
+                    message: string;
+                }[];
             };
         };
         RelayRequest: {
@@ -1117,6 +1215,81 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    checkMetadataDisplay: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The URI, and the name and symbol to expect */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "metadataUri": "https://example.com/token.json",
+                 *       "name": "Example Token",
+                 *       "symbol": "EXT"
+                 *     }
+                 */
+                "application/json": components["schemas"]["DisplayCheckRequest"];
+            };
+        };
+        responses: {
+            /** @description What will be shown, and the problems */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "metadataUri": "https://example.com/token.json",
+                     *       "checkedAt": "2025-11-25T00:00:00.000Z",
+                     *       "hosted": false,
+                     *       "ok": false,
+                     *       "document": {
+                     *         "name": "Example Token",
+                     *         "symbol": "EXT",
+                     *         "description": "An example",
+                     *         "image": "https://example.com/logo.svg"
+                     *       },
+                     *       "image": {
+                     *         "uri": "https://example.com/logo.svg",
+                     *         "type": null,
+                     *         "bytes": 2048,
+                     *         "width": null,
+                     *         "height": null
+                     *       },
+                     *       "problems": [
+                     *         {
+                     *           "code": "no_cors",
+                     *           "message": "The document is served without Access-Control-Allow-Origin: browser explorers cannot read it and show the token without its name or logo."
+                     *         },
+                     *         {
+                     *           "code": "image_unsupported",
+                     *           "message": "The image is an SVG, not PNG, JPEG, WebP or GIF: many wallets do not show it."
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DisplayCheck"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };

@@ -36,6 +36,7 @@ import {
 } from "./image/fetch-image.ts";
 import type { SniffedImage } from "./image/sniff.ts";
 import { verifyImage } from "./image/verify-image.ts";
+import { decodeImage } from "./image/decode-image.ts";
 
 /**
  * Test-only settings a harness may put beside the real config. Production config never has them,
@@ -185,7 +186,7 @@ async function loadImage(s: Services, input: HostMetadataInput): Promise<LoadedI
   const { imageBase64, imageUrl } = input.body;
   if (imageBase64 !== undefined) {
     const r = decodeBase64Image(imageBase64, { maxBytes });
-    if (r.ok) return verified(s, r, "imageBase64", false);
+    if (r.ok) return await verified(s, r, "imageBase64", false);
     const error = new ApiError("invalid_request", "Image is invalid", { imageBase64: r.reason });
     return { ok: false, error, reason: r.reason, counts: false };
   }
@@ -205,7 +206,7 @@ async function loadImage(s: Services, input: HostMetadataInput): Promise<LoadedI
     startTimer: knobs.imageFetchTimerForTests,
     allowLoopbackHttpForTests,
   });
-  if (r.ok) return verified(s, r, "imageUrl", true);
+  if (r.ok) return await verified(s, r, "imageUrl", true);
   s.logger.log("info", "image fetch refused", {
     requestId: input.requestId,
     reason: r.reason,
@@ -218,23 +219,30 @@ async function loadImage(s: Services, input: HostMetadataInput): Promise<LoadedI
 }
 
 /**
- * The image checked whole (structure to its end, nothing after it, the pixel bound) and with its
- * privacy-leaking metadata stripped (src/metadata/image/verify-image.ts); the stripped bytes are
- * the ones hosted. A refusal names the field the image came in; a fetched one counts.
+ * The image checked whole (structure to its end, nothing after it, the pixel bound), with its
+ * privacy-leaking metadata stripped (src/metadata/image/verify-image.ts), and its pixels decoded
+ * as a wallet would (decode-image.ts); the stripped bytes are the ones hosted. A refusal names the
+ * field the image came in; a fetched one counts.
  */
-function verified(
+async function verified(
   s: Services,
   loaded: { bytes: Uint8Array; image: SniffedImage },
   field: "imageBase64" | "imageUrl",
   counts: boolean,
-): LoadedImage {
-  const r = verifyImage(loaded.bytes, loaded.image, {
+): Promise<LoadedImage> {
+  const bound = {
     maxWidth: s.config.limits.imageMaxWidth,
     maxHeight: s.config.limits.imageMaxHeight,
-  });
-  if (r.ok) return { ok: true, bytes: r.bytes, image: r.image };
-  const error = new ApiError("invalid_request", "Image is invalid", { [field]: r.reason });
-  return { ok: false, error, reason: r.reason, counts };
+  };
+  const refused = (reason: string): LoadedImage => {
+    const error = new ApiError("invalid_request", "Image is invalid", { [field]: reason });
+    return { ok: false, error, reason, counts };
+  };
+  const r = verifyImage(loaded.bytes, loaded.image, bound);
+  if (!r.ok) return refused(r.reason);
+  const decoded = await decodeImage(r.bytes, r.image, bound);
+  if (!decoded.ok) return refused(decoded.reason);
+  return { ok: true, bytes: r.bytes, image: r.image };
 }
 
 /**

@@ -40,6 +40,12 @@ import { BuildRecord } from "../tokens/build-record.ts";
 import { tokensPerDay } from "../tokens/tokens-per-day.ts";
 import { hostedItemsPerKey, metadataPerDay } from "../metadata/metadata-limits.ts";
 import { tokenFeeText } from "../pricing/token-fee.ts";
+import { DisplayCheck, DisplayCheckRequest } from "../metadata/display-check-schema.ts";
+import {
+  CHECK_KEPT_MS,
+  DOCUMENT_MAX_BYTES,
+  DOCUMENT_TIMEOUT_MS,
+} from "../metadata/display-check.ts";
 import { integratorPaths, integratorResponses, integratorSchemas } from "./integrator.ts";
 import { withSamples } from "./samples.ts";
 
@@ -214,8 +220,19 @@ const schemas = (cfg: DocumentConfig): Record<string, Json> => ({
   Me: jsonSchema(S.Me, "output"),
   MetadataRequest: metadataRequest(cfg),
   MetadataCreated: jsonSchema(S.MetadataCreated, "output"),
+  DisplayCheckRequest: jsonSchema(DisplayCheckRequest, "input"),
+  DisplayCheck: jsonSchema(DisplayCheck, "output"),
   TokenBuildRequest: tokenBuildRequest(cfg),
-  TokenBuilt: jsonSchema(TokenBuilt, "output"),
+  TokenBuilt: jsonSchema(
+    TokenBuilt.extend({
+      displayCheck: DisplayCheck.optional().describe(
+        "for a metadataUri we do not host: the result of a POST /v1/metadata/check made for it " +
+          "in the last minutes, if any (never fetched during the build; not replayed with an " +
+          "Idempotency-Key)",
+      ),
+    }),
+    "output",
+  ),
   RelayRequest: jsonSchema(RelayRequest, "input"),
   RelayAccepted: jsonSchema(S.RelayAccepted, "output"),
   Verification: jsonSchema(S.Verification, "output"),
@@ -478,6 +495,37 @@ const paths = ({ limits, fees }: DocumentConfig): Record<string, Json> => ({
         website: "https://example.com",
       }),
       responses: { "201": ok("Hosted", "MetadataCreated"), ...postErrors },
+    },
+  },
+  "/v1/metadata/check": {
+    post: {
+      operationId: "checkMetadataDisplay",
+      tags: ["Metadata"],
+      summary: "What wallets and explorers will show for a metadata URI",
+      description:
+        "Run it before POST /v1/tokens on a metadataUri you host yourself: the token's " +
+        "URI is on chain for good. Fetches the document (at most " +
+        `${byteSize(DOCUMENT_MAX_BYTES)}, ${seconds(DOCUMENT_TIMEOUT_MS)}, sent with Origin: ` +
+        "https://explorer.solana.com) and its image (at most " +
+        `${byteSize(limits.imageBytes)}, ${seconds(IMAGE_FETCH_TIMEOUT_MS)}) through the same ` +
+        "address-checked fetcher as imageUrl, decodes the image as an upload is decoded " +
+        `(${limits.imageMaxWidth} x ${limits.imageMaxHeight} pixels at most) and lists every ` +
+        "problem with a code and a sentence. A metadataUri this service hosts is answered from " +
+        "its store, without a fetch. Counts toward the hourly request limit " +
+        `(${count(limits.requestsPerHour)} per key), not the daily ones. The answer is kept ` +
+        `${CHECK_KEPT_MS / 60_000} minutes for a build on the same URI. Try it from the ` +
+        "console on this page.",
+      requestBody: body("DisplayCheckRequest", "The URI, and the name and symbol to expect", {
+        metadataUri: "https://example.com/token.json",
+        name: "Example Token",
+        symbol: "EXT",
+      }),
+      responses: {
+        "200": ok("What will be shown, and the problems", "DisplayCheck"),
+        ...keyedErrors,
+        "400": r("BadRequest"),
+        "413": r("PayloadTooLarge"),
+      },
     },
   },
   "/v1/tokens": {

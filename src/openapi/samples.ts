@@ -127,6 +127,43 @@ export const SAMPLES: Record<string, OperationSamples> = {
       id: "ae16d68708974b4bc7fc83b16c142bc2",
     },
   },
+  "POST /v1/metadata/check": {
+    body: {
+      metadataUri: "https://example.com/token.json",
+      name: "Example Token",
+      symbol: "EXT",
+    },
+    success: {
+      metadataUri: "https://example.com/token.json",
+      checkedAt: "2025-11-25T00:00:00.000Z",
+      hosted: false,
+      ok: false,
+      document: {
+        name: "Example Token",
+        symbol: "EXT",
+        description: "An example",
+        image: "https://example.com/logo.svg",
+      },
+      image: {
+        uri: "https://example.com/logo.svg",
+        type: null,
+        bytes: 2048,
+        width: null,
+        height: null,
+      },
+      problems: [
+        {
+          code: "no_cors",
+          message: "The document is served without Access-Control-Allow-Origin: browser " +
+            "explorers cannot read it and show the token without its name or logo.",
+        },
+        {
+          code: "image_unsupported",
+          message: "The image is an SVG, not PNG, JPEG, WebP or GIF: many wallets do not show it.",
+        },
+      ],
+    },
+  },
   "POST /v1/tokens": {
     body: {
       payer: PAYER,

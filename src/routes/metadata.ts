@@ -1,12 +1,17 @@
-/** POST /v1/metadata: parse, host, answer 201 with the public URLs. */
+/**
+ * POST /v1/metadata: parse, host, answer 201 with the public URLs. POST /v1/metadata/check: what
+ * wallets and explorers will show for a metadata URI (src/metadata/display-check.ts).
+ */
 import { Hono } from "hono";
-import { readJson } from "../http/body.ts";
+import { readBody, readJson } from "../http/body.ts";
+import { checkDisplay } from "../metadata/display-check.ts";
+import { DisplayCheckRequest } from "../metadata/display-check-schema.ts";
 import type { AppEnv } from "../http/env.ts";
 import { hostMetadata } from "../metadata/handle.ts";
 import { parseMetadataRequest } from "../metadata/request.ts";
 import type { Services } from "../services.ts";
 import { currentWellKnownMatcher } from "../admin/well-known-names.ts";
-import { bodyLimit, METADATA_BODY_LIMIT } from "../http/body-limit.ts";
+import { bodyLimit, DEFAULT_BODY_LIMIT, METADATA_BODY_LIMIT } from "../http/body-limit.ts";
 import { routeNeeds } from "./needs.ts";
 
 export function metadataRoutes(s: Services) {
@@ -32,5 +37,11 @@ export function metadataRoutes(s: Services) {
       });
       return c.json(hosted, 201);
     },
+  ).post(
+    "/v1/metadata/check",
+    bodyLimit(DEFAULT_BODY_LIMIT),
+    apiKey,
+    rateLimit,
+    async (c) => c.json(await checkDisplay(s, await readBody(c, DisplayCheckRequest)), 200),
   );
 }

@@ -12,6 +12,8 @@ import { buildRecord } from "../tokens/build-record.ts";
 import { currentWellKnownMatcher } from "../admin/well-known-names.ts";
 import { checkHostedDocumentMatch } from "../tokens/hosted-match.ts";
 import { routeNeeds } from "./needs.ts";
+import { recentCheck } from "../metadata/display-check.ts";
+import { hostedMetadataId } from "../metadata/document.ts";
 import { bodyLimit, DEFAULT_BODY_LIMIT } from "../http/body-limit.ts";
 
 export function tokensRoutes(s: Services) {
@@ -31,7 +33,13 @@ export function tokensRoutes(s: Services) {
     const body = await buildToken(s, key, req, {
       idempotency: c.get("idempotency"),
     });
-    return c.json(body, 201);
+    // An external document: what a display check in the last minutes found (never a fetch
+    // here). Advisory, so not part of the stored answer an Idempotency-Key replays.
+    const own = [publicBaseUrl, hostedBaseUrl].some((b) =>
+      b && hostedMetadataId(b, req.metadataUri)
+    );
+    const displayCheck = own ? null : await recentCheck(s.kv, req.metadataUri, s.clock());
+    return c.json(displayCheck ? { ...body, displayCheck } : body, 201);
   });
 
   app.get("/v1/tokens/:mint", apiKey, rateLimit, async (c) => {

@@ -1,5 +1,6 @@
 import { assert, assertEquals, assertMatch } from "../support/assert.ts";
 import { bearer, startHarness } from "../support/harness.ts";
+import { DisplayCheck } from "../../src/metadata/display-check-schema.ts";
 import { openApiDocument } from "../../src/openapi/document.ts";
 import * as S from "../../src/openapi/schemas.ts";
 import { TokenBuilt } from "../../src/tokens/build-response.ts";
@@ -222,6 +223,7 @@ Deno.test("every operation has a curl and a TypeScript sample, and its success e
     Pricing: S.Pricing,
     Me: S.Me,
     MetadataCreated: S.MetadataCreated,
+    DisplayCheck,
     TokenBuilt,
     RelayAccepted: S.RelayAccepted,
     Verification: S.Verification,

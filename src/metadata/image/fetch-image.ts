@@ -56,6 +56,19 @@ const startWallClockTimer: StartTimer = (ms, onTimeout) => {
   return () => clearTimeout(id);
 };
 
+/** What a resource fetch is for: its Accept header and the word its refusals use. */
+export interface ResourceKind {
+  accept: string;
+  /** "image", "document": as in "document larger than 65536 bytes". */
+  what: string;
+  /** Sent as the Origin header, so a server that answers CORS only to browsers shows it. */
+  origin?: string;
+}
+
+export type FetchResourceResult =
+  | { ok: true; bytes: Uint8Array; finalUrl: string; headers: Map<string, string[]> }
+  | { ok: false; reason: string; detail?: string };
+
 export type FetchImageResult =
   | { ok: true; bytes: Uint8Array; finalUrl: string; image: SniffedImage }
   | {
@@ -83,6 +96,7 @@ class Refusal extends Error {
 class Aborted extends Error {}
 
 interface Settings {
+  kind: ResourceKind;
   timeoutMs: number;
   maxBytes: number;
   maxRedirects: number;
@@ -101,6 +115,8 @@ interface Target {
   port: number;
 }
 
+const IMAGE: ResourceKind = { accept: "image/png,image/jpeg,image/webp", what: "image" };
+
 /**
  * Fetches `url` and returns the bytes if they are a PNG, JPEG or WebP image.
  * Never throws for anything the URL or the remote side does; only invalid
@@ -110,7 +126,24 @@ export async function fetchImage(
   url: string,
   options: FetchImageOptions = {},
 ): Promise<FetchImageResult> {
-  const settings = readSettings(options);
+  const r = await fetchResource(url, IMAGE, options);
+  if (!r.ok) return r;
+  const inspected = inspectImage(r.bytes);
+  if (!inspected.ok) return { ok: false, reason: inspected.reason };
+  return { ok: true, bytes: r.bytes, finalUrl: r.finalUrl, image: inspected.image };
+}
+
+/**
+ * Fetches `url` through the same policy (addresses, redirects, size and time budgets) and returns
+ * the body whatever it is, with the final response's headers: for the display check, which reads
+ * a metadata document and judges images itself.
+ */
+export async function fetchResource(
+  url: string,
+  kind: ResourceKind,
+  options: FetchImageOptions = {},
+): Promise<FetchResourceResult> {
+  const settings = readSettings(options, kind);
   if (options.signal?.aborted) return { ok: false, reason: "request aborted" };
 
   const controller = new AbortController();
@@ -134,14 +167,14 @@ export async function fetchImage(
         ? { ok: false, reason: error.message }
         : { ok: false, reason: error.message, detail: error.detail };
     }
-    return { ok: false, reason: "could not fetch image", detail: describe(error) };
+    return { ok: false, reason: `could not fetch ${kind.what}`, detail: describe(error) };
   } finally {
     cancelTimer();
     options.signal?.removeEventListener("abort", relayAbort);
   }
 }
 
-function readSettings(options: FetchImageOptions): Settings {
+function readSettings(options: FetchImageOptions, kind: ResourceKind = IMAGE): Settings {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxBytes = options.maxBytes ?? MAX_IMAGE_BYTES;
   const maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
@@ -153,6 +186,7 @@ function readSettings(options: FetchImageOptions): Settings {
     throw new RangeError("maxRedirects must be an integer >= 0");
   }
   return {
+    kind,
     timeoutMs,
     maxBytes,
     maxRedirects,
@@ -167,14 +201,13 @@ async function fetchFollowingRedirects(
   url: string,
   settings: Settings,
   signal: AbortSignal,
-): Promise<FetchImageResult> {
+): Promise<FetchResourceResult> {
   let target = parseTarget(url, settings);
   for (let redirects = 0;; redirects++) {
     const response = await fetchOnce(target, settings, signal);
     if (response.kind === "body") {
-      const inspected = inspectImage(response.bytes);
-      if (!inspected.ok) throw new Refusal(inspected.reason);
-      return { ok: true, bytes: response.bytes, finalUrl: target.url.href, image: inspected.image };
+      const { bytes, headers } = response;
+      return { ok: true, bytes, finalUrl: target.url.href, headers };
     }
     if (redirects >= settings.maxRedirects) throw new Refusal("too many redirects");
     let next: URL;
@@ -309,7 +342,7 @@ async function resolveWithDns(hostname: string, signal?: AbortSignal): Promise<s
 
 type Response =
   | { kind: "redirect"; location: string }
-  | { kind: "body"; bytes: Uint8Array };
+  | { kind: "body"; bytes: Uint8Array; headers: Map<string, string[]> };
 
 async function fetchOnce(
   target: Target,
@@ -321,9 +354,10 @@ async function fetchOnce(
     method: "GET",
     headers: {
       "User-Agent": USER_AGENT,
-      Accept: "image/png,image/jpeg,image/webp",
+      Accept: settings.kind.accept,
       "Accept-Encoding": "identity",
       Connection: "close",
+      ...(settings.kind.origin ? { Origin: settings.kind.origin } : {}),
     },
   });
   try {
@@ -335,15 +369,16 @@ async function fetchOnce(
       }
       return { kind: "redirect", location };
     }
-    if (response.status === 101) throw new Refusal("image server switched protocols");
+    const what = settings.kind.what;
+    if (response.status === 101) throw new Refusal(`${what} server switched protocols`);
     if (response.status < 200 || response.status > 299) {
-      throw new Refusal(`image server answered HTTP ${response.status}`);
+      throw new Refusal(`${what} server answered HTTP ${response.status}`);
     }
     const encoding = single(head, "content-encoding");
     if (encoding !== undefined && encoding.toLowerCase() !== "identity") {
       throw new Refusal("compressed responses are not supported");
     }
-    return { kind: "body", bytes: await readBody(response, settings.maxBytes, signal) };
+    return { kind: "body", bytes: await readBody(response, settings, signal), headers: head };
   } finally {
     response.close();
   }
@@ -387,7 +422,7 @@ async function send(
 function transportRefusal(
   error: unknown,
   target: Target,
-  settings: Pick<Settings, "maxBytes">,
+  settings: Pick<Settings, "maxBytes" | "kind">,
   signal: AbortSignal,
 ): unknown {
   if (signal.aborted || !(error instanceof TransportError)) return error;
@@ -399,19 +434,24 @@ function transportRefusal(
     case "aborted":
       return error;
     default:
-      return protocolRefusal(error, settings.maxBytes);
+      return protocolRefusal(error, settings);
   }
 }
 
 /** Maps the HTTP parser's complaints (llhttp codes) to the reasons we show. */
-function protocolRefusal(error: TransportError, maxBytes: number): Refusal {
+function protocolRefusal(
+  error: TransportError,
+  { maxBytes, kind }: Pick<Settings, "maxBytes" | "kind">,
+): Refusal {
   const code = error.code ?? "";
   const text = `${code} ${error.detail}`;
-  if (code === "UPGRADE") return new Refusal("image server switched protocols", error.detail);
+  if (code === "UPGRADE") {
+    return new Refusal(`${kind.what} server switched protocols`, error.detail);
+  }
   if (code === "HEADER_COUNT") return new Refusal("too many response headers", error.detail);
   // A length too long for the parser's 64-bit counter is, above all, too large.
   if (/Content-Length overflow/i.test(text)) {
-    return new Refusal(`image larger than ${maxBytes} bytes`, error.detail);
+    return new Refusal(`${kind.what} larger than ${maxBytes} bytes`, error.detail);
   }
   // RFC 9112 section 6.3: both framings at once is a smuggling sign, handled as an error.
   if (/Transfer-Encoding can't be present with Content-Length/i.test(text)) {
@@ -459,10 +499,11 @@ function hasControlCharacter(value: string): boolean {
  */
 async function readBody(
   response: PinnedResponse,
-  maxBytes: number,
+  settings: Pick<Settings, "maxBytes" | "kind">,
   signal: AbortSignal,
 ): Promise<Uint8Array> {
-  const tooLarge = () => new Refusal(`image larger than ${maxBytes} bytes`);
+  const { maxBytes, kind } = settings;
+  const tooLarge = () => new Refusal(`${kind.what} larger than ${maxBytes} bytes`);
   if (response.status === 204 || response.status === 205) return new Uint8Array(0);
   const transferEncoding = response.headers.get("transfer-encoding");
   if (transferEncoding) {
@@ -498,11 +539,11 @@ async function readBody(
         throw new Refusal(
           transferEncoding
             ? "malformed chunked encoding"
-            : "connection closed before the image was complete",
+            : `connection closed before the ${kind.what} was complete`,
           error.detail,
         );
       }
-      throw protocolRefusal(error, maxBytes);
+      throw protocolRefusal(error, settings);
     }
     throw error;
   } finally {
