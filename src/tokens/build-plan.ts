@@ -39,6 +39,8 @@ export interface BuildSettings extends TokenFeeConfig {
   treasury: PublicKey;
   /** The cap on the priority price (micro-lamports per compute unit). */
   maxPriorityFeeMicroLamports: number;
+  /** On a local chain, its RPC URL, where a short payer can be airdropped (null elsewhere). */
+  airdropRpc?: string | null;
 }
 
 /** What the store holds that may refuse a build before anything is asked of the chain. */

@@ -98,6 +98,7 @@ async function build(
     treasury: s.treasury,
     tokenUsd: s.config.fees.tokenUsd,
     maxPriorityFeeMicroLamports: s.config.maxPriorityFeeMicroLamports,
+    airdropRpc: s.config.network === "localnet" ? s.connection.rpcEndpoint : null,
   };
   // A key already at its limit is refused before any RPC is spent on it. The authoritative check
   // is the one inside the commit below.

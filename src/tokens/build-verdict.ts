@@ -58,7 +58,7 @@ export interface Verdict {
 export function judgeBuild(
   p: BuildPlan,
   facts: ChainFacts,
-  settings: Pick<BuildSettings, "maxPriorityFeeMicroLamports">,
+  settings: Pick<BuildSettings, "maxPriorityFeeMicroLamports" | "airdropRpc">,
 ): Verdict | ApiError {
   const { req } = p.shape;
   const sameRecipient = p.accounts.length === 2;
@@ -98,7 +98,9 @@ export function judgeBuild(
     BigInt(tokenAccount?.lamports ?? 0),
   );
   const short = shortfall(balance, costs);
-  if (short) return insufficient(short.needed, balance, costs);
+  if (short) {
+    return insufficient(short.needed, balance, costs, req.payer.toBase58(), settings.airdropRpc);
+  }
 
   if (sim.err && !(payerRentOnly && balance === spend(costs))) {
     const logs = sim.logs ?? [];
@@ -217,11 +219,33 @@ function replacementBlockhash(value: unknown): Blockhash | null {
     : null;
 }
 
-function insufficient(needed: bigint, available: bigint, costs: CostBreakdown): ApiError {
+/**
+ * What the payer is short of, and what the total is made of: the transaction's spend (the
+ * build's `costs.totalLamports`) plus the rent-exempt minimum a wallet must keep, since the
+ * runtime refuses to leave one between 0 and that. On a local chain, how to fund the wallet.
+ */
+function insufficient(
+  needed: bigint,
+  available: bigint,
+  costs: CostBreakdown,
+  payer: string,
+  airdropRpc: string | null | undefined,
+): ApiError {
+  const v = costsView(costs);
+  const fund = airdropRpc
+    ? ` On the local chain, fund it with: curl -s ${airdropRpc} -H 'content-type: ` +
+      `application/json' -d '{"jsonrpc":"2.0","id":1,"method":"requestAirdrop","params":` +
+      `["${payer}",1000000000]}'`
+    : "";
   return new ApiError(
     "insufficient_funds",
-    `The payer holds ${available} lamports but the build needs ${needed} (fee plus network ` +
-      `costs): ${needed - available} lamports short`,
+    `The payer holds ${available} lamports but the build needs ${needed}: the transaction ` +
+      `spends ${v.totalLamports} (service fee ${v.serviceFeeLamports}, rent ${
+        costs.mintRent + costs.tokenAccountRent + costs.metadataRent
+      }, Metaplex fee ${v.metadataProtocolFeeLamports}, network and priority fees ${
+        costs.networkFee + costs.priorityFee
+      }) and the wallet must keep ${costs.payerReserve} (payerReserve, the rent-exempt minimum ` +
+      `of a wallet). ${needed - available} lamports short.${fund}`,
     {
       needed: needed.toString(),
       available: available.toString(),

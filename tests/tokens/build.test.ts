@@ -352,6 +352,13 @@ step("insufficient_funds names what is needed and what is there", async (h) => {
     BigInt(body.error.fields.needed),
     19_933_334n + 1_461_600n + 2_039_280n + 5_115_600n + 10_000_000n + 5_000n + 890_880n,
   );
+  // The message says what the total is made of, the wallet's reserve included, and on the local
+  // chain how to fund the wallet.
+  const m = body.error.message as string;
+  assert(m.includes(`the transaction spends ${body.error.fields.costs.totalLamports}`), m);
+  assert(m.includes("the wallet must keep 890880 (payerReserve"), m);
+  assert(m.includes(`"requestAirdrop","params":["${poor.publicKey.toBase58()}"`), m);
+  assert(m.includes(h.services.connection.rpcEndpoint), m);
   // A payer that has never been funded has nothing at all.
   const none = await build(h, apiKey, {
     payer: Keypair.generate().publicKey.toBase58(),
