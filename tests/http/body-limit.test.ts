@@ -164,14 +164,16 @@ Deno.test("bodyLimit: one key's stalled large bodies hold one place; another key
     await next();
   }, async (c) => c.json({ bytes: (await bodyBytes(c)).length }));
   const mib = String(1024 * 1024);
-  // More stalled bodies of one key than there are places: they queue behind their own.
-  const stalled = Array.from({ length: LARGE_BODIES_AT_ONCE + 2 }, () =>
+  // As many stalled bodies of one key as there are places: they queue behind their own.
+  const streams: ReadableStreamDefaultController<Uint8Array>[] = [];
+  const stalled = Array.from({ length: LARGE_BODIES_AT_ONCE }, () =>
     a.request("/x", {
       method: "POST",
       headers: { ...json, "content-length": mib, authorization: "slow" },
       body: new ReadableStream<Uint8Array>({
         start(ctl) {
           ctl.enqueue(new Uint8Array(10));
+          streams.push(ctl);
         },
       }),
     }));
@@ -184,5 +186,7 @@ Deno.test("bodyLimit: one key's stalled large bodies hold one place; another key
   });
   assertEquals(await other.json(), { bytes: 1024 * 1024 });
   assert(performance.now() - t0 < 2_000, "the other key did not wait for the slow one");
+  // The slow key's bodies end (short) and are answered, without waiting out their deadline.
+  for (const ctl of streams) ctl.close();
   for (const r of await Promise.all(stalled)) await r.body?.cancel();
 });
