@@ -29,16 +29,17 @@ export function tokensRoutes(s: Services) {
     const wellKnown = await currentWellKnownMatcher(s);
     const req = parseBuildRequest(await readJson(c), wellKnown, hostedBaseUrl ?? publicBaseUrl);
     await checkHostedDocumentMatch(s.kv, [publicBaseUrl, hostedBaseUrl ?? publicBaseUrl], req);
-    const key = c.get("key");
-    const body = await buildToken(s, key, req, {
-      idempotency: c.get("idempotency"),
-    });
     // An external document: what a display check in the last minutes found (never a fetch
-    // here). Advisory, so not part of the stored answer an Idempotency-Key replays.
+    // here), read before the build so its commit stays the build's last KV step. Advisory, so not
+    // part of the stored answer an Idempotency-Key replays.
     const own = [publicBaseUrl, hostedBaseUrl].some((b) =>
       b && hostedMetadataId(b, req.metadataUri)
     );
     const displayCheck = own ? null : await recentCheck(s.kv, req.metadataUri, s.clock());
+    const key = c.get("key");
+    const body = await buildToken(s, key, req, {
+      idempotency: c.get("idempotency"),
+    });
     return c.json(displayCheck ? { ...body, displayCheck } : body, 201);
   });
 

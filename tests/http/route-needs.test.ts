@@ -20,6 +20,7 @@ const V1_NEEDS: Record<string, string[]> = {
   "GET /v1/tokens": KEYED,
   "GET /v1/tokens/:mint": KEYED,
   "POST /v1/metadata": IDEMPOTENT,
+  "POST /v1/metadata/check": BODY_KEYED,
   "POST /v1/transactions": IDEMPOTENT,
   "GET /v1/transactions/:signature": KEYED,
   "POST /v1/webhooks": BODY_KEYED,
