@@ -8,6 +8,7 @@ import type { ActionGetResponse, ActionPostResponse } from "@solana/actions-spec
 import { currentWellKnownMatcher } from "../admin/well-known-names.ts";
 import { ApiError } from "../kernel/errors.ts";
 import { hostMetadata } from "../metadata/handle.ts";
+import { imageUrlProblem } from "../metadata/image/fetch-image.ts";
 import { parseMetadataRequest } from "../metadata/request.ts";
 import type { Services } from "../services.ts";
 import { buildToken } from "../tokens/build-token.ts";
@@ -79,6 +80,10 @@ export async function createTokenAction(
   const metadata = collect(fields, () => parseMetadataRequest(metadataBody(query), wellKnown));
   const draft = (metadataUri: string) => buildBody(query, account, metadataUri);
   collect(fields, () => parseBuildRequest(draft("https://placeholder.invalid/m"), wellKnown));
+  const imageUrl = given(query.imageUrl);
+  const allowLoopbackHttpForTests = s.config.allowLoopbackImageFetchForTests;
+  const imageProblem = imageUrl && imageUrlProblem(imageUrl, { allowLoopbackHttpForTests });
+  if (imageProblem) fields.imageUrl ??= imageProblem;
   if (Object.keys(fields).length > 0 || !metadata) {
     throw new ApiError("invalid_request", "Request is invalid", fields);
   }
