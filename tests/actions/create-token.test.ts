@@ -9,6 +9,8 @@ import { assert, assertEquals } from "../support/assert.ts";
 import { bearer, decodeTx, type Harness, startHarness } from "../support/harness.ts";
 import { buildById } from "../../src/creation/build-records.ts";
 import { sweepOpenBuilds } from "../../src/creation/watcher.ts";
+import { runAudit } from "../../src/audit/audit.ts";
+import { MemorySink } from "../../src/audit/sink.ts";
 
 const ACTION = "/v1/actions/create-token";
 
@@ -152,6 +154,22 @@ Deno.test("POST: the account signs the transaction, it lands, and the build conf
     const image = await h.request(new URL(doc.image).pathname);
     assertEquals(image.status, 200);
     await image.body?.cancel();
+
+    // The audit replays the channel's events like any key's, and reconciles its fee.
+    const scratch = await Deno.openKv(":memory:");
+    try {
+      const sink = new MemorySink();
+      const summary = await runAudit({ kv: h.kv, scratch, sink });
+      assertEquals([summary.ok, summary.projections.mismatches, summary.exceptions.total], [
+        true,
+        0,
+        0,
+      ]);
+      const rows = sink.rows("builds").filter((r) => r.keyId === "actions");
+      assertEquals(rows.length, 1, JSON.stringify(sink.rows("builds")));
+    } finally {
+      scratch.close();
+    }
   } finally {
     await h.close();
   }
