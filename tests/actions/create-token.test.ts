@@ -174,3 +174,14 @@ Deno.test("POST: the account signs the transaction, it lands, and the build conf
     await h.close();
   }
 });
+
+Deno.test("the portal tells the operator the blink to share", async () => {
+  const h = await startHarness();
+  try {
+    const html = await (await h.request("/")).text();
+    assert(html.includes(`https://dial.to/?action=solana-action:${h.base}${ACTION}`), "blink URL");
+    assert(!html.includes("__TCB_"), "every placeholder filled");
+  } finally {
+    await h.close();
+  }
+});
