@@ -43,6 +43,9 @@ export function actionsRoutes(s: Services) {
     };
     return c.json(rules);
   });
+  // The page a shared `/create-token` link opens in a browser without a blink client: the
+  // portal's section on the Action (blink clients map the link through actions.json instead).
+  app.get("/create-token", (c) => c.redirect("/#blink-heading", 302));
   app.get(ACTION_PATH, (c) => c.json(actionForm(s)));
   app.get(ICON_PATH, (c) => {
     c.header("Content-Type", "image/png");

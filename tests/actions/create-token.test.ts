@@ -181,6 +181,9 @@ Deno.test("the portal tells the operator the blink to share", async () => {
     const html = await (await h.request("/")).text();
     assert(html.includes(`https://dial.to/?action=solana-action:${h.base}${ACTION}`), "blink URL");
     assert(!html.includes("__TCB_"), "every placeholder filled");
+    // The link actions.json maps opens that section in a browser without a blink client.
+    const page = await h.request("/create-token");
+    assertEquals([page.status, page.headers.get("location")], [302, "/#blink-heading"]);
   } finally {
     await h.close();
   }
