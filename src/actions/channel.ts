@@ -1,6 +1,6 @@
 /**
  * The Actions channel: the key and purchase the Action's builds and hosted documents belong to.
- * A Solana Action has no API key, so the channel is one pseudo-key, `actions`, issued by an
+ * A Solana Action has no API key, so the channel is one pseudo-key (id `0000000000000000`), issued by an
  * ordinary `KeyIssued` event the first time the Action is used (purchase `actions`, wallet the
  * treasury). Its secret MAC is empty, which no bearer secret ever verifies against, so nobody can
  * call the keyed API with it; but every fold that reads builds and hosted items (usage, the build
@@ -14,7 +14,11 @@ import { runCommand } from "../commands/run.ts";
 import type { Config } from "../config.ts";
 import type { Services } from "../services.ts";
 
-export const ACTIONS_KEY_ID = "actions";
+/**
+ * Key ids are 16 hex digits (src/keys/api-key.ts), so the operator's admin commands (view, ban,
+ * lift) address the channel like any key; real ones are random, and all zeros is reserved here.
+ */
+export const ACTIONS_KEY_ID = "0000000000000000";
 export const ACTIONS_PURCHASE_ID = "actions";
 
 /** The channel's key as it is now, issued by its first use. */

@@ -11,6 +11,7 @@ import { hostMetadata } from "../metadata/handle.ts";
 import { imageUrlProblem } from "../metadata/image/fetch-image.ts";
 import { parseMetadataRequest } from "../metadata/request.ts";
 import type { Services } from "../services.ts";
+import { keyUsable } from "../../projections/keys.ts";
 import { buildToken } from "../tokens/build-token.ts";
 import { checkHostedDocumentMatch } from "../tokens/hosted-match.ts";
 import { type BuildRequest, parseBuildRequest } from "../tokens/request-schema.ts";
@@ -87,9 +88,14 @@ export async function createTokenAction(
   if (Object.keys(fields).length > 0 || !metadata) {
     throw new ApiError("invalid_request", "Request is invalid", fields);
   }
+  const channel = await actionsChannel(s);
+  // A ban or suspension of the channel (by the operator, or the conduct rules) pauses the Action;
+  // a command inside would refuse it too, as "API key no longer valid", which means nothing here.
+  if (!keyUsable(channel)) {
+    throw new ApiError("forbidden", "This Action is paused by its operator; try again later");
+  }
   await countWalletBuild(s, String(account));
 
-  const channel = await actionsChannel(s);
   const cs = channelServices(s);
   const hosted = await hostMetadata(cs, { key: channel, idempotency: null, body: metadata });
   const req = parseBuildRequest(draft(hosted.metadataUri), wellKnown, base);

@@ -6,9 +6,10 @@
 import type { ActionError, ActionPostResponse } from "@solana/actions-spec";
 import { Keypair } from "@solana/web3.js";
 import { assert, assertEquals } from "../support/assert.ts";
-import { decodeTx, type Harness, startHarness } from "../support/harness.ts";
+import { bearer, decodeTx, type Harness, startHarness } from "../support/harness.ts";
 import { buildById } from "../../src/creation/build-records.ts";
 import { defaultImagePng } from "../../src/actions/default-image.ts";
+import { ACTIONS_KEY_ID } from "../../src/actions/channel.ts";
 
 const ACTION = "/v1/actions/create-token";
 const TOKEN = { name: "Rule Coin", symbol: "RULE", supply: "1000", decimals: "9" };
@@ -141,5 +142,38 @@ Deno.test("an image URL is fetched through the SSRF-safe fetcher and hosted with
   } finally {
     await h.close();
     await server.shutdown();
+  }
+});
+
+Deno.test("a ban of the Actions channel pauses the Action; a lift resumes it", async () => {
+  const token = "admin-token-0123456789abcdef0123456789";
+  const h = await startHarness({ env: { ADMIN_TOKEN: token } });
+  try {
+    const admin = { authorization: `Bearer ${token}` };
+    const user = h.fundedWallet(5).publicKey.toBase58();
+    assertEquals((await post(h, TOKEN, user)).status, 200);
+    // The operator sees the channel as a key, and bans it like one.
+    const key = await (await h.request(`/admin/keys/${ACTIONS_KEY_ID}`, { headers: admin })).json();
+    assertEquals(key.purchaseId, "actions");
+    // Nobody can use the channel's key on the keyed API: no secret verifies against it.
+    const forged = `tcb_live_${ACTIONS_KEY_ID}_${"1".repeat(44)}`;
+    assertEquals((await h.request("/v1/me", { headers: bearer(forged) })).status, 401);
+    const ban = await h.request(`/admin/keys/${ACTIONS_KEY_ID}/ban`, {
+      method: "POST",
+      headers: admin,
+      json: { reason: "paused" },
+    });
+    assertEquals(ban.status, 200);
+    const message = await refused(await post(h, TOKEN, user), 403);
+    assert(message.includes("paused"), message);
+    const lift = await h.request(`/admin/keys/${ACTIONS_KEY_ID}/lift`, {
+      method: "POST",
+      headers: admin,
+    });
+    assertEquals(lift.status, 200);
+    await lift.body?.cancel();
+    assertEquals((await post(h, TOKEN, user)).status, 200);
+  } finally {
+    await h.close();
   }
 });

@@ -9,6 +9,7 @@ import { assert, assertEquals } from "../support/assert.ts";
 import { bearer, decodeTx, type Harness, startHarness } from "../support/harness.ts";
 import { buildById } from "../../src/creation/build-records.ts";
 import { sweepOpenBuilds } from "../../src/creation/watcher.ts";
+import { ACTIONS_KEY_ID } from "../../src/actions/channel.ts";
 import { runAudit } from "../../src/audit/audit.ts";
 import { MemorySink } from "../../src/audit/sink.ts";
 
@@ -145,7 +146,7 @@ Deno.test("POST: the account signs the transaction, it lands, and the build conf
     const build = (await buildById(h.kv, 1))!;
     assertEquals(
       [build.keyId, build.purchaseId, build.payer, build.status, build.feeVerified],
-      ["actions", "actions", user.publicKey.toBase58(), "confirmed", true],
+      [ACTIONS_KEY_ID, "actions", user.publicKey.toBase58(), "confirmed", true],
     );
     assertEquals(build.signature, sig);
     // Its metadata is hosted here, with the default image.
@@ -165,7 +166,7 @@ Deno.test("POST: the account signs the transaction, it lands, and the build conf
         0,
         0,
       ]);
-      const rows = sink.rows("builds").filter((r) => r.keyId === "actions");
+      const rows = sink.rows("builds").filter((r) => r.keyId === ACTIONS_KEY_ID);
       assertEquals(rows.length, 1, JSON.stringify(sink.rows("builds")));
     } finally {
       scratch.close();
