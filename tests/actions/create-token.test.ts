@@ -10,6 +10,9 @@ import { bearer, decodeTx, type Harness, startHarness } from "../support/harness
 import { buildById } from "../../src/creation/build-records.ts";
 import { sweepOpenBuilds } from "../../src/creation/watcher.ts";
 import { ACTIONS_KEY_ID } from "../../src/actions/channel.ts";
+import { listDeliveries } from "../../src/webhooks/endpoints.ts";
+import { kvReads, read } from "../../src/commands/read.ts";
+import { keysProjection } from "../../projections/keys.ts";
 import { runAudit } from "../../src/audit/audit.ts";
 import { MemorySink } from "../../src/audit/sink.ts";
 
@@ -116,9 +119,18 @@ Deno.test("the keyed API still sends no CORS and no Actions headers", async () =
 });
 
 Deno.test("POST: the account signs the transaction, it lands, and the build confirms with its fee", async () => {
-  const h = await startHarness();
+  const token = "admin-token-0123456789abcdef0123456789";
+  const h = await startHarness({ env: { ADMIN_TOKEN: token, WEBHOOK_ALLOW_LOOPBACK: "true" } });
   try {
     h.chain.airdrop(h.treasury.publicKey.toBase58(), 1_000_000_000n);
+    // The operator's webhook for the channel's builds, registered through the admin surface.
+    const hook = await h.request("/admin/actions/webhooks", {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}` },
+      json: { url: "http://127.0.0.1:9/hook" },
+    });
+    const endpoint = await hook.json();
+    assertEquals(hook.status, 201, JSON.stringify(endpoint));
     const user = h.fundedWallet(5);
     const res = await post(h, {
       name: "Wallet Coin",
@@ -155,6 +167,11 @@ Deno.test("POST: the account signs the transaction, it lands, and the build conf
     const image = await h.request(new URL(doc.image).pathname);
     assertEquals(image.status, 200);
     await image.body?.cancel();
+
+    // The operator's webhook has the creation's delivery, as for any key's build.
+    const channel = (await read(kvReads(h.kv), keysProjection, [ACTIONS_KEY_ID]))!;
+    const deliveries = await listDeliveries(h.services, channel, endpoint.id, {});
+    assert(deliveries.items.length >= 1, JSON.stringify(deliveries));
 
     // The audit replays the channel's events like any key's, and reconciles its fee.
     const scratch = await Deno.openKv(":memory:");
