@@ -135,6 +135,10 @@ const EnvSchema = z.object({
   REQUESTS_PER_HOUR: int(600),
   PORTAL_REQUESTS_PER_HOUR: int(600),
   TOKENS_PER_DAY: int(25),
+  // The Solana Action (src/actions/): no API key, so limits of its own, per payer wallet per UTC
+  // day and per client address per UTC hour.
+  ACTIONS_BUILDS_PER_WALLET_PER_DAY: int(5),
+  ACTIONS_REQUESTS_PER_IP_PER_HOUR: int(30),
   METADATA_PER_DAY: int(100),
   HOSTED_ITEMS_PER_KEY: int(5000),
   // Largest hosted image in bytes. At most 1 MiB: a base64 upload of it must fit POST
@@ -179,6 +183,10 @@ export interface Limits {
   /** Portal calls that change state, per client address and UTC hour. */
   portalRequestsPerHour: number;
   tokensPerDay: number;
+  /** Solana Action builds (POSTs that reach the build) per payer wallet per UTC day. */
+  actionsBuildsPerWalletPerDay: number;
+  /** Solana Action POSTs per client address per UTC hour. */
+  actionsRequestsPerIpPerHour: number;
   metadataPerDay: number;
   imageBytes: number;
   /** The pixel bound of a hosted image: every wallet that shows it must decode it. */
@@ -353,6 +361,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       requestsPerHour: e.REQUESTS_PER_HOUR,
       portalRequestsPerHour: e.PORTAL_REQUESTS_PER_HOUR,
       tokensPerDay: e.TOKENS_PER_DAY,
+      actionsBuildsPerWalletPerDay: e.ACTIONS_BUILDS_PER_WALLET_PER_DAY,
+      actionsRequestsPerIpPerHour: e.ACTIONS_REQUESTS_PER_IP_PER_HOUR,
       metadataPerDay: e.METADATA_PER_DAY,
       imageBytes: e.IMAGE_MAX_BYTES,
       imageMaxWidth: e.IMAGE_MAX_WIDTH,

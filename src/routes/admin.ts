@@ -32,6 +32,8 @@ import { readBody } from "../http/body.ts";
 import type { AppEnv } from "../http/env.ts";
 import { ApiError } from "../kernel/errors.ts";
 import type { Services } from "../services.ts";
+import { actionsChannel } from "../actions/channel.ts";
+import { listEndpoints, registerEndpoint, RegisterRequest } from "../webhooks/endpoints.ts";
 
 const BanBody = z.strictObject({
   reason: z.string({ error: (i) => (i.input === undefined ? "required" : "must be a string") })
@@ -87,6 +89,18 @@ export function adminRoutes(s: Services) {
   };
   const audit = (action: string, fields: Record<string, unknown>) =>
     s.logger.log("info", `admin: ${action}`, fields);
+
+  // The Solana Action's builds belong to the Actions channel's key, which has no secret to call
+  // /v1/webhooks with: its endpoints are the operator's, registered and listed here.
+  app.post("/admin/actions/webhooks", async (c) => {
+    const body = await readBody(c, RegisterRequest);
+    audit("actions webhook registered", { url: body.url });
+    return c.json(await registerEndpoint(s, await actionsChannel(s), body), 201);
+  });
+  app.get(
+    "/admin/actions/webhooks",
+    async (c) => c.json({ items: await listEndpoints(s, await actionsChannel(s)) }),
+  );
 
   app.get("/admin/keys", async (c) => c.json(await listKeys(s.kv, query(c)).catch(badCursor)));
   app.get("/admin/keys/:keyId", async (c) => {

@@ -11,6 +11,7 @@ import { docsRoutes } from "./docs.ts";
 import { healthRoutes } from "./health.ts";
 import { tokenListRoutes } from "./token-list.ts";
 import { webhookRoutes } from "./webhooks.ts";
+import { actionsRoutes } from "./actions.ts";
 
 export const routeGroups: RouteGroup[] = [
   portalApiRoutes,
@@ -24,4 +25,5 @@ export const routeGroups: RouteGroup[] = [
   healthRoutes,
   tokenListRoutes,
   webhookRoutes,
+  actionsRoutes,
 ];

@@ -230,7 +230,7 @@ function keyIdParam(raw: string): string {
  * The caller's network address as the server saw it (Deno.serve's `remoteAddr`; on Deno Deploy,
  * the client's). In-process requests (tests) have none and share one bucket.
  */
-function clientAddress(c: Context<AppEnv>): string {
+export function clientAddress(c: Context<AppEnv>): string {
   const info = c.env as { remoteAddr?: { hostname?: string } } | undefined;
   const host = info?.remoteAddr?.hostname;
   return host ? addressBucket(host) : "local";

@@ -11,6 +11,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../http/env.ts";
 import { sha256Hex } from "../kernel/hashing.ts";
 import type { Services } from "../services.ts";
+import { ACTION_PATH } from "../actions/create-token.ts";
 
 export const PORTAL_CSP = [
   "default-src 'self'",
@@ -49,11 +50,14 @@ interface Asset {
 
 const NETWORK_PLACEHOLDER = "__TCB_NETWORK__";
 const CURRENCIES_PLACEHOLDER = "__TCB_CURRENCIES__";
+const ACTION_URL_PLACEHOLDER = "__TCB_ACTION_URL__";
 
 /** What the page is told in <meta>s: the chain, and the currencies a purchase can be paid in. */
 interface PageFacts {
   network: string;
   currencies: string;
+  /** The Solana Action's URL, for the blink the page tells operators to share. */
+  actionUrl: string;
 }
 
 async function loadAsset(name: string, type: string, facts: PageFacts): Promise<Asset> {
@@ -63,7 +67,8 @@ async function loadAsset(name: string, type: string, facts: PageFacts): Promise<
     // wallet for even while the price feed (and so /v1/pricing) is down; the currencies, so it
     // offers only those configured.
     const html = new TextDecoder().decode(body).replaceAll(NETWORK_PLACEHOLDER, facts.network)
-      .replaceAll(CURRENCIES_PLACEHOLDER, facts.currencies);
+      .replaceAll(CURRENCIES_PLACEHOLDER, facts.currencies)
+      .replaceAll(ACTION_URL_PLACEHOLDER, escapeHtml(facts.actionUrl));
     body = new TextEncoder().encode(html);
   }
   return { body, type, etag: `"${(await sha256Hex(body)).slice(0, 32)}"` };
@@ -79,6 +84,7 @@ export function portalPageRoutes(s: Services) {
       a = loadAsset(name, type, {
         network: s.config.network,
         currencies: s.config.stablecoin.mint ? "SOL STABLECOIN" : "SOL",
+        actionUrl: `${s.config.publicBaseUrl}${ACTION_PATH}`,
       });
       // A failed read is retried on the next request instead of being cached forever.
       a.catch(() => cache.delete(name));
@@ -109,3 +115,9 @@ export function portalPageRoutes(s: Services) {
   });
   return app;
 }
+
+const escapeHtml = (s: string) =>
+  s.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;").replaceAll(
+    '"',
+    "&quot;",
+  );

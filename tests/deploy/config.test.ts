@@ -125,6 +125,8 @@ Deno.test("defaults: an empty environment is a working local configuration", () 
     requestsPerHour: 600,
     portalRequestsPerHour: 600,
     tokensPerDay: 25,
+    actionsBuildsPerWalletPerDay: 5,
+    actionsRequestsPerIpPerHour: 30,
     metadataPerDay: 100,
     imageBytes: 1048576,
     imageMaxWidth: 4096,

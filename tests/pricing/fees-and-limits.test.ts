@@ -56,6 +56,8 @@ Deno.test("published limits: the responses and their schemas are made from one t
     requestsPerHour: 1,
     portalRequestsPerHour: 2,
     tokensPerDay: 3,
+    actionsBuildsPerWalletPerDay: 9,
+    actionsRequestsPerIpPerHour: 10,
     metadataPerDay: 4,
     imageBytes: 5,
     imageMaxWidth: 6,
