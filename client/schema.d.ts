@@ -394,9 +394,9 @@ export interface components {
         };
         /** @description Unknown members are refused. */
         MetadataRequest: {
-            /** @description up to 32 characters, at most 3 combining marks on one character; names of well-known projects are refused */
+            /** @description up to 32 characters and 32 bytes of UTF-8 (a build on the document must repeat its name, and holds no more), at most 3 combining marks on one character; names of well-known projects are refused */
             name: string;
-            /** @description up to 10 characters; only letters and digits of the UTS #39 identifier profile (Identifier_Status=Allowed), ' - . : / + _, currency signs and whole RGI emoji: nothing that renders as a space, as nothing or as a look-alike (fullwidth, mathematical, small capitals); well-known symbols are refused */
+            /** @description up to 10 characters and 10 bytes of UTF-8 (as the name); only letters and digits of the UTS #39 identifier profile (Identifier_Status=Allowed), ' - . : / + _, currency signs and whole RGI emoji: nothing that renders as a space, as nothing or as a look-alike (fullwidth, mathematical, small capitals); well-known symbols are refused */
             symbol: string;
             /** @description up to 1,000 characters, at most 3 combining marks on one character */
             description?: string;

@@ -26,12 +26,8 @@ import {
   DEFAULT_TIMEOUT_MS as IMAGE_FETCH_TIMEOUT_MS,
 } from "../metadata/image/fetch-image.ts";
 import { RECORD_TTL_MS } from "../idempotency/record.ts";
-import {
-  BuildRequestSchema,
-  MAX_NAME_BYTES,
-  MAX_SYMBOL_BYTES,
-  MAX_URI_BYTES,
-} from "../tokens/request-schema.ts";
+import { BuildRequestSchema } from "../tokens/request-schema.ts";
+import { MAX_NAME_BYTES, MAX_SYMBOL_BYTES, MAX_URI_BYTES } from "../domain/onchain-text.ts";
 import { MAX_VANITY_CHARS } from "../tokens/vanity.ts";
 import * as S from "./schemas.ts";
 import { TokenBuilt } from "../tokens/build-response.ts";
@@ -108,13 +104,15 @@ const metadataRequest = ({ limits }: DocumentConfig) => {
     name: {
       maxLength: L.name,
       minLength: 1,
-      description: `up to ${L.name} characters, ${MARKS}; names of well-known projects are ` +
-        "refused",
+      description: `up to ${L.name} characters and ${MAX_NAME_BYTES} bytes of UTF-8 (a build ` +
+        `on the document must repeat its name, and holds no more), ${MARKS}; names of ` +
+        "well-known projects are refused",
     },
     symbol: {
       maxLength: L.symbol,
       minLength: 1,
-      description: `up to ${L.symbol} characters; ${SYMBOL_SET}; well-known symbols are refused`,
+      description: `up to ${L.symbol} characters and ${MAX_SYMBOL_BYTES} bytes of UTF-8 (as ` +
+        `the name); ${SYMBOL_SET}; well-known symbols are refused`,
     },
     description: {
       maxLength: L.description,

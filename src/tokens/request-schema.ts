@@ -20,9 +20,7 @@ import {
   type VanityRequest,
 } from "./extensions-schema.ts";
 
-export const MAX_NAME_BYTES = 32;
-export const MAX_SYMBOL_BYTES = 10;
-export const MAX_URI_BYTES = 200;
+import { MAX_NAME_BYTES, MAX_SYMBOL_BYTES, MAX_URI_BYTES } from "../domain/onchain-text.ts";
 export const U64_MAX = (1n << 64n) - 1n;
 
 export interface BuildRequest {
