@@ -484,22 +484,22 @@ export interface components {
                 message: string;
             }[];
         };
-        /** @description Exactly one of supply / supplyRaw; supply * 10^decimals (or supplyRaw) must be > 0 and fit in a u64. Unknown members are refused. */
-        TokenBuildRequest: {
-            /** @description wallet that signs and pays all costs (base58, on the ed25519 curve) */
+        /** @description Exactly one of supply / supplyRaw; supply * 10^decimals (or supplyRaw) must be > 0 and fit in a u64. transferFee only with tokenProgram "token-2022". Unknown members are refused. */
+        TokenBuildRequest: ({
+            /** @description wallet that signs and pays all costs: base58 of 32 bytes in its canonical spelling, a point on the ed25519 curve (a program-derived address cannot sign) */
             payer: string;
-            /** @description token name, 1 to 32 bytes of UTF-8, at most 3 combining marks on one character; names of well-known projects are refused */
+            /** @description token name, 1 to 32 bytes of UTF-8 (maxLength counts characters, so a name of fewer characters can still be too long), at most 3 combining marks on one character; names of well-known projects are refused. With one of our hosted metadataUri: exactly that document's name (400 naming name with the document's value otherwise) */
             name: string;
-            /** @description 1 to 10 bytes of UTF-8; only letters and digits of the UTS #39 identifier profile (Identifier_Status=Allowed), ' - . : / + _, currency signs and whole RGI emoji: nothing that renders as a space, as nothing or as a look-alike (fullwidth, mathematical, small capitals); well-known symbols are refused */
+            /** @description 1 to 10 bytes of UTF-8 (maxLength counts characters); only letters and digits of the UTS #39 identifier profile (Identifier_Status=Allowed), ' - . : / + _, currency signs and whole RGI emoji: nothing that renders as a space, as nothing or as a look-alike (fullwidth, mathematical, small capitals); well-known symbols are refused. With one of our hosted metadataUri: exactly that document's symbol */
             symbol: string;
             /**
              * Format: uri
-             * @description https URL of the metadata JSON, up to 200 bytes
+             * @description absolute https URL of the metadata JSON, up to 200 bytes of UTF-8, no credentials, whitespace or control characters. One of this service's /m/<id>.json URLs must name a hosted document, whose name and symbol the build repeats
              */
             metadataUri: string;
-            /** @description whole tokens, multiplied by 10^decimals; exactly one of supply / supplyRaw */
+            /** @description whole tokens, multiplied by 10^decimals; exactly one of supply / supplyRaw. Decimal digits without leading zeros, at least 1; supply * 10^decimals at most u64::MAX (18446744073709551615), which the pattern per decimals (allOf) states */
             supply?: string;
-            /** @description base units, for exact control; exactly one of supply / supplyRaw */
+            /** @description base units, for exact control; exactly one of supply / supplyRaw. Decimal digits without leading zeros, from 1 to u64::MAX (18446744073709551615) */
             supplyRaw?: string;
             /**
              * @description 0 to 9
@@ -544,8 +544,23 @@ export interface components {
                 suffix?: string;
                 /** @default false */
                 ignoreCase?: boolean;
+            } | {
+                prefix?: unknown;
+                suffix: unknown;
+            } | {
+                prefix: unknown;
+                suffix?: unknown;
+            } | {
+                prefix: unknown;
+                suffix?: unknown;
+            } | {
+                prefix: unknown;
+                suffix?: unknown;
+            } | {
+                prefix: unknown;
+                suffix?: unknown;
             };
-        } & (unknown | unknown);
+        } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown)) & (unknown | unknown);
         TokenBuilt: {
             buildId: number;
             /** @description address of the new mint (base58) */

@@ -63,9 +63,11 @@ const text = (max: number, kind: TextKind, opts: { required?: boolean } = {}) =>
           `on this document repeats its ${kind}, and the chain holds no more`,
       });
     }
-  });
+  }).meta({ maxLength: max, ...(opts.required ? { minLength: 1 } : {}) });
 
+/** Spelled as written ("https://"), not only as the URL parser forgives it ("HTTPS:", "https:x"). */
 function httpsUrl(s: string): URL | null {
+  if (!s.startsWith("https://")) return null;
   try {
     const u = new URL(s);
     if (u.protocol !== "https:" || u.hostname === "" || u.username || u.password) return null;
@@ -85,6 +87,7 @@ const link = (hosts?: readonly string[]) => {
       if (!u) return false;
       return !hosts || (hosts.includes(u.hostname) && u.port === "");
     }, `must be an https URL${where}`)
+    .meta({ pattern: "^https://", maxLength: LIMITS.linkUrl })
     .transform((s) => new URL(s).href);
 };
 

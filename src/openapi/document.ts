@@ -26,7 +26,8 @@ import {
   DEFAULT_TIMEOUT_MS as IMAGE_FETCH_TIMEOUT_MS,
 } from "../metadata/image/fetch-image.ts";
 import { RECORD_TTL_MS } from "../idempotency/record.ts";
-import { BuildRequestSchema } from "../tokens/request-schema.ts";
+import { BuildRequestSchema, supplyBoundSchema } from "../tokens/request-schema.ts";
+import { transferFeeRuleSchema } from "../tokens/extensions-schema.ts";
 import { MAX_NAME_BYTES, MAX_SYMBOL_BYTES, MAX_URI_BYTES } from "../domain/onchain-text.ts";
 import { MAX_VANITY_CHARS } from "../tokens/vanity.ts";
 import * as S from "./schemas.ts";
@@ -120,6 +121,7 @@ const metadataRequest = ({ limits }: DocumentConfig) => {
     },
     imageUrl: {
       format: "uri",
+      pattern: "^https://",
       description: `public https URL of a PNG, JPEG or WebP image, ${image}; fetched by the ` +
         `service (public addresses only, at most ${DEFAULT_MAX_REDIRECTS} redirects, ` +
         `${seconds(IMAGE_FETCH_TIMEOUT_MS)}). Exactly one of imageUrl / imageBase64.`,
@@ -146,24 +148,35 @@ const metadataRequest = ({ limits }: DocumentConfig) => {
 
 const tokenBuildRequest = (cfg: DocumentConfig) =>
   annotate(jsonSchema(BuildRequestSchema, "input"), {
-    payer: { description: "wallet that signs and pays all costs (base58, on the ed25519 curve)" },
+    payer: {
+      description: "wallet that signs and pays all costs: base58 of 32 bytes in its canonical " +
+        "spelling, a point on the ed25519 curve (a program-derived address cannot sign)",
+    },
     name: {
-      description: `token name, 1 to ${MAX_NAME_BYTES} bytes of UTF-8, ${MARKS}; names of ` +
-        "well-known projects are refused",
+      description: `token name, 1 to ${MAX_NAME_BYTES} bytes of UTF-8 (maxLength counts ` +
+        `characters, so a name of fewer characters can still be too long), ${MARKS}; names of ` +
+        "well-known projects are refused. With one of our hosted metadataUri: exactly that " +
+        "document's name (400 naming name with the document's value otherwise)",
     },
     symbol: {
-      description: `1 to ${MAX_SYMBOL_BYTES} bytes of UTF-8; ${SYMBOL_SET}; well-known symbols ` +
-        "are refused",
+      description: `1 to ${MAX_SYMBOL_BYTES} bytes of UTF-8 (maxLength counts characters); ` +
+        `${SYMBOL_SET}; well-known symbols are refused. With one of our hosted metadataUri: ` +
+        "exactly that document's symbol",
     },
     metadataUri: {
       format: "uri",
-      description: `https URL of the metadata JSON, up to ${MAX_URI_BYTES} bytes`,
+      description: `absolute https URL of the metadata JSON, up to ${MAX_URI_BYTES} bytes of ` +
+        "UTF-8, no credentials, whitespace or control characters. One of this service's " +
+        "/m/<id>.json URLs must name a hosted document, whose name and symbol the build repeats",
     },
     supply: {
-      description: "whole tokens, multiplied by 10^decimals; exactly one of supply / supplyRaw",
+      description: "whole tokens, multiplied by 10^decimals; exactly one of supply / supplyRaw. " +
+        "Decimal digits without leading zeros, at least 1; supply * 10^decimals at most " +
+        "u64::MAX (18446744073709551615), which the pattern per decimals (allOf) states",
     },
     supplyRaw: {
-      description: "base units, for exact control; exactly one of supply / supplyRaw",
+      description: "base units, for exact control; exactly one of supply / supplyRaw. " +
+        "Decimal digits without leading zeros, from 1 to u64::MAX (18446744073709551615)",
     },
     decimals: { description: "0 to 9" },
     recipient: { description: "wallet that receives the supply (base58); default the payer" },
@@ -208,8 +221,11 @@ const tokenBuildRequest = (cfg: DocumentConfig) =>
   }, {
     description:
       "Exactly one of supply / supplyRaw; supply * 10^decimals (or supplyRaw) must be > 0 and " +
-      "fit in a u64. Unknown members are refused.",
+      'fit in a u64. transferFee only with tokenProgram "token-2022". Unknown members are ' +
+      "refused.",
     oneOf: [{ required: ["supply"] }, { required: ["supplyRaw"] }],
+    ...supplyBoundSchema,
+    ...transferFeeRuleSchema,
   });
 
 const schemas = (cfg: DocumentConfig): Record<string, Json> => ({
