@@ -1194,7 +1194,7 @@ export interface operations {
                  *       "name": "Example Token",
                  *       "symbol": "EXT",
                  *       "description": "An example",
-                 *       "imageUrl": "https://example.com/logo.png",
+                 *       "imageBase64": "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4XmP4PlnqPwAGzQKkHBC0ZQAAAABJRU5ErkJggg==",
                  *       "website": "https://example.com"
                  *     }
                  */
@@ -1383,7 +1383,7 @@ export interface operations {
                  *       "payer": "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin",
                  *       "name": "Example Token",
                  *       "symbol": "EXT",
-                 *       "metadataUri": "https://api.example.com/m/0123abcd.json",
+                 *       "metadataUri": "https://api.example.com/m/ae16d68708974b4bc7fc83b16c142bc2.json",
                  *       "supply": "1000000",
                  *       "decimals": 6,
                  *       "revokeMint": true
@@ -1454,7 +1454,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description mint address (base58) */
+                /**
+                 * @description mint address (base58)
+                 * @example 7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU
+                 */
                 mint: string;
             };
             cookie?: never;
@@ -1506,7 +1509,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The signed transaction */
+        /** @description The signed transaction. The example's transaction is a placeholder, not one a client can send: a real one is a 201's `transaction` from POST /v1/tokens signed by its payer (a fresh blockhash, within about 60 s), which no static document can hold. */
         requestBody: {
             content: {
                 /**
@@ -1556,7 +1559,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description transaction signature (base58) */
+                /**
+                 * @description transaction signature (base58)
+                 * @example 5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW
+                 */
                 signature: string;
             };
             cookie?: never;
@@ -1737,7 +1743,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description endpoint id */
+                /**
+                 * @description endpoint id
+                 * @example we_3f6c1d2b8a9e4f70
+                 */
                 id: string;
             };
             cookie?: never;
@@ -1786,7 +1795,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description endpoint id */
+                /**
+                 * @description endpoint id
+                 * @example we_3f6c1d2b8a9e4f70
+                 */
                 id: string;
             };
             cookie?: never;
@@ -1816,7 +1828,10 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description endpoint id */
+                /**
+                 * @description endpoint id
+                 * @example we_3f6c1d2b8a9e4f70
+                 */
                 id: string;
             };
             cookie?: never;
@@ -1889,9 +1904,15 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description endpoint id */
+                /**
+                 * @description endpoint id
+                 * @example we_3f6c1d2b8a9e4f70
+                 */
                 id: string;
-                /** @description delivery id */
+                /**
+                 * @description delivery id
+                 * @example dlv_5c2d9e0f1a3b4c68
+                 */
                 deliveryId: string;
             };
             cookie?: never;

@@ -44,7 +44,7 @@ import {
   DOCUMENT_TIMEOUT_MS,
 } from "../metadata/display-check.ts";
 import { integratorPaths, integratorResponses, integratorSchemas } from "./integrator.ts";
-import { withSamples } from "./samples.ts";
+import { pathExample, withSamples } from "./samples.ts";
 
 export const API_VERSION = "1.0.0";
 
@@ -460,12 +460,14 @@ const body = (schema: string, description: string, example?: unknown) => ({
   content: json(schema, example === undefined ? {} : { example }),
 });
 
+// Every one has an example (a generated test suite fills the URL with it).
 const pathParam = (name: string, description: string) => ({
   name,
   in: "path",
   required: true,
   description,
   schema: { type: "string" },
+  example: pathExample(name),
 });
 
 const paths = ({ limits, fees }: DocumentConfig): Record<string, Json> => ({
@@ -501,13 +503,8 @@ const paths = ({ limits, fees }: DocumentConfig): Record<string, Json> => ({
         "public URLs; pass metadataUri to POST /v1/tokens. Each accepted call counts toward the " +
         `${metadataPerDay.text(limits, count)} and the ${hostedItemsPerKey.text(limits, count)}.`,
       parameters: [ref("parameters", "IdempotencyKey")],
-      requestBody: body("MetadataRequest", "The metadata and one image", {
-        name: "Example Token",
-        symbol: "EXT",
-        description: "An example",
-        imageUrl: "https://example.com/logo.png",
-        website: "https://example.com",
-      }),
+      // The example is the samples' body (./samples.ts), the one the curl sample sends.
+      requestBody: body("MetadataRequest", "The metadata and one image"),
       responses: { "201": ok("Hosted", "MetadataCreated"), ...postErrors },
     },
   },
@@ -570,15 +567,7 @@ const paths = ({ limits, fees }: DocumentConfig): Record<string, Json> => ({
         "400 simulation_failed: the network simulation says the transaction would fail; " +
         SIMULATION_FAILED_FIELDS,
       parameters: [ref("parameters", "IdempotencyKey")],
-      requestBody: body("TokenBuildRequest", "What to create", {
-        payer: "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin",
-        name: "Example Token",
-        symbol: "EXT",
-        metadataUri: "https://api.example.com/m/0123abcd.json",
-        supply: "1000000",
-        decimals: 6,
-        revokeMint: true,
-      }),
+      requestBody: body("TokenBuildRequest", "What to create"),
       responses: {
         "201": ok("The unsigned transaction and what it creates", "TokenBuilt"),
         ...postErrors,
@@ -613,7 +602,12 @@ const paths = ({ limits, fees }: DocumentConfig): Record<string, Json> => ({
         "re-sent until confirmed or expired. 400 simulation_failed: the network refused it; " +
         SIMULATION_FAILED_FIELDS,
       parameters: [ref("parameters", "IdempotencyKey")],
-      requestBody: body("RelayRequest", "The signed transaction"),
+      requestBody: body(
+        "RelayRequest",
+        "The signed transaction. The example's transaction is a placeholder, not one a client " +
+          "can send: a real one is a 201's `transaction` from POST /v1/tokens signed by its " +
+          "payer (a fresh blockhash, within about 60 s), which no static document can hold.",
+      ),
       responses: { "202": ok("Submitted", "RelayAccepted"), ...postErrors, "503": r("RpcBusy") },
     },
   },

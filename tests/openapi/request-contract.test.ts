@@ -244,6 +244,11 @@ Deno.test("the u64 and vanity bounds the document states are exact at their edge
     [{ supply: "1", vanity: {} }, false],
     [{ supply: "1", vanity: { prefix: "l" } }, false],
     [{ supply: "1", vanity: { prefix: "l", ignoreCase: true } }, true],
+    // Once a 500: BigInt() met a maximum the pattern had already refused.
+    [
+      { supply: "1", tokenProgram: "token-2022", transferFee: { basisPoints: 1, maximum: "2.5" } },
+      false,
+    ],
   ];
   for (const [patch, expected] of cases) {
     const body = { ...base, ...patch };
@@ -282,4 +287,24 @@ Deno.test("every example in the document validates against its schema", () => {
     }
   }
   assert(checked > 30, `checked ${checked}`);
+});
+
+Deno.test("request examples are bodies the parsers accept, and every path parameter has an example", () => {
+  const example = (path: string) =>
+    ((((doc.paths as Json)[path] as Json).post as Json).requestBody as Json).content as Json;
+  const body = (path: string) => (example(path)["application/json"] as Json).example;
+  parseBuildRequest(body("/v1/tokens"), NO_WELL_KNOWN);
+  parseMetadataRequest(body("/v1/metadata"), NO_WELL_KNOWN);
+  let params = 0;
+  for (const [path, item] of Object.entries(doc.paths as Record<string, Json>)) {
+    for (const op of Object.values(item as Record<string, Json>)) {
+      for (const p of (op.parameters ?? []) as Json[]) {
+        if (p.in !== "path") continue;
+        params++;
+        assert(typeof p.example === "string" && p.example !== "", `${path} {${p.name}}`);
+        assert(!/lorem|\{/i.test(p.example as string), `${path} {${p.name}}: ${p.example}`);
+      }
+    }
+  }
+  assert(params >= 6, `path parameters: ${params}`);
 });
