@@ -394,9 +394,9 @@ export interface components {
         };
         /** @description Unknown members are refused. */
         MetadataRequest: {
-            /** @description up to 32 characters, at most 3 combining marks on one character; names of well-known projects are refused */
+            /** @description up to 32 characters and 32 bytes of UTF-8 (a build on the document must repeat its name, and holds no more), at most 3 combining marks on one character; names of well-known projects are refused */
             name: string;
-            /** @description up to 10 characters; only letters and digits of the UTS #39 identifier profile (Identifier_Status=Allowed), ' - . : / + _, currency signs and whole RGI emoji: nothing that renders as a space, as nothing or as a look-alike (fullwidth, mathematical, small capitals); well-known symbols are refused */
+            /** @description up to 10 characters and 10 bytes of UTF-8 (as the name); only letters and digits of the UTS #39 identifier profile (Identifier_Status=Allowed), ' - . : / + _, currency signs and whole RGI emoji: nothing that renders as a space, as nothing or as a look-alike (fullwidth, mathematical, small capitals); well-known symbols are refused */
             symbol: string;
             /** @description up to 1,000 characters, at most 3 combining marks on one character */
             description?: string;
@@ -484,22 +484,22 @@ export interface components {
                 message: string;
             }[];
         };
-        /** @description Exactly one of supply / supplyRaw; supply * 10^decimals (or supplyRaw) must be > 0 and fit in a u64. Unknown members are refused. */
-        TokenBuildRequest: {
-            /** @description wallet that signs and pays all costs (base58, on the ed25519 curve) */
+        /** @description Exactly one of supply / supplyRaw; supply * 10^decimals (or supplyRaw) must be > 0 and fit in a u64. transferFee only with tokenProgram "token-2022". Unknown members are refused. */
+        TokenBuildRequest: ({
+            /** @description wallet that signs and pays all costs: base58 of 32 bytes in its canonical spelling, a point on the ed25519 curve (a program-derived address cannot sign) */
             payer: string;
-            /** @description token name, 1 to 32 bytes of UTF-8, at most 3 combining marks on one character; names of well-known projects are refused */
+            /** @description token name, 1 to 32 bytes of UTF-8 (maxLength counts characters, so a name of fewer characters can still be too long), at most 3 combining marks on one character; names of well-known projects are refused. With one of our hosted metadataUri: exactly that document's name (400 naming name with the document's value otherwise) */
             name: string;
-            /** @description 1 to 10 bytes of UTF-8; only letters and digits of the UTS #39 identifier profile (Identifier_Status=Allowed), ' - . : / + _, currency signs and whole RGI emoji: nothing that renders as a space, as nothing or as a look-alike (fullwidth, mathematical, small capitals); well-known symbols are refused */
+            /** @description 1 to 10 bytes of UTF-8 (maxLength counts characters); only letters and digits of the UTS #39 identifier profile (Identifier_Status=Allowed), ' - . : / + _, currency signs and whole RGI emoji: nothing that renders as a space, as nothing or as a look-alike (fullwidth, mathematical, small capitals); well-known symbols are refused. With one of our hosted metadataUri: exactly that document's symbol */
             symbol: string;
             /**
              * Format: uri
-             * @description https URL of the metadata JSON, up to 200 bytes
+             * @description absolute https URL of the metadata JSON, up to 200 bytes of UTF-8, no credentials, whitespace or control characters. One of this service's /m/<id>.json URLs must name a hosted document, whose name and symbol the build repeats
              */
             metadataUri: string;
-            /** @description whole tokens, multiplied by 10^decimals; exactly one of supply / supplyRaw */
+            /** @description whole tokens, multiplied by 10^decimals; exactly one of supply / supplyRaw. Decimal digits without leading zeros, at least 1; supply * 10^decimals at most u64::MAX (18446744073709551615), which the pattern per decimals (allOf) states */
             supply?: string;
-            /** @description base units, for exact control; exactly one of supply / supplyRaw */
+            /** @description base units, for exact control; exactly one of supply / supplyRaw. Decimal digits without leading zeros, from 1 to u64::MAX (18446744073709551615) */
             supplyRaw?: string;
             /**
              * @description 0 to 9
@@ -544,8 +544,23 @@ export interface components {
                 suffix?: string;
                 /** @default false */
                 ignoreCase?: boolean;
+            } | {
+                prefix?: unknown;
+                suffix: unknown;
+            } | {
+                prefix: unknown;
+                suffix?: unknown;
+            } | {
+                prefix: unknown;
+                suffix?: unknown;
+            } | {
+                prefix: unknown;
+                suffix?: unknown;
+            } | {
+                prefix: unknown;
+                suffix?: unknown;
             };
-        } & (unknown | unknown);
+        } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown)) & (unknown | unknown);
         TokenBuilt: {
             buildId: number;
             /** @description address of the new mint (base58) */
@@ -1179,7 +1194,7 @@ export interface operations {
                  *       "name": "Example Token",
                  *       "symbol": "EXT",
                  *       "description": "An example",
-                 *       "imageUrl": "https://example.com/logo.png",
+                 *       "imageBase64": "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4XmP4PlnqPwAGzQKkHBC0ZQAAAABJRU5ErkJggg==",
                  *       "website": "https://example.com"
                  *     }
                  */
@@ -1368,7 +1383,7 @@ export interface operations {
                  *       "payer": "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin",
                  *       "name": "Example Token",
                  *       "symbol": "EXT",
-                 *       "metadataUri": "https://api.example.com/m/0123abcd.json",
+                 *       "metadataUri": "https://api.example.com/m/ae16d68708974b4bc7fc83b16c142bc2.json",
                  *       "supply": "1000000",
                  *       "decimals": 6,
                  *       "revokeMint": true
@@ -1439,7 +1454,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description mint address (base58) */
+                /**
+                 * @description mint address (base58)
+                 * @example 7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU
+                 */
                 mint: string;
             };
             cookie?: never;
@@ -1491,7 +1509,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The signed transaction */
+        /** @description The signed transaction. The example's transaction is a placeholder, not one a client can send: a real one is a 201's `transaction` from POST /v1/tokens signed by its payer (a fresh blockhash, within about 60 s), which no static document can hold. */
         requestBody: {
             content: {
                 /**
@@ -1541,7 +1559,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description transaction signature (base58) */
+                /**
+                 * @description transaction signature (base58)
+                 * @example 5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW
+                 */
                 signature: string;
             };
             cookie?: never;
@@ -1722,7 +1743,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description endpoint id */
+                /**
+                 * @description endpoint id
+                 * @example we_3f6c1d2b8a9e4f70
+                 */
                 id: string;
             };
             cookie?: never;
@@ -1771,7 +1795,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description endpoint id */
+                /**
+                 * @description endpoint id
+                 * @example we_3f6c1d2b8a9e4f70
+                 */
                 id: string;
             };
             cookie?: never;
@@ -1801,7 +1828,10 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description endpoint id */
+                /**
+                 * @description endpoint id
+                 * @example we_3f6c1d2b8a9e4f70
+                 */
                 id: string;
             };
             cookie?: never;
@@ -1874,9 +1904,15 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description endpoint id */
+                /**
+                 * @description endpoint id
+                 * @example we_3f6c1d2b8a9e4f70
+                 */
                 id: string;
-                /** @description delivery id */
+                /**
+                 * @description delivery id
+                 * @example dlv_5c2d9e0f1a3b4c68
+                 */
                 deliveryId: string;
             };
             cookie?: never;

@@ -12,6 +12,7 @@ import { z } from "zod";
 import { zodFields } from "../kernel/zod-fields.ts";
 import { ApiError } from "../kernel/errors.ts";
 import { type WellKnownMatcher, wellKnownMessage } from "../tokens/well-known-names.ts";
+import { MAX_NAME_BYTES, MAX_SYMBOL_BYTES } from "../domain/onchain-text.ts";
 
 /** Field caps. The seed fixes name, symbol, description and the attribute count; the rest are ours. */
 export const LIMITS = {
@@ -28,6 +29,16 @@ export const LIMITS = {
 
 /** Characters are code points: an emoji is one character, as a person would count it. */
 const chars = (s: string) => [...s].length;
+const utf8Bytes = (s: string) => new TextEncoder().encode(s).length;
+
+/**
+ * A hosted document's name and symbol must be repeated by the build made on it, which writes them
+ * on chain in at most this many bytes of UTF-8: a longer one could be hosted but never built.
+ */
+const BUILD_BYTES: Partial<Record<TextKind, number>> = {
+  name: MAX_NAME_BYTES,
+  symbol: MAX_SYMBOL_BYTES,
+};
 
 const str = (what = "a string") =>
   z.string({ error: (i) => (i.input === undefined ? "required" : `must be ${what}`) });
@@ -45,10 +56,18 @@ const text = (max: number, kind: TextKind, opts: { required?: boolean } = {}) =>
       ctx.addIssue({ code: "custom", message: "must not be empty" });
     } else if (chars(s) > max) {
       ctx.addIssue({ code: "custom", message: `at most ${max} characters` });
+    } else if (BUILD_BYTES[kind] !== undefined && utf8Bytes(s) > BUILD_BYTES[kind]) {
+      ctx.addIssue({
+        code: "custom",
+        message: `at most ${BUILD_BYTES[kind]} bytes of UTF-8 (got ${utf8Bytes(s)}): a build ` +
+          `on this document repeats its ${kind}, and the chain holds no more`,
+      });
     }
-  });
+  }).meta({ maxLength: max, ...(opts.required ? { minLength: 1 } : {}) });
 
+/** Spelled as written ("https://"), not only as the URL parser forgives it ("HTTPS:", "https:x"). */
 function httpsUrl(s: string): URL | null {
+  if (!s.startsWith("https://")) return null;
   try {
     const u = new URL(s);
     if (u.protocol !== "https:" || u.hostname === "" || u.username || u.password) return null;
@@ -68,6 +87,7 @@ const link = (hosts?: readonly string[]) => {
       if (!u) return false;
       return !hosts || (hosts.includes(u.hostname) && u.port === "");
     }, `must be an https URL${where}`)
+    .meta({ pattern: "^https://", maxLength: LIMITS.linkUrl })
     .transform((s) => new URL(s).href);
 };
 

@@ -26,12 +26,9 @@ import {
   DEFAULT_TIMEOUT_MS as IMAGE_FETCH_TIMEOUT_MS,
 } from "../metadata/image/fetch-image.ts";
 import { RECORD_TTL_MS } from "../idempotency/record.ts";
-import {
-  BuildRequestSchema,
-  MAX_NAME_BYTES,
-  MAX_SYMBOL_BYTES,
-  MAX_URI_BYTES,
-} from "../tokens/request-schema.ts";
+import { BuildRequestSchema, supplyBoundSchema } from "../tokens/request-schema.ts";
+import { transferFeeRuleSchema } from "../tokens/extensions-schema.ts";
+import { MAX_NAME_BYTES, MAX_SYMBOL_BYTES, MAX_URI_BYTES } from "../domain/onchain-text.ts";
 import { MAX_VANITY_CHARS } from "../tokens/vanity.ts";
 import * as S from "./schemas.ts";
 import { TokenBuilt } from "../tokens/build-response.ts";
@@ -47,7 +44,7 @@ import {
   DOCUMENT_TIMEOUT_MS,
 } from "../metadata/display-check.ts";
 import { integratorPaths, integratorResponses, integratorSchemas } from "./integrator.ts";
-import { withSamples } from "./samples.ts";
+import { pathExample, withSamples } from "./samples.ts";
 
 export const API_VERSION = "1.0.0";
 
@@ -108,13 +105,15 @@ const metadataRequest = ({ limits }: DocumentConfig) => {
     name: {
       maxLength: L.name,
       minLength: 1,
-      description: `up to ${L.name} characters, ${MARKS}; names of well-known projects are ` +
-        "refused",
+      description: `up to ${L.name} characters and ${MAX_NAME_BYTES} bytes of UTF-8 (a build ` +
+        `on the document must repeat its name, and holds no more), ${MARKS}; names of ` +
+        "well-known projects are refused",
     },
     symbol: {
       maxLength: L.symbol,
       minLength: 1,
-      description: `up to ${L.symbol} characters; ${SYMBOL_SET}; well-known symbols are refused`,
+      description: `up to ${L.symbol} characters and ${MAX_SYMBOL_BYTES} bytes of UTF-8 (as ` +
+        `the name); ${SYMBOL_SET}; well-known symbols are refused`,
     },
     description: {
       maxLength: L.description,
@@ -122,6 +121,7 @@ const metadataRequest = ({ limits }: DocumentConfig) => {
     },
     imageUrl: {
       format: "uri",
+      pattern: "^https://",
       description: `public https URL of a PNG, JPEG or WebP image, ${image}; fetched by the ` +
         `service (public addresses only, at most ${DEFAULT_MAX_REDIRECTS} redirects, ` +
         `${seconds(IMAGE_FETCH_TIMEOUT_MS)}). Exactly one of imageUrl / imageBase64.`,
@@ -148,24 +148,35 @@ const metadataRequest = ({ limits }: DocumentConfig) => {
 
 const tokenBuildRequest = (cfg: DocumentConfig) =>
   annotate(jsonSchema(BuildRequestSchema, "input"), {
-    payer: { description: "wallet that signs and pays all costs (base58, on the ed25519 curve)" },
+    payer: {
+      description: "wallet that signs and pays all costs: base58 of 32 bytes in its canonical " +
+        "spelling, a point on the ed25519 curve (a program-derived address cannot sign)",
+    },
     name: {
-      description: `token name, 1 to ${MAX_NAME_BYTES} bytes of UTF-8, ${MARKS}; names of ` +
-        "well-known projects are refused",
+      description: `token name, 1 to ${MAX_NAME_BYTES} bytes of UTF-8 (maxLength counts ` +
+        `characters, so a name of fewer characters can still be too long), ${MARKS}; names of ` +
+        "well-known projects are refused. With one of our hosted metadataUri: exactly that " +
+        "document's name (400 naming name with the document's value otherwise)",
     },
     symbol: {
-      description: `1 to ${MAX_SYMBOL_BYTES} bytes of UTF-8; ${SYMBOL_SET}; well-known symbols ` +
-        "are refused",
+      description: `1 to ${MAX_SYMBOL_BYTES} bytes of UTF-8 (maxLength counts characters); ` +
+        `${SYMBOL_SET}; well-known symbols are refused. With one of our hosted metadataUri: ` +
+        "exactly that document's symbol",
     },
     metadataUri: {
       format: "uri",
-      description: `https URL of the metadata JSON, up to ${MAX_URI_BYTES} bytes`,
+      description: `absolute https URL of the metadata JSON, up to ${MAX_URI_BYTES} bytes of ` +
+        "UTF-8, no credentials, whitespace or control characters. One of this service's " +
+        "/m/<id>.json URLs must name a hosted document, whose name and symbol the build repeats",
     },
     supply: {
-      description: "whole tokens, multiplied by 10^decimals; exactly one of supply / supplyRaw",
+      description: "whole tokens, multiplied by 10^decimals; exactly one of supply / supplyRaw. " +
+        "Decimal digits without leading zeros, at least 1; supply * 10^decimals at most " +
+        "u64::MAX (18446744073709551615), which the pattern per decimals (allOf) states",
     },
     supplyRaw: {
-      description: "base units, for exact control; exactly one of supply / supplyRaw",
+      description: "base units, for exact control; exactly one of supply / supplyRaw. " +
+        "Decimal digits without leading zeros, from 1 to u64::MAX (18446744073709551615)",
     },
     decimals: { description: "0 to 9" },
     recipient: { description: "wallet that receives the supply (base58); default the payer" },
@@ -210,8 +221,11 @@ const tokenBuildRequest = (cfg: DocumentConfig) =>
   }, {
     description:
       "Exactly one of supply / supplyRaw; supply * 10^decimals (or supplyRaw) must be > 0 and " +
-      "fit in a u64. Unknown members are refused.",
+      'fit in a u64. transferFee only with tokenProgram "token-2022". Unknown members are ' +
+      "refused.",
     oneOf: [{ required: ["supply"] }, { required: ["supplyRaw"] }],
+    ...supplyBoundSchema,
+    ...transferFeeRuleSchema,
   });
 
 const schemas = (cfg: DocumentConfig): Record<string, Json> => ({
@@ -446,12 +460,14 @@ const body = (schema: string, description: string, example?: unknown) => ({
   content: json(schema, example === undefined ? {} : { example }),
 });
 
+// Every one has an example (a generated test suite fills the URL with it).
 const pathParam = (name: string, description: string) => ({
   name,
   in: "path",
   required: true,
   description,
   schema: { type: "string" },
+  example: pathExample(name),
 });
 
 const paths = ({ limits, fees }: DocumentConfig): Record<string, Json> => ({
@@ -487,13 +503,8 @@ const paths = ({ limits, fees }: DocumentConfig): Record<string, Json> => ({
         "public URLs; pass metadataUri to POST /v1/tokens. Each accepted call counts toward the " +
         `${metadataPerDay.text(limits, count)} and the ${hostedItemsPerKey.text(limits, count)}.`,
       parameters: [ref("parameters", "IdempotencyKey")],
-      requestBody: body("MetadataRequest", "The metadata and one image", {
-        name: "Example Token",
-        symbol: "EXT",
-        description: "An example",
-        imageUrl: "https://example.com/logo.png",
-        website: "https://example.com",
-      }),
+      // The example is the samples' body (./samples.ts), the one the curl sample sends.
+      requestBody: body("MetadataRequest", "The metadata and one image"),
       responses: { "201": ok("Hosted", "MetadataCreated"), ...postErrors },
     },
   },
@@ -556,15 +567,7 @@ const paths = ({ limits, fees }: DocumentConfig): Record<string, Json> => ({
         "400 simulation_failed: the network simulation says the transaction would fail; " +
         SIMULATION_FAILED_FIELDS,
       parameters: [ref("parameters", "IdempotencyKey")],
-      requestBody: body("TokenBuildRequest", "What to create", {
-        payer: "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin",
-        name: "Example Token",
-        symbol: "EXT",
-        metadataUri: "https://api.example.com/m/0123abcd.json",
-        supply: "1000000",
-        decimals: 6,
-        revokeMint: true,
-      }),
+      requestBody: body("TokenBuildRequest", "What to create"),
       responses: {
         "201": ok("The unsigned transaction and what it creates", "TokenBuilt"),
         ...postErrors,
@@ -599,7 +602,12 @@ const paths = ({ limits, fees }: DocumentConfig): Record<string, Json> => ({
         "re-sent until confirmed or expired. 400 simulation_failed: the network refused it; " +
         SIMULATION_FAILED_FIELDS,
       parameters: [ref("parameters", "IdempotencyKey")],
-      requestBody: body("RelayRequest", "The signed transaction"),
+      requestBody: body(
+        "RelayRequest",
+        "The signed transaction. The example's transaction is a placeholder, not one a client " +
+          "can send: a real one is a 201's `transaction` from POST /v1/tokens signed by its " +
+          "payer (a fresh blockhash, within about 60 s), which no static document can hold.",
+      ),
       responses: { "202": ok("Submitted", "RelayAccepted"), ...postErrors, "503": r("RpcBusy") },
     },
   },

@@ -117,7 +117,9 @@ export const SAMPLES: Record<string, OperationSamples> = {
       name: "Example Token",
       symbol: "EXT",
       description: "An example",
-      imageUrl: "https://example.com/logo.png",
+      // A real 1 x 1 PNG: the body works as sent, where an imageUrl would need a fetchable host.
+      imageBase64:
+        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4XmP4PlnqPwAGzQKkHBC0ZQAAAABJRU5ErkJggg==",
       website: "https://example.com",
     },
     success: {
@@ -258,12 +260,19 @@ export const SAMPLES: Record<string, OperationSamples> = {
 };
 
 const PATH_EXAMPLES: Record<string, string> = {
-  "{mint}": MINT,
-  "{signature}": SIGNATURE,
-  "{id}": WEBHOOK.id,
-  "{deliveryId}": DELIVERY.id,
+  mint: MINT,
+  signature: SIGNATURE,
+  id: WEBHOOK.id,
+  deliveryId: DELIVERY.id,
 };
-const concrete = (path: string) => path.replace(/\{[a-z]+\}/gi, (p) => PATH_EXAMPLES[p] ?? p);
+
+/** The example of a path parameter, the one the samples' URLs use; none is an error. */
+export function pathExample(name: string): string {
+  const example = PATH_EXAMPLES[name];
+  if (example === undefined) throw new Error(`path parameter {${name}} has no example`);
+  return example;
+}
+const concrete = (path: string) => path.replace(/\{([a-z]+)\}/gi, (_, name) => pathExample(name));
 
 function curl(method: string, url: string, keyed: boolean, body: unknown): string {
   const lines = [`curl${method === "GET" ? "" : ` -X ${method}`} '${url}'`];

@@ -4,6 +4,7 @@
  * own fields read as the contract states them.
  */
 import { z } from "zod";
+import { decimalAtMostPattern } from "../kernel/decimal-bound.ts";
 import { MAX_VANITY_CHARS, vanityCharsProblem } from "./vanity.ts";
 
 const U64_MAX = (1n << 64n) - 1n;
@@ -34,11 +35,29 @@ export const transferFeeField = z.strictObject({
     MAX_BASIS_POINTS,
     `must be an integer from 0 to ${MAX_BASIS_POINTS}`,
   ),
-  maximum: z.string().regex(/^[0-9]{1,40}$/, "must be a string of decimal digits (base units)")
-    .refine((s) => BigInt(s) <= U64_MAX, `must fit in a u64 (at most ${U64_MAX})`)
+  maximum: z.string().regex(
+    /^(?:0|[1-9][0-9]{0,39})$/,
+    "must be a string of decimal digits without leading zeros (base units)",
+  )
+    // zod runs this refinement even when the pattern failed: BigInt("20.5") would throw.
+    .refine(
+      (s) => !/^[0-9]+$/.test(s) || BigInt(s) <= U64_MAX,
+      `must fit in a u64 (at most ${U64_MAX})`,
+    )
+    .meta({ pattern: decimalAtMostPattern(U64_MAX, 0n) })
     .transform((s) => BigInt(s)),
   permanent: z.boolean({ error: "must be true or false" }).default(false),
 }, { error: "must be an object { basisPoints, maximum, permanent? }" });
+
+/** The rule below in JSON Schema, for the OpenAPI document. */
+export const transferFeeRuleSchema = {
+  dependentSchemas: {
+    transferFee: {
+      required: ["tokenProgram"],
+      properties: { tokenProgram: { const: "token-2022" } },
+    },
+  },
+};
 
 /** The cross-field rule: a transfer fee is a Token-2022 extension. */
 export function transferFeeRule(body: Record<string, unknown>): string | null {
@@ -66,4 +85,37 @@ export const vanityField = z.strictObject({
       message: `at most ${MAX_VANITY_CHARS} characters in total (prefix + suffix), got ${total}`,
     });
   }
-});
+}).meta(vanityJsonSchema());
+
+/**
+ * The refinement above in JSON Schema: base58 characters (either case of a letter with
+ * ignoreCase), at least one and at most MAX_VANITY_CHARS in prefix and suffix together.
+ */
+function vanityJsonSchema() {
+  const chars = (pattern: string) => ({
+    properties: { prefix: { pattern }, suffix: { pattern } },
+  });
+  // n characters of prefix (none: "" or absent, and then a suffix), the rest at most the suffix
+  const lengths = Array.from({ length: MAX_VANITY_CHARS + 1 }, (_, n) =>
+    n === 0
+      ? {
+        properties: {
+          prefix: { maxLength: 0 },
+          suffix: { minLength: 1, maxLength: MAX_VANITY_CHARS },
+        },
+        required: ["suffix"],
+      }
+      : {
+        properties: {
+          prefix: { minLength: n, maxLength: n },
+          suffix: { maxLength: MAX_VANITY_CHARS - n },
+        },
+        required: ["prefix"],
+      });
+  return {
+    if: { required: ["ignoreCase"], properties: { ignoreCase: { const: true } } },
+    then: chars("^[1-9A-Za-z]*$"),
+    else: chars("^[1-9A-HJ-NP-Za-km-z]*$"),
+    anyOf: lengths,
+  };
+}

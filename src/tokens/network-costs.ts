@@ -13,7 +13,7 @@
 import { PublicKey } from "@solana/web3.js";
 import { costBreakdown, spend } from "./costs.ts";
 import type { RentTable } from "./rent.ts";
-import { MAX_NAME_BYTES, MAX_SYMBOL_BYTES, MAX_URI_BYTES } from "./request-schema.ts";
+import { MAX_NAME_BYTES, MAX_SYMBOL_BYTES, MAX_URI_BYTES } from "../domain/onchain-text.ts";
 import { token2022Rent, token2022Sizes } from "./token-2022.ts";
 
 export interface NetworkCosts {

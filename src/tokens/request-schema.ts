@@ -9,6 +9,8 @@ import { parseAddress } from "../kernel/base58.ts";
 import { isSymbolCharacterMessage, rendersBlank, textProblem } from "../domain/text-rules.ts";
 import { ApiError } from "../kernel/errors.ts";
 import { zodFields } from "../kernel/zod-fields.ts";
+import { BASE58_ADDRESS_PATTERN } from "../kernel/described.ts";
+import { decimalAtMostPattern } from "../kernel/decimal-bound.ts";
 import { isOwnMetadataUri } from "../metadata/document.ts";
 import { type WellKnownMatcher, wellKnownMessage } from "./well-known-names.ts";
 import {
@@ -20,9 +22,7 @@ import {
   type VanityRequest,
 } from "./extensions-schema.ts";
 
-export const MAX_NAME_BYTES = 32;
-export const MAX_SYMBOL_BYTES = 10;
-export const MAX_URI_BYTES = 200;
+import { MAX_NAME_BYTES, MAX_SYMBOL_BYTES, MAX_URI_BYTES } from "../domain/onchain-text.ts";
 export const U64_MAX = (1n << 64n) - 1n;
 
 export interface BuildRequest {
@@ -48,7 +48,10 @@ export interface BuildRequest {
 const utf8Bytes = (s: string) => new TextEncoder().encode(s).length;
 
 const ADDRESS_MESSAGE = "must be a base58 Solana address (32 bytes)";
-const address = z.string().refine((s) => parseAddress(s) !== null, { message: ADDRESS_MESSAGE });
+// Each `.meta` states in JSON Schema (for the OpenAPI document) what of the refinement beside it
+// JSON Schema can say; the rest the document says in words.
+const address = z.string().refine((s) => parseAddress(s) !== null, { message: ADDRESS_MESSAGE })
+  .meta({ pattern: BASE58_ADDRESS_PATTERN });
 
 const payerAddress = z.string().superRefine((s, ctx) => {
   const k = parseAddress(s);
@@ -60,7 +63,7 @@ const payerAddress = z.string().superRefine((s, ctx) => {
         "must be a wallet address on the ed25519 curve (a program-derived address cannot sign)",
     });
   }
-});
+}).meta({ pattern: BASE58_ADDRESS_PATTERN });
 
 // The text rules (src/domain/text-rules.ts) come first: a lone surrogate's UTF-8 length is that
 // of the U+FFFD it would become, not of what the record would keep.
@@ -71,7 +74,7 @@ const name = z.string().superRefine((s, ctx) => {
   else if (utf8Bytes(s) > MAX_NAME_BYTES) {
     ctx.addIssue({ code: "custom", message: `at most ${MAX_NAME_BYTES} bytes of UTF-8` });
   }
-});
+}).meta({ minLength: 1, maxLength: MAX_NAME_BYTES }); // a code point is at least one byte
 
 const symbol = z.string().superRefine((s, ctx) => {
   if (s === "") return void ctx.addIssue({ code: "custom", message: "must not be empty" });
@@ -80,7 +83,7 @@ const symbol = z.string().superRefine((s, ctx) => {
   else if (utf8Bytes(s) > MAX_SYMBOL_BYTES) {
     ctx.addIssue({ code: "custom", message: `at most ${MAX_SYMBOL_BYTES} bytes of UTF-8` });
   }
-});
+}).meta({ minLength: 1, maxLength: MAX_SYMBOL_BYTES });
 
 /**
  * An absolute https URL, or one of this service's own hosted metadata URLs (at `publicBaseUrl`),
@@ -101,7 +104,9 @@ const metadataUriField = (publicBaseUrl: string | null) =>
       return;
     }
     const own = publicBaseUrl !== null && isOwnMetadataUri(publicBaseUrl, s);
-    if ((url.protocol !== "https:" && !own) || !url.hostname) {
+    // Spelled as written, not as the URL parser forgives it ("HTTPS:", "https:host"): the URI is
+    // written on chain as sent.
+    if ((!s.startsWith("https://") && !own) || !url.hostname) {
       ctx.addIssue({ code: "custom", message: "must be an absolute https URL" });
     } else if (url.username || url.password) {
       // The URI is written on chain for good; credentials in it would be published forever.
@@ -112,11 +117,14 @@ const metadataUriField = (publicBaseUrl: string | null) =>
         message: "must not contain whitespace or control characters",
       });
     }
-  });
+  }).meta({ pattern: "^https://", maxLength: MAX_URI_BYTES });
 
 // Strings, because supplies exceed 2^53; the length cap only stops absurd inputs early, the u64
-// check below is the real bound.
-const digits = z.string().regex(/^[0-9]{1,40}$/, "must be a string of decimal digits");
+// check below is the real bound. No leading zeros: one spelling per number.
+const digits = z.string().regex(
+  /^(?:0|[1-9][0-9]{0,39})$/,
+  "must be a string of decimal digits, without leading zeros",
+);
 
 const buildRequestSchema = (publicBaseUrl: string | null) =>
   z.strictObject({
@@ -124,8 +132,8 @@ const buildRequestSchema = (publicBaseUrl: string | null) =>
     name,
     symbol,
     metadataUri: metadataUriField(publicBaseUrl),
-    supply: digits.optional(),
-    supplyRaw: digits.optional(),
+    supply: digits.meta({ pattern: decimalAtMostPattern(U64_MAX) }).optional(),
+    supplyRaw: digits.meta({ pattern: decimalAtMostPattern(U64_MAX) }).optional(),
     decimals: z.number({ error: "must be an integer from 0 to 9" }).int(
       "must be an integer from 0 to 9",
     )
@@ -224,6 +232,22 @@ export function parseBuildRequest(
     vanity: d.vanity ?? null,
   };
 }
+
+/**
+ * The u64 bound on supply * 10^decimals as JSON Schema: per decimals (9 when absent), the most
+ * whole tokens that fit. The OpenAPI document adds it to the request's schema.
+ */
+export const supplyBoundSchema = {
+  allOf: Array.from({ length: 10 }, (_, d) => {
+    const given = { required: ["decimals"], properties: { decimals: { const: d } } };
+    return {
+      if: d === 9 ? { anyOf: [given, { not: { required: ["decimals"] } }] } : given,
+      then: {
+        properties: { supply: { pattern: decimalAtMostPattern(U64_MAX / 10n ** BigInt(d)) } },
+      },
+    };
+  }),
+};
 
 function supplyProblem(raw: bigint, what: string): string | null {
   if (raw === 0n) return "must be greater than 0";

@@ -43,6 +43,8 @@ export function vanityCharsProblem(s: string, ignoreCase: boolean): string | nul
 
 /** The base58 digit values a character may stand for. */
 function choicesOf(ch: string, ignoreCase: boolean): number[] {
+  // Only ASCII has a case here: "ſ" upper-cases to "S" and the Kelvin sign lower-cases to "k".
+  if (ch.length !== 1 || ch.charCodeAt(0) > 0x7f) return [];
   const variants = ignoreCase ? new Set([ch, ch.toLowerCase(), ch.toUpperCase()]) : new Set([ch]);
   const out: number[] = [];
   for (const v of variants) {

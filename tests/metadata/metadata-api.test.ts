@@ -216,6 +216,22 @@ Deno.test("POST /v1/metadata and the hosted files", async (t) => {
     );
 
     await t.step(
+      "a name no build could carry (11 characters, 33 bytes) is 400 on name, not hosted or counted",
+      async () => {
+        const before = await usedToday(h, apiKey);
+        const r = await post(h, apiKey, {
+          ...meta,
+          name: "€".repeat(11),
+          imageBase64: toBase64(makePng(1, 1)),
+        });
+        assertEquals(r.status, 400);
+        assertEquals(Object.keys(r.body.error.fields), ["name"]);
+        assertMatch(r.body.error.fields.name, /^at most 32 bytes of UTF-8 \(got 33\)/);
+        assertEquals(await usedToday(h, apiKey), before);
+      },
+    );
+
+    await t.step(
       "imageUrl at a refused address class is 400 on imageUrl, counted; a URL that is no https URL is not",
       async () => {
         const server = startServer(async (conn) => {

@@ -52,8 +52,9 @@ Deno.test("name: required, not blank, at most 32 characters (code points), no co
   bad({ name: "   " }, "name");
   ok({ name: "n".repeat(32) });
   bad({ name: "n".repeat(33) }, "name");
-  ok({ name: "🚀".repeat(32) }); // 64 UTF-16 units, 32 characters
+  ok({ name: "🚀".repeat(8) }); // 16 UTF-16 units, 8 characters, 32 bytes
   bad({ name: "🚀".repeat(33) }, "name");
+  assertEquals(fieldsOf({ ...BASE, name: "🚀".repeat(33) })?.name, "at most 32 characters");
   bad({ name: "a\u0000b" }, "name");
   assertEquals((fieldsOf({ ...BASE, name: undefined }) ?? {}).name, "required");
 });
@@ -65,6 +66,28 @@ Deno.test("symbol: required, at most 10 characters, no whitespace of any kind", 
   bad({ symbol: "S".repeat(11) }, "symbol");
   for (const s of ["A B", "AB ", "A\tB", "A\u00a0B", "A\nB"]) bad({ symbol: s }, "symbol");
   ok({ symbol: "$WIF" });
+});
+
+Deno.test("name and symbol: no more UTF-8 bytes than a build on the document can carry", () => {
+  // Eleven characters, 33 bytes: within the contract's 32 characters, but every build on it
+  // would be refused (it must repeat the name, in at most 32 bytes), so it is not hosted.
+  const f = fieldsOf({ ...BASE, name: "€".repeat(11) });
+  assertEquals(Object.keys(f ?? {}), ["name"]);
+  assertEquals(
+    f?.name,
+    "at most 32 bytes of UTF-8 (got 33): a build on this document repeats its name, and the " +
+      "chain holds no more",
+  );
+  ok({ name: "€".repeat(10) + "ab" }); // 32 bytes
+  ok({ symbol: "€€€E" }); // 10 bytes
+  const s = fieldsOf({ ...BASE, symbol: "€€€€" }); // 4 characters, 12 bytes
+  assertEquals(Object.keys(s ?? {}), ["symbol"]);
+  assert(String(s?.symbol).startsWith("at most 10 bytes of UTF-8 (got 12)"));
+  // Both at once, in one 400.
+  assertEquals(Object.keys(fieldsOf({ ...BASE, name: "é".repeat(17), symbol: "€€€€" }) ?? {}), [
+    "name",
+    "symbol",
+  ]);
 });
 
 Deno.test("description: optional, at most 1000 characters, newlines allowed", () => {

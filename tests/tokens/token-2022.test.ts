@@ -19,11 +19,7 @@ import {
 } from "@solana/spl-token";
 import { assert, assertEquals } from "../support/assert.ts";
 import { bearer, decodeTx, type Harness, startHarness } from "../support/harness.ts";
-import {
-  MAX_NAME_BYTES,
-  MAX_SYMBOL_BYTES,
-  MAX_URI_BYTES,
-} from "../../src/tokens/request-schema.ts";
+import { MAX_NAME_BYTES, MAX_SYMBOL_BYTES, MAX_URI_BYTES } from "../../src/domain/onchain-text.ts";
 
 const URI = "https://example.com/m/0123abcd.json";
 /** spl-token reads an unset OptionalNonZeroPubkey back as the all-zero key or null. */

@@ -18,13 +18,8 @@ import fc from "fast-check";
 import { assert, assertEquals, assertMatch } from "../support/assert.ts";
 import { ApiError } from "../../src/kernel/errors.ts";
 import { DEFAULT_WELL_KNOWN_NAMES } from "../../src/config.ts";
-import {
-  MAX_NAME_BYTES,
-  MAX_SYMBOL_BYTES,
-  MAX_URI_BYTES,
-  parseBuildRequest,
-  U64_MAX,
-} from "../../src/tokens/request-schema.ts";
+import { parseBuildRequest, U64_MAX } from "../../src/tokens/request-schema.ts";
+import { MAX_NAME_BYTES, MAX_SYMBOL_BYTES, MAX_URI_BYTES } from "../../src/domain/onchain-text.ts";
 import { skeleton, wellKnownMatcher } from "../../src/tokens/well-known-names.ts";
 import {
   compileToken,
