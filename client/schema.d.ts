@@ -129,6 +129,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tokens/{mint}/refresh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Re-issue a build under a fresh blockhash
+         * @description For a signer slower than a blockhash lives: re-issues a build of the calling key that has not landed (built, submitted or expired) with the same mint, seed, reference and instructions and a fresh blockhash, the costs read again. Not a new build: nothing is counted against the daily limit. The fee stays the build's quote while it holds (600 s from it), and is re-priced at the current SOL price after; `feeQuote` says which. Every message issued for the build stays valid until its own blockhash expires, and the relay accepts each within the hour after the last refresh: whichever lands first is the creation, and the others then fail harmlessly (the mint exists). 400 invalid_request naming mint: the build has landed (confirmed, failed or unverified). Another key's mint answers 404 like an unknown one. 400 insufficient_funds and simulation_failed as for a build; its fields name the reason: `instruction` {index, program, raisedBy (the program that raised it, e.g. the System Program inside a CPI), code (a program's custom code or the runtime's error name), name (where the program publishes one), message}, `error` (the node's error JSON) and `logs` (the program logs).
+         */
+        post: operations["refreshBuild"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/transactions": {
         parameters: {
             query?: never;
@@ -637,6 +657,70 @@ export interface components {
                     message: string;
                 }[];
             };
+        };
+        TokenRefreshed: {
+            buildId: number;
+            /** @description address of the new mint (base58) */
+            mint: string;
+            /** @description address of the metadata account (Token-2022: the mint itself, which holds the metadata) (base58) */
+            metadataAccount: string;
+            /** @description address of the recipient's token account (base58) */
+            recipientTokenAccount: string;
+            /** @description base64 unsigned legacy transaction */
+            transaction: string;
+            /** @constant */
+            transactionEncoding: "base64";
+            /** @constant */
+            format: "legacy-unsigned";
+            /** @description the payer, the only required signer (base58) */
+            requiredSigner: string;
+            recentBlockhash: string;
+            lastValidBlockHeight: number;
+            /** @description validity window in seconds (about 60) */
+            expiresInSeconds: number;
+            fee: {
+                usd: number;
+                /** @description fee in lamports, a string of decimal digits */
+                lamports: string;
+                /** @description address receiving the fee (base58) */
+                treasury: string;
+            };
+            /** @description Every lamport the payer spends if the transaction lands, from the cluster's rent and fee rules. The payer needs totalLamports exactly, or at least totalLamports plus the rent-exempt minimum of a wallet (it may not be left between 0 and that); insufficient_funds carries the same costs, needed, available and shortfall. Token-2022: mintRentLamports is the rent of the mint at its final size (extensions and in-mint metadata included), tokenAccountRentLamports that of a token account with the extensions the mint requires (170 bytes, 182 with a transfer fee), and both metadata parts are 0. */
+            costs: {
+                /** @description base fee of the one signature, a string of decimal digits */
+                networkFeeLamports: string;
+                /** @description priority fee: the compute-unit limit times the unit price set, a string of decimal digits */
+                priorityFeeLamports: string;
+                /** @description rent-exempt minimum of the mint account, a string of decimal digits */
+                mintRentLamports: string;
+                /** @description rent the payer adds to the recipient's token account (0 when its address already holds it), a string of decimal digits */
+                tokenAccountRentLamports: string;
+                /** @description rent-exempt minimum of the metadata account (607 bytes), a string of decimal digits */
+                metadataRentLamports: string;
+                /** @description the Token Metadata program's creation fee, kept in the metadata account, a string of decimal digits */
+                metadataProtocolFeeLamports: string;
+                /** @description our fee (fee.lamports), a string of decimal digits */
+                serviceFeeLamports: string;
+                /** @description the sum: exactly what leaves the payer's balance if the transaction lands, a string of decimal digits */
+                totalLamports: string;
+            };
+            /**
+             * @description present for a Token-2022 mint; absent: the classic SPL Token program
+             * @constant
+             */
+            tokenProgram?: "token-2022";
+            /** @description present when a vanity address was asked for */
+            vanity?: {
+                /** @description seeds tried until the mint address matched */
+                tries: number;
+            };
+            /**
+             * @description quoted: the fee of the build's quote, which still held; repriced: the quote had run out, so the fee is converted at the current SOL price
+             * @enum {string}
+             */
+            feeQuote: "quoted" | "repriced";
+            /** @description how many times the build has been re-issued, this one included */
+            refreshes: number;
         };
         RelayRequest: {
             /** @description base64 of the signed transaction */
@@ -1479,6 +1563,80 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+        };
+    };
+    refreshBuild: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1 to 255 printable ASCII characters, scoped to the key, kept 24 h. A retry with the same key and body replays the stored response without doing the work again. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description mint address (base58) */
+                mint: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The build, re-issued */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "buildId": 42,
+                     *       "mint": "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU",
+                     *       "metadataAccount": "8ZAa12H5kmduNJpUS8vJ7wtkgwCEXPwXWC84WejdHnoJ",
+                     *       "recipientTokenAccount": "Aa2bBV7kmwMRSdDGiVWifSy7raahTWnrXeFpYAExnWkm",
+                     *       "transaction": "AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA…",
+                     *       "transactionEncoding": "base64",
+                     *       "format": "legacy-unsigned",
+                     *       "requiredSigner": "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin",
+                     *       "recentBlockhash": "3HxNDVB7k1ZtbTq2YRRPP9nZyJQ4AfiuRDgTWmsZqRVG",
+                     *       "lastValidBlockHeight": 287654777,
+                     *       "expiresInSeconds": 60,
+                     *       "fee": {
+                     *         "usd": 2.99,
+                     *         "lamports": "19933334",
+                     *         "treasury": "7c3hvvQt9TKVt9nB3aUT1ugxL5Zhk9vkvLEiV3cd91tq"
+                     *       },
+                     *       "costs": {
+                     *         "networkFeeLamports": "5000",
+                     *         "priorityFeeLamports": "10000",
+                     *         "mintRentLamports": "1461600",
+                     *         "tokenAccountRentLamports": "2039280",
+                     *         "metadataRentLamports": "5115600",
+                     *         "metadataProtocolFeeLamports": "10000000",
+                     *         "serviceFeeLamports": "19933334",
+                     *         "totalLamports": "38564814"
+                     *       },
+                     *       "feeQuote": "quoted",
+                     *       "refreshes": 1
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TokenRefreshed"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["PriceUnavailable"];
         };
     };
     submitTransaction: {

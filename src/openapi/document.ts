@@ -34,7 +34,7 @@ import {
 } from "../tokens/request-schema.ts";
 import { MAX_VANITY_CHARS } from "../tokens/vanity.ts";
 import * as S from "./schemas.ts";
-import { TokenBuilt } from "../tokens/build-response.ts";
+import { TokenBuilt, TokenRefreshed } from "../tokens/build-response.ts";
 import { RelayRequest } from "../creation/relay-request.ts";
 import { BuildRecord } from "../tokens/build-record.ts";
 import { tokensPerDay } from "../tokens/tokens-per-day.ts";
@@ -61,7 +61,7 @@ const SIMULATION_FAILED_FIELDS =
 type Json = Record<string, unknown>;
 
 /** What of a Config the document states. */
-export type DocumentConfig = Pick<Config, "limits" | "fees" | "vanityBudgetMs">;
+export type DocumentConfig = Pick<Config, "limits" | "fees" | "vanityBudgetMs" | "quoteTtlS">;
 
 /** The defaults, as a service with nothing set in its environment runs. */
 export const DEFAULT_DOCUMENT_CONFIG: DocumentConfig = loadConfig({});
@@ -233,6 +233,7 @@ const schemas = (cfg: DocumentConfig): Record<string, Json> => ({
     }),
     "output",
   ),
+  TokenRefreshed: jsonSchema(TokenRefreshed, "output"),
   RelayRequest: jsonSchema(RelayRequest, "input"),
   RelayAccepted: jsonSchema(S.RelayAccepted, "output"),
   Verification: jsonSchema(S.Verification, "output"),
@@ -454,7 +455,7 @@ const pathParam = (name: string, description: string) => ({
   schema: { type: "string" },
 });
 
-const paths = ({ limits, fees }: DocumentConfig): Record<string, Json> => ({
+const paths = ({ limits, fees, quoteTtlS }: DocumentConfig): Record<string, Json> => ({
   "/v1/pricing": {
     get: {
       operationId: "getPricing",
@@ -584,6 +585,32 @@ const paths = ({ limits, fees }: DocumentConfig): Record<string, Json> => ({
         "400": r("BadRequest"),
         "404": r("NotFound"),
         ...keyedErrors,
+      },
+    },
+  },
+  "/v1/tokens/{mint}/refresh": {
+    post: {
+      operationId: "refreshBuild",
+      tags: ["Tokens"],
+      summary: "Re-issue a build under a fresh blockhash",
+      description:
+        "For a signer slower than a blockhash lives: re-issues a build of the calling key that " +
+        "has not landed (built, submitted or expired) with the same mint, seed, reference and " +
+        "instructions and a fresh blockhash, the costs read again. Not a new build: nothing is " +
+        "counted against the daily limit. The fee stays the build's quote while it holds " +
+        `(${quoteTtlS} s from it), and is re-priced at the current SOL price after; ` +
+        "`feeQuote` says which. Every message issued for the build stays valid until its own " +
+        "blockhash expires, and the relay accepts each within the hour after the last refresh: " +
+        "whichever lands first is the creation, and the others then fail harmlessly (the mint " +
+        "exists). 400 invalid_request naming mint: the build has landed (confirmed, failed or " +
+        "unverified). Another key's mint answers 404 like an unknown one. 400 insufficient_funds " +
+        "and simulation_failed as for a build; " + SIMULATION_FAILED_FIELDS,
+      parameters: [pathParam("mint", "mint address (base58)"), ref("parameters", "IdempotencyKey")],
+      responses: {
+        "200": ok("The build, re-issued", "TokenRefreshed"),
+        ...postErrors,
+        "404": r("NotFound"),
+        "503": r("PriceUnavailable"),
       },
     },
   },
