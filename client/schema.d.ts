@@ -565,6 +565,12 @@ export interface components {
                 /** @default false */
                 ignoreCase?: boolean;
             };
+            /** @description hands the mint authority to this address (base58) in the creating transaction, after the supply is minted and the metadata created; conflicts with revokeMint: true; still one signer. A wallet (on the ed25519 curve) or an existing account such as a multisig vault; an off-curve address with no account, a token account or a program is 400 naming the field. Not yet with token-2022 (400 naming it). */
+            mintAuthority?: string;
+            /** @description hands the freeze authority to this address (base58) in the creating transaction, as the mint is initialized; conflicts with revokeFreeze: true (which then defaults to false); still one signer. A wallet (on the ed25519 curve) or an existing account such as a multisig vault; an off-curve address with no account, a token account or a program is 400 naming the field. Not yet with token-2022 (400 naming it). */
+            freezeAuthority?: string;
+            /** @description hands the metadata update authority to this address (base58) in the creating transaction, as the metadata account is created; still one signer. A wallet (on the ed25519 curve) or an existing account such as a multisig vault; an off-curve address with no account, a token account or a program is 400 naming the field. Not yet with token-2022 (400 naming it). */
+            updateAuthority?: string;
         } & (unknown | unknown);
         TokenBuilt: {
             buildId: number;
@@ -779,6 +785,12 @@ export interface components {
                 /** @description null: the fee is permanent */
                 authority: string | null;
             };
+            /** @description address the mint authority was handed to in the creating transaction (base58); absent: the payer */
+            mintAuthority?: string;
+            /** @description address the freeze authority was handed to in the creating transaction (base58); absent: the payer */
+            freezeAuthority?: string;
+            /** @description address the metadata update authority was handed to in the creating transaction (base58); absent: the payer */
+            updateAuthority?: string;
         };
         WebhookRegistration: {
             url: string;
@@ -836,6 +848,12 @@ export interface components {
                     /** @description null: the fee is permanent */
                     authority: string | null;
                 };
+                /** @description address the mint authority was handed to in the creating transaction (base58); absent: the payer */
+                mintAuthority?: string;
+                /** @description address the freeze authority was handed to in the creating transaction (base58); absent: the payer */
+                freezeAuthority?: string;
+                /** @description address the metadata update authority was handed to in the creating transaction (base58); absent: the payer */
+                updateAuthority?: string;
             }[];
             /** @description pass as cursor for the next page; null when there is nothing more */
             nextCursor: string | null;

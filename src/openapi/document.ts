@@ -146,6 +146,29 @@ const metadataRequest = ({ limits }: DocumentConfig) => {
   });
 };
 
+/**
+ * The authorities a build hands over in its own transaction (classic program only for now): an
+ * address as for recipient, a wallet or an existing account (a vault), else 400 naming the field.
+ */
+const handedOver = (what: string, after: string) => ({
+  description:
+    `hands the ${what} to this address (base58) in the creating transaction, ${after}; ` +
+    "still one signer. A wallet (on the ed25519 curve) or an existing account such as a " +
+    "multisig vault; an off-curve address with no account, a token account or a program is " +
+    "400 naming the field. Not yet with token-2022 (400 naming it).",
+});
+const HANDED_AUTHORITIES = {
+  mintAuthority: handedOver(
+    "mint authority",
+    "after the supply is minted and the metadata created; conflicts with revokeMint: true",
+  ),
+  freezeAuthority: handedOver(
+    "freeze authority",
+    "as the mint is initialized; conflicts with revokeFreeze: true (which then defaults to false)",
+  ),
+  updateAuthority: handedOver("metadata update authority", "as the metadata account is created"),
+};
+
 const tokenBuildRequest = (cfg: DocumentConfig) =>
   annotate(jsonSchema(BuildRequestSchema, "input"), {
     payer: { description: "wallet that signs and pays all costs (base58, on the ed25519 curve)" },
@@ -207,6 +230,7 @@ const tokenBuildRequest = (cfg: DocumentConfig) =>
         "ignoreCase); a prefix's first character beyond the first few digits of base58 is much " +
         "rarer (most addresses are 44 characters and start with 1-9 or A-H).",
     },
+    ...HANDED_AUTHORITIES,
   }, {
     description:
       "Exactly one of supply / supplyRaw; supply * 10^decimals (or supplyRaw) must be > 0 and " +

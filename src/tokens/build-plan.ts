@@ -112,11 +112,18 @@ export interface BuildPlan {
   feeUsd: number;
   solUsd: number;
   rent: RentTable;
-  /** The accounts read beside the simulation: payer, recipient (unless the payer), token account. */
+  /**
+   * The accounts read beside the simulation: payer, recipient (unless the payer), token account,
+   * then each authority handed over (`authorities` names them, in that order).
+   */
   accounts: PublicKey[];
+  authorities: AuthorityField[];
   /** Every account the transaction write-locks, for the fee market. */
   writable: PublicKey[];
 }
+
+export const AUTHORITY_FIELDS = ["mintAuthority", "freezeAuthority", "updateAuthority"] as const;
+export type AuthorityField = typeof AUTHORITY_FIELDS[number];
 
 /** Any well-formed blockhash will do in a simulation whose node replaces it. */
 export const PLACEHOLDER_BLOCKHASH = PublicKey.default.toBase58();
@@ -159,9 +166,12 @@ export function planBuild(
     PLACEHOLDER_BLOCKHASH,
   );
   // The recipient's token account too: lamports already at its address lower its rent.
-  const accounts = req.recipient.equals(req.payer)
+  const base = req.recipient.equals(req.payer)
     ? [req.payer, addresses.recipientTokenAccount]
     : [req.payer, req.recipient, addresses.recipientTokenAccount];
+  // An authority goes to an address as a recipient does: the same policy, the same read.
+  const authorities = AUTHORITY_FIELDS.filter((f) => shape.fields[f] !== undefined);
+  const accounts = [...base, ...authorities.map((f) => new PublicKey(shape.fields[f]!))];
   // Only the payer and the treasury can have a history (the rest are created by this
   // transaction), and the treasury is the one that every build contends for.
   const writable = [
@@ -171,5 +181,15 @@ export function planBuild(
     addresses.metadataAccount,
     settings.treasury,
   ].filter((k, i, all) => all.findIndex((o) => o.equals(k)) === i);
-  return { shape, plan, probe, feeUsd: settings.tokenUsd, solUsd, rent, accounts, writable };
+  return {
+    shape,
+    plan,
+    probe,
+    feeUsd: settings.tokenUsd,
+    solUsd,
+    rent,
+    accounts,
+    authorities,
+    writable,
+  };
 }

@@ -45,6 +45,9 @@ export function requestOf(d: TokenBuilt["data"]): BuildRequest {
       : null,
     // The seed is already drawn: no grind again.
     vanity: null,
+    mintAuthority: d.mintAuthority ?? null,
+    freezeAuthority: d.freezeAuthority ?? null,
+    updateAuthority: d.updateAuthority ?? null,
   };
 }
 

@@ -43,7 +43,18 @@ export interface BuildRequest {
   transferFee?: TransferFeeRequest | null;
   /** Grind the seed until the mint address matches. */
   vanity?: VanityRequest | null;
+  /** Handed over in the creating transaction (base58); absent: the payer keeps it. */
+  mintAuthority?: string | null;
+  freezeAuthority?: string | null;
+  updateAuthority?: string | null;
 }
+
+/** The authorities a build can hand to another address, each conflicting with its revoke. */
+const AUTHORITIES = [
+  ["mintAuthority", "revokeMint"],
+  ["freezeAuthority", "revokeFreeze"],
+  ["updateAuthority", null],
+] as const;
 
 const utf8Bytes = (s: string) => new TextEncoder().encode(s).length;
 
@@ -137,6 +148,9 @@ const buildRequestSchema = (publicBaseUrl: string | null) =>
     tokenProgram: tokenProgramField,
     transferFee: transferFeeField.optional(),
     vanity: vanityField.optional(),
+    mintAuthority: address.optional(),
+    freezeAuthority: address.optional(),
+    updateAuthority: address.optional(),
   });
 
 /**
@@ -202,6 +216,7 @@ export function parseBuildRequest(
 
   const feeProblem = ok("transferFee") && ok("tokenProgram") ? transferFeeRule(body) : null;
   if (feeProblem) fields.transferFee = feeProblem;
+  Object.assign(fields, authorityConflicts(body));
 
   if (!parsed.success || Object.keys(fields).length > 0 || supplyRaw === null) {
     throw new ApiError("invalid_request", "Request is invalid", fields);
@@ -222,7 +237,31 @@ export function parseBuildRequest(
     tokenProgram: d.tokenProgram,
     transferFee: d.transferFee ?? null,
     vanity: d.vanity ?? null,
+    mintAuthority: d.mintAuthority ?? null,
+    freezeAuthority: d.freezeAuthority ?? null,
+    // A freeze authority handed over is not revoked (revokeFreeze defaults to true otherwise).
+    ...(d.freezeAuthority ? { revokeFreeze: false } : {}),
+    updateAuthority: d.updateAuthority ?? null,
   };
+}
+
+/**
+ * An authority handed to an address cannot also be revoked: both fields are named. Token-2022
+ * builds keep their authorities with the payer for now (its metadata and extension authorities
+ * are not handed over yet), so each is named there too.
+ */
+function authorityConflicts(body: Record<string, unknown>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [field, revoke] of AUTHORITIES) {
+    if (body[field] === undefined) continue;
+    if (body.tokenProgram === "token-2022") {
+      out[field] = "not available with tokenProgram token-2022 yet; the payer keeps it";
+    } else if (revoke && body[revoke] === true) {
+      out[field] = `conflicts with ${revoke}: an authority handed over is not revoked`;
+      out[revoke] = `conflicts with ${field}: send one of them`;
+    }
+  }
+  return out;
 }
 
 function supplyProblem(raw: bigint, what: string): string | null {
