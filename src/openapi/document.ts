@@ -147,7 +147,7 @@ const metadataRequest = ({ limits }: DocumentConfig) => {
 };
 
 /**
- * The authorities a build hands over in its own transaction (classic program only for now): an
+ * The authorities a build hands over in its own transaction, under either token program: an
  * address as for recipient, a wallet or an existing account (a vault), else 400 naming the field.
  */
 const handedOver = (what: string, after: string) => ({
@@ -155,7 +155,8 @@ const handedOver = (what: string, after: string) => ({
     `hands the ${what} to this address (base58) in the creating transaction, ${after}; ` +
     "still one signer. A wallet (on the ed25519 curve) or an existing account such as a " +
     "multisig vault; an off-curve address with no account, a token account or a program is " +
-    "400 naming the field. Not yet with token-2022 (400 naming it).",
+    "400 naming the field. Token-2022: the update authority is the metadata's and the " +
+    "metadata pointer's; the transfer-fee authorities stay the payer's.",
 });
 const HANDED_AUTHORITIES = {
   mintAuthority: handedOver(

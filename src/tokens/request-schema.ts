@@ -245,18 +245,12 @@ export function parseBuildRequest(
   };
 }
 
-/**
- * An authority handed to an address cannot also be revoked: both fields are named. Token-2022
- * builds keep their authorities with the payer for now (its metadata and extension authorities
- * are not handed over yet), so each is named there too.
- */
+/** An authority handed to an address cannot also be revoked: both fields are named. */
 function authorityConflicts(body: Record<string, unknown>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [field, revoke] of AUTHORITIES) {
     if (body[field] === undefined) continue;
-    if (body.tokenProgram === "token-2022") {
-      out[field] = "not available with tokenProgram token-2022 yet; the payer keeps it";
-    } else if (revoke && body[revoke] === true) {
+    if (revoke && body[revoke] === true) {
       out[field] = `conflicts with ${revoke}: an authority handed over is not revoked`;
       out[revoke] = `conflicts with ${field}: send one of them`;
     }

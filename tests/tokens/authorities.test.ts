@@ -5,7 +5,12 @@
  * and on the real Token Metadata program (skipped cleanly without its binary).
  */
 import { Keypair, PublicKey } from "@solana/web3.js";
-import { getMint } from "@solana/spl-token";
+import {
+  getMetadataPointerState,
+  getMint,
+  getTokenMetadata,
+  TOKEN_2022_PROGRAM_ID,
+} from "@solana/spl-token";
 import { assertEquals, assertMatch } from "../support/assert.ts";
 import { bearer, decodeTx, type Harness, startHarness } from "../support/harness.ts";
 import { METADATA_PROGRAM_MODES, needsMetaplexSo } from "../support/metaplex-fixture.ts";
@@ -131,13 +136,52 @@ Deno.test("authorities: conflicts with the revokes are named, an off-curve addre
     h.chain.airdrop(pda.toBase58(), 1_000_000_000n);
     assertEquals((await build(h, apiKey, wallet, { updateAuthority: pda.toBase58() })).status, 201);
 
-    const t22 = await build(h, apiKey, wallet, {
-      tokenProgram: "token-2022",
-      mintAuthority: someone,
-    });
-    assertEquals([t22.status, Object.keys(t22.body.error.fields)], [400, ["mintAuthority"]]);
     const bad = await build(h, apiKey, wallet, { freezeAuthority: "nope" });
     assertEquals([bad.status, Object.keys(bad.body.error.fields)], [400, ["freezeAuthority"]]);
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("authorities on a Token-2022 mint: mint and freeze, the metadata's update authority and its pointer's", async () => {
+  const h = await startHarness();
+  try {
+    const c = h.services.connection;
+    const { apiKey, wallet } = await h.newApiKey();
+    const [mintTo, freezeTo, updateTo] = [0, 1, 2].map(() => Keypair.generate().publicKey);
+    const built = await build(h, apiKey, wallet, {
+      tokenProgram: "token-2022",
+      transferFee: { basisPoints: 50, maximum: "1000" },
+      mintAuthority: mintTo.toBase58(),
+      freezeAuthority: freezeTo.toBase58(),
+      updateAuthority: updateTo.toBase58(),
+    });
+    assertEquals(built.status, 201, JSON.stringify(built.body));
+    const tx = decodeTx(built.body.transaction);
+    assertEquals(tx.message.header.numRequiredSignatures, 1);
+    tx.sign([wallet]);
+    const sent = await h.request("/v1/transactions", {
+      method: "POST",
+      headers: bearer(apiKey),
+      json: { transaction: b64(tx.serialize()) },
+    });
+    const { signature } = await sent.json();
+    assertEquals(sent.status, 202);
+    await h.waitForConfirmation(signature);
+    const mintKey = new PublicKey(built.body.mint);
+    const mint = await getMint(c, mintKey, "confirmed", TOKEN_2022_PROGRAM_ID);
+    assertEquals([mint.mintAuthority?.toBase58(), mint.freezeAuthority?.toBase58(), mint.supply], [
+      mintTo.toBase58(),
+      freezeTo.toBase58(),
+      500_000n,
+    ]);
+    const meta = await getTokenMetadata(c, mintKey, "confirmed", TOKEN_2022_PROGRAM_ID);
+    assertEquals(meta?.updateAuthority?.toBase58(), updateTo.toBase58());
+    assertEquals(getMetadataPointerState(mint)?.authority?.toBase58(), updateTo.toBase58());
+    const v = await (await h.request(`/v1/transactions/${signature}`, {
+      headers: bearer(apiKey),
+    })).json();
+    assertEquals([v.status, v.feeVerified], ["confirmed", true]);
   } finally {
     await h.close();
   }
