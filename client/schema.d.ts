@@ -549,12 +549,13 @@ export interface components {
              * @enum {string}
              */
             tokenProgram?: "spl-token" | "token-2022";
-            /** @description Token-2022 only (400 naming transferFee otherwise): a TransferFeeConfig taking basisPoints / 10000 of every transfer, at most maximum base units (a u64 as a string). The transfer-fee and withdraw-withheld authorities are the payer; permanent: true sets both to none, so nobody can ever change the fee or withdraw what it withheld into the token accounts (irreversible). */
+            /** @description Token-2022 only (400 naming transferFee otherwise): a TransferFeeConfig taking basisPoints / 10000 of every transfer, at most maximum base units (a u64 as a string). The transfer-fee and withdraw-withheld authorities are the payer unless handed over; permanent: true sets both to none, so nobody can ever change the fee or withdraw what it withheld into the token accounts (irreversible); authority (an address, checked as mintAuthority is) hands both to it instead. */
             transferFee?: {
                 basisPoints: number;
                 maximum: string;
                 /** @default false */
                 permanent?: boolean;
+                authority?: string;
             };
             /** @description grind the mint address: it starts with prefix and/or ends with suffix (base58 characters, at most 4 in total; ignoreCase accepts either case). The service tries seeds for the address (one SHA-256 each, still one signer) within a time budget (10 s); over it: 422 vanity_timeout and nothing is counted. The 201 says how many tries it took. Each character multiplies the work by about 58 (29 with ignoreCase); a prefix's first character beyond the first few digits of base58 is much rarer (most addresses are 44 characters and start with 1-9 or A-H). */
             vanity?: {
@@ -565,11 +566,11 @@ export interface components {
                 /** @default false */
                 ignoreCase?: boolean;
             };
-            /** @description hands the mint authority to this address (base58) in the creating transaction, after the supply is minted and the metadata created; conflicts with revokeMint: true; still one signer. A wallet (on the ed25519 curve) or an existing account such as a multisig vault; an off-curve address with no account, a token account or a program is 400 naming the field. Token-2022: the update authority is the metadata's and the metadata pointer's; the transfer-fee authorities stay the payer's. */
+            /** @description hands the mint authority to this address (base58) in the creating transaction, after the supply is minted and the metadata created; conflicts with revokeMint: true; still one signer. A wallet (on the ed25519 curve) or an existing account such as a multisig vault; an off-curve address with no account, a token account or a program is 400 naming the field. Token-2022: the update authority is the metadata's and the metadata pointer's; the transfer-fee authorities are transferFee.authority's. */
             mintAuthority?: string;
-            /** @description hands the freeze authority to this address (base58) in the creating transaction, as the mint is initialized; conflicts with revokeFreeze: true (which then defaults to false); still one signer. A wallet (on the ed25519 curve) or an existing account such as a multisig vault; an off-curve address with no account, a token account or a program is 400 naming the field. Token-2022: the update authority is the metadata's and the metadata pointer's; the transfer-fee authorities stay the payer's. */
+            /** @description hands the freeze authority to this address (base58) in the creating transaction, as the mint is initialized; conflicts with revokeFreeze: true (which then defaults to false); still one signer. A wallet (on the ed25519 curve) or an existing account such as a multisig vault; an off-curve address with no account, a token account or a program is 400 naming the field. Token-2022: the update authority is the metadata's and the metadata pointer's; the transfer-fee authorities are transferFee.authority's. */
             freezeAuthority?: string;
-            /** @description hands the metadata update authority to this address (base58) in the creating transaction, as the metadata account is created; still one signer. A wallet (on the ed25519 curve) or an existing account such as a multisig vault; an off-curve address with no account, a token account or a program is 400 naming the field. Token-2022: the update authority is the metadata's and the metadata pointer's; the transfer-fee authorities stay the payer's. */
+            /** @description hands the metadata update authority to this address (base58) in the creating transaction, as the metadata account is created; still one signer. A wallet (on the ed25519 curve) or an existing account such as a multisig vault; an off-curve address with no account, a token account or a program is 400 naming the field. Token-2022: the update authority is the metadata's and the metadata pointer's; the transfer-fee authorities are transferFee.authority's. */
             updateAuthority?: string;
         } & (unknown | unknown);
         TokenBuilt: {

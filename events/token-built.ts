@@ -51,9 +51,10 @@ export const TokenBuiltData = z.object({
   transferFee: z.object({
     basisPoints: z.number().int(),
     maximum: digits("largest fee of one transfer in base units"),
-    authority: base58("transfer-fee and withdraw authority (the payer)").nullable().describe(
-      "null: the fee is permanent",
-    ),
+    authority: base58("transfer-fee and withdraw authority (the payer unless handed over)")
+      .nullable().describe(
+        "null: the fee is permanent",
+      ),
   }).optional().describe("the Token-2022 transfer fee, when the mint has one"),
   /** Authorities handed to another address in the creating transaction (absent: the payer's). */
   mintAuthority: handedTo("mint authority"),

@@ -156,7 +156,7 @@ const handedOver = (what: string, after: string) => ({
     "still one signer. A wallet (on the ed25519 curve) or an existing account such as a " +
     "multisig vault; an off-curve address with no account, a token account or a program is " +
     "400 naming the field. Token-2022: the update authority is the metadata's and the " +
-    "metadata pointer's; the transfer-fee authorities stay the payer's.",
+    "metadata pointer's; the transfer-fee authorities are transferFee.authority's.",
 });
 const HANDED_AUTHORITIES = {
   mintAuthority: handedOver(
@@ -217,9 +217,10 @@ const tokenBuildRequest = (cfg: DocumentConfig) =>
     transferFee: {
       description: "Token-2022 only (400 naming transferFee otherwise): a TransferFeeConfig " +
         "taking basisPoints / 10000 of every transfer, at most maximum base units (a u64 as a " +
-        "string). The transfer-fee and withdraw-withheld authorities are the payer; " +
+        "string). The transfer-fee and withdraw-withheld authorities are the payer unless handed over; " +
         "permanent: true sets both to none, so nobody can ever change the fee or withdraw what " +
-        "it withheld into the token accounts (irreversible).",
+        "it withheld into the token accounts (irreversible); authority (an address, checked as " +
+        "mintAuthority is) hands both to it instead.",
     },
     vanity: {
       description: "grind the mint address: it starts with prefix and/or ends with suffix " +

@@ -93,7 +93,11 @@ export function shapeToken(req: BuildRequest, ids: BuildIds): TokenShape {
     ? {
       basisPoints: req.transferFee.basisPoints,
       maximum: req.transferFee.maximum,
-      authority: req.transferFee.permanent ? null : req.payer,
+      authority: req.transferFee.permanent
+        ? null
+        : req.transferFee.authority
+        ? new PublicKey(req.transferFee.authority)
+        : req.payer,
     }
     : null;
   const token2022 = tokenProgram === "token-2022"
@@ -123,7 +127,17 @@ export interface BuildPlan {
 }
 
 export const AUTHORITY_FIELDS = ["mintAuthority", "freezeAuthority", "updateAuthority"] as const;
-export type AuthorityField = typeof AUTHORITY_FIELDS[number];
+/** A field naming an address an authority is handed to (an error names it as the request does). */
+export type AuthorityField = typeof AUTHORITY_FIELDS[number] | "transferFee.authority";
+
+/** Every authority the request hands to an address, with the field that names it. */
+function handedAuthorities(shape: TokenShape): [AuthorityField, string][] {
+  const out: [AuthorityField, string][] = AUTHORITY_FIELDS.filter((f) => shape.fields[f])
+    .map((f) => [f, shape.fields[f]!]);
+  const fee = shape.req.transferFee?.authority;
+  if (fee) out.push(["transferFee.authority", fee]);
+  return out;
+}
 
 /** Any well-formed blockhash will do in a simulation whose node replaces it. */
 export const PLACEHOLDER_BLOCKHASH = PublicKey.default.toBase58();
@@ -170,8 +184,9 @@ export function planBuild(
     ? [req.payer, addresses.recipientTokenAccount]
     : [req.payer, req.recipient, addresses.recipientTokenAccount];
   // An authority goes to an address as a recipient does: the same policy, the same read.
-  const authorities = AUTHORITY_FIELDS.filter((f) => shape.fields[f] !== undefined);
-  const accounts = [...base, ...authorities.map((f) => new PublicKey(shape.fields[f]!))];
+  const handed = handedAuthorities(shape);
+  const authorities = handed.map(([f]) => f);
+  const accounts = [...base, ...handed.map(([, a]) => new PublicKey(a))];
   // Only the payer and the treasury can have a history (the rest are created by this
   // transaction), and the treasury is the one that every build contends for.
   const writable = [

@@ -4,6 +4,7 @@
  * own fields read as the contract states them.
  */
 import { z } from "zod";
+import { parseAddress } from "../kernel/base58.ts";
 import { MAX_VANITY_CHARS, vanityCharsProblem } from "./vanity.ts";
 
 const U64_MAX = (1n << 64n) - 1n;
@@ -15,6 +16,8 @@ export interface TransferFeeRequest {
   maximum: bigint;
   /** No authority at all: nobody can ever change the fee or withdraw what it withheld. */
   permanent: boolean;
+  /** Both transfer-fee authorities handed to this address (base58); absent: the payer's. */
+  authority?: string | null;
 }
 
 export interface VanityRequest {
@@ -38,7 +41,20 @@ export const transferFeeField = z.strictObject({
     .refine((s) => BigInt(s) <= U64_MAX, `must fit in a u64 (at most ${U64_MAX})`)
     .transform((s) => BigInt(s)),
   permanent: z.boolean({ error: "must be true or false" }).default(false),
-}, { error: "must be an object { basisPoints, maximum, permanent? }" });
+  authority: z.string().refine((a) => parseAddress(a) !== null, {
+    message: "must be a base58 Solana address (32 bytes)",
+  }).optional(),
+}, { error: "must be an object { basisPoints, maximum, permanent?, authority? }" }).superRefine(
+  (f, ctx) => {
+    if (f.permanent && f.authority !== undefined) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["authority"],
+        message: "conflicts with permanent: a permanent fee has no authority to hand over",
+      });
+    }
+  },
+);
 
 /** The cross-field rule: a transfer fee is a Token-2022 extension. */
 export function transferFeeRule(body: Record<string, unknown>): string | null {

@@ -41,6 +41,7 @@ export function requestOf(d: TokenBuilt["data"]): BuildRequest {
         basisPoints: d.transferFee.basisPoints,
         maximum: BigInt(d.transferFee.maximum),
         permanent: d.transferFee.authority === null,
+        authority: d.transferFee.authority === d.payer ? null : d.transferFee.authority,
       }
       : null,
     // The seed is already drawn: no grind again.

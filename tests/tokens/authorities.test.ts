@@ -9,6 +9,7 @@ import {
   getMetadataPointerState,
   getMint,
   getTokenMetadata,
+  getTransferFeeConfig,
   TOKEN_2022_PROGRAM_ID,
 } from "@solana/spl-token";
 import { assertEquals, assertMatch } from "../support/assert.ts";
@@ -148,10 +149,29 @@ Deno.test("authorities on a Token-2022 mint: mint and freeze, the metadata's upd
   try {
     const c = h.services.connection;
     const { apiKey, wallet } = await h.newApiKey();
-    const [mintTo, freezeTo, updateTo] = [0, 1, 2].map(() => Keypair.generate().publicKey);
+    const [mintTo, freezeTo, updateTo, feeTo] = [0, 1, 2, 3].map(() =>
+      Keypair.generate().publicKey
+    );
+    // Permanent and handed over at once: named.
+    const both = await build(h, apiKey, wallet, {
+      tokenProgram: "token-2022",
+      transferFee: { basisPoints: 50, maximum: "1000", permanent: true, authority: feeTo },
+    });
+    assertEquals([both.status, Object.keys(both.body.error.fields)], [400, [
+      "transferFee.authority",
+    ]]);
+    // An off-curve fee authority with no account: refused like any other handed authority.
+    const [pda] = PublicKey.findProgramAddressSync([new Uint8Array([7])], h.treasury.publicKey);
+    const typo = await build(h, apiKey, wallet, {
+      tokenProgram: "token-2022",
+      transferFee: { basisPoints: 50, maximum: "1000", authority: pda.toBase58() },
+    });
+    assertEquals([typo.status, Object.keys(typo.body.error.fields)], [400, [
+      "transferFee.authority",
+    ]]);
     const built = await build(h, apiKey, wallet, {
       tokenProgram: "token-2022",
-      transferFee: { basisPoints: 50, maximum: "1000" },
+      transferFee: { basisPoints: 50, maximum: "1000", authority: feeTo.toBase58() },
       mintAuthority: mintTo.toBase58(),
       freezeAuthority: freezeTo.toBase58(),
       updateAuthority: updateTo.toBase58(),
@@ -178,6 +198,11 @@ Deno.test("authorities on a Token-2022 mint: mint and freeze, the metadata's upd
     const meta = await getTokenMetadata(c, mintKey, "confirmed", TOKEN_2022_PROGRAM_ID);
     assertEquals(meta?.updateAuthority?.toBase58(), updateTo.toBase58());
     assertEquals(getMetadataPointerState(mint)?.authority?.toBase58(), updateTo.toBase58());
+    const fee = getTransferFeeConfig(mint);
+    assertEquals(
+      [fee?.transferFeeConfigAuthority.toBase58(), fee?.withdrawWithheldAuthority.toBase58()],
+      [feeTo.toBase58(), feeTo.toBase58()],
+    );
     const v = await (await h.request(`/v1/transactions/${signature}`, {
       headers: bearer(apiKey),
     })).json();
