@@ -13,6 +13,7 @@ import { TokenRefreshed } from "../../src/tokens/build-response.ts";
 import { runAudit } from "../../src/audit/audit.ts";
 import { rpcTxReader } from "../../src/audit/chain-check.ts";
 import { MemorySink } from "../../src/audit/sink.ts";
+import { countingFetch } from "../support/counting-fetch.ts";
 
 const b64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));
 
@@ -280,4 +281,23 @@ Deno.test("refresh is refused for another key's build and an unknown mint (404),
     // The owner's refresh still works after all that.
     assertEquals((await refresh(h, apiKey, first.body.mint)).status, 200);
   });
+});
+
+Deno.test("a refresh costs what a build's round trip costs: accounts, fee market, simulation", async () => {
+  const rpc = countingFetch();
+  const h = await startHarness({ rpcFetch: rpc.fetchFn });
+  try {
+    const { apiKey, wallet } = await h.newApiKey();
+    const first = await build(h, apiKey, wallet, "Counted");
+    assertEquals(first.status, 201);
+    rpc.take();
+    assertEquals((await refresh(h, apiKey, first.body.mint)).status, 200);
+    assertEquals(rpc.take(), {
+      getMultipleAccounts: 1,
+      getRecentPrioritizationFees: 1,
+      simulateTransaction: 1,
+    });
+  } finally {
+    await h.close();
+  }
 });
