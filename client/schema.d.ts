@@ -129,6 +129,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tokens/{mint}/refresh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Re-issue a build under a fresh blockhash
+         * @description For a signer slower than a blockhash lives: re-issues a build of the calling key that has not landed (built, submitted or expired) with the same mint, seed, reference and instructions and a fresh blockhash, the costs read again. Not a new build: nothing is counted against the daily limit. The fee stays the build's quote while it holds (600 s from it), and is re-priced at the current SOL price after; `feeQuote` says which. Every message issued for the build stays valid until its own blockhash expires, and the relay accepts each within the hour after the last refresh: whichever lands first is the creation, and the others then fail harmlessly (the mint exists). 400 invalid_request naming mint: the build has landed (confirmed, failed or unverified). Another key's mint answers 404 like an unknown one. 400 insufficient_funds and simulation_failed as for a build; its fields name the reason: `instruction` {index, program, raisedBy (the program that raised it, e.g. the System Program inside a CPI), code (a program's custom code or the runtime's error name), name (where the program publishes one), message}, `error` (the node's error JSON) and `logs` (the program logs).
+         */
+        post: operations["refreshBuild"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/transactions": {
         parameters: {
             query?: never;
@@ -484,7 +504,7 @@ export interface components {
                 message: string;
             }[];
         };
-        /** @description Exactly one of supply / supplyRaw; supply * 10^decimals (or supplyRaw) must be > 0 and fit in a u64. transferFee only with tokenProgram "token-2022". Unknown members are refused. */
+        /** @description Exactly one of supply / supplyRaw; supply * 10^decimals (or supplyRaw) must be > 0 and fit in a u64. transferFee only with tokenProgram "token-2022". mintAuthority not with revokeMint: true, freezeAuthority not with revokeFreeze: true. Unknown members are refused. */
         TokenBuildRequest: ({
             /** @description wallet that signs and pays all costs: base58 of 32 bytes in its canonical spelling, a point on the ed25519 curve (a program-derived address cannot sign) */
             payer: string;
@@ -529,12 +549,13 @@ export interface components {
              * @enum {string}
              */
             tokenProgram?: "spl-token" | "token-2022";
-            /** @description Token-2022 only (400 naming transferFee otherwise): a TransferFeeConfig taking basisPoints / 10000 of every transfer, at most maximum base units (a u64 as a string). The transfer-fee and withdraw-withheld authorities are the payer; permanent: true sets both to none, so nobody can ever change the fee or withdraw what it withheld into the token accounts (irreversible). */
+            /** @description Token-2022 only (400 naming transferFee otherwise): a TransferFeeConfig taking basisPoints / 10000 of every transfer, at most maximum base units (a u64 as a string). The transfer-fee and withdraw-withheld authorities are the payer unless handed over; permanent: true sets both to none, so nobody can ever change the fee or withdraw what it withheld into the token accounts (irreversible); authority (an address, checked as mintAuthority is) hands both to it instead. */
             transferFee?: {
                 basisPoints: number;
                 maximum: string;
                 /** @default false */
                 permanent?: boolean;
+                authority?: string;
             };
             /** @description grind the mint address: it starts with prefix and/or ends with suffix (base58 characters, at most 4 in total; ignoreCase accepts either case). The service tries seeds for the address (one SHA-256 each, still one signer) within a time budget (10 s); over it: 422 vanity_timeout and nothing is counted. The 201 says how many tries it took. Each character multiplies the work by about 58 (29 with ignoreCase); a prefix's first character beyond the first few digits of base58 is much rarer (most addresses are 44 characters and start with 1-9 or A-H). */
             vanity?: {
@@ -560,6 +581,12 @@ export interface components {
                 prefix: unknown;
                 suffix?: unknown;
             };
+            /** @description hands the mint authority to this address (base58) in the creating transaction, after the supply is minted and the metadata created; conflicts with revokeMint: true; still one signer. A wallet (on the ed25519 curve) or an existing account such as a multisig vault; an off-curve address with no account, a token account or a program is 400 naming the field. Token-2022: the update authority is the metadata's and the metadata pointer's; the transfer-fee authorities are transferFee.authority's. */
+            mintAuthority?: string;
+            /** @description hands the freeze authority to this address (base58) in the creating transaction, as the mint is initialized; conflicts with revokeFreeze: true (which then defaults to false); still one signer. A wallet (on the ed25519 curve) or an existing account such as a multisig vault; an off-curve address with no account, a token account or a program is 400 naming the field. Token-2022: the update authority is the metadata's and the metadata pointer's; the transfer-fee authorities are transferFee.authority's. */
+            freezeAuthority?: string;
+            /** @description hands the metadata update authority to this address (base58) in the creating transaction, as the metadata account is created; still one signer. A wallet (on the ed25519 curve) or an existing account such as a multisig vault; an off-curve address with no account, a token account or a program is 400 naming the field. Token-2022: the update authority is the metadata's and the metadata pointer's; the transfer-fee authorities are transferFee.authority's. */
+            updateAuthority?: string;
         } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown)) & (unknown | unknown);
         TokenBuilt: {
             buildId: number;
@@ -653,6 +680,70 @@ export interface components {
                 }[];
             };
         };
+        TokenRefreshed: {
+            buildId: number;
+            /** @description address of the new mint (base58) */
+            mint: string;
+            /** @description address of the metadata account (Token-2022: the mint itself, which holds the metadata) (base58) */
+            metadataAccount: string;
+            /** @description address of the recipient's token account (base58) */
+            recipientTokenAccount: string;
+            /** @description base64 unsigned legacy transaction */
+            transaction: string;
+            /** @constant */
+            transactionEncoding: "base64";
+            /** @constant */
+            format: "legacy-unsigned";
+            /** @description the payer, the only required signer (base58) */
+            requiredSigner: string;
+            recentBlockhash: string;
+            lastValidBlockHeight: number;
+            /** @description validity window in seconds (about 60) */
+            expiresInSeconds: number;
+            fee: {
+                usd: number;
+                /** @description fee in lamports, a string of decimal digits */
+                lamports: string;
+                /** @description address receiving the fee (base58) */
+                treasury: string;
+            };
+            /** @description Every lamport the payer spends if the transaction lands, from the cluster's rent and fee rules. The payer needs totalLamports exactly, or at least totalLamports plus the rent-exempt minimum of a wallet (it may not be left between 0 and that); insufficient_funds carries the same costs, needed, available and shortfall. Token-2022: mintRentLamports is the rent of the mint at its final size (extensions and in-mint metadata included), tokenAccountRentLamports that of a token account with the extensions the mint requires (170 bytes, 182 with a transfer fee), and both metadata parts are 0. */
+            costs: {
+                /** @description base fee of the one signature, a string of decimal digits */
+                networkFeeLamports: string;
+                /** @description priority fee: the compute-unit limit times the unit price set, a string of decimal digits */
+                priorityFeeLamports: string;
+                /** @description rent-exempt minimum of the mint account, a string of decimal digits */
+                mintRentLamports: string;
+                /** @description rent the payer adds to the recipient's token account (0 when its address already holds it), a string of decimal digits */
+                tokenAccountRentLamports: string;
+                /** @description rent-exempt minimum of the metadata account (607 bytes), a string of decimal digits */
+                metadataRentLamports: string;
+                /** @description the Token Metadata program's creation fee, kept in the metadata account, a string of decimal digits */
+                metadataProtocolFeeLamports: string;
+                /** @description our fee (fee.lamports), a string of decimal digits */
+                serviceFeeLamports: string;
+                /** @description the sum: exactly what leaves the payer's balance if the transaction lands, a string of decimal digits */
+                totalLamports: string;
+            };
+            /**
+             * @description present for a Token-2022 mint; absent: the classic SPL Token program
+             * @constant
+             */
+            tokenProgram?: "token-2022";
+            /** @description present when a vanity address was asked for */
+            vanity?: {
+                /** @description seeds tried until the mint address matched */
+                tries: number;
+            };
+            /**
+             * @description quoted: the fee of the build's quote, which still held; repriced: the quote had run out, so the fee is converted at the current SOL price
+             * @enum {string}
+             */
+            feeQuote: "quoted" | "repriced";
+            /** @description how many times the build has been re-issued, this one included */
+            refreshes: number;
+        };
         RelayRequest: {
             /** @description base64 of the signed transaction */
             transaction: string;
@@ -710,6 +801,12 @@ export interface components {
                 /** @description null: the fee is permanent */
                 authority: string | null;
             };
+            /** @description address the mint authority was handed to in the creating transaction (base58); absent: the payer */
+            mintAuthority?: string;
+            /** @description address the freeze authority was handed to in the creating transaction (base58); absent: the payer */
+            freezeAuthority?: string;
+            /** @description address the metadata update authority was handed to in the creating transaction (base58); absent: the payer */
+            updateAuthority?: string;
         };
         WebhookRegistration: {
             url: string;
@@ -767,6 +864,12 @@ export interface components {
                     /** @description null: the fee is permanent */
                     authority: string | null;
                 };
+                /** @description address the mint authority was handed to in the creating transaction (base58); absent: the payer */
+                mintAuthority?: string;
+                /** @description address the freeze authority was handed to in the creating transaction (base58); absent: the payer */
+                freezeAuthority?: string;
+                /** @description address the metadata update authority was handed to in the creating transaction (base58); absent: the payer */
+                updateAuthority?: string;
             }[];
             /** @description pass as cursor for the next page; null when there is nothing more */
             nextCursor: string | null;
@@ -1497,6 +1600,83 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+        };
+    };
+    refreshBuild: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1 to 255 printable ASCII characters, scoped to the key, kept 24 h. A retry with the same key and body replays the stored response without doing the work again. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description mint address (base58)
+                 * @example 7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU
+                 */
+                mint: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The build, re-issued */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "buildId": 42,
+                     *       "mint": "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU",
+                     *       "metadataAccount": "8ZAa12H5kmduNJpUS8vJ7wtkgwCEXPwXWC84WejdHnoJ",
+                     *       "recipientTokenAccount": "Aa2bBV7kmwMRSdDGiVWifSy7raahTWnrXeFpYAExnWkm",
+                     *       "transaction": "AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA…",
+                     *       "transactionEncoding": "base64",
+                     *       "format": "legacy-unsigned",
+                     *       "requiredSigner": "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin",
+                     *       "recentBlockhash": "3HxNDVB7k1ZtbTq2YRRPP9nZyJQ4AfiuRDgTWmsZqRVG",
+                     *       "lastValidBlockHeight": 287654777,
+                     *       "expiresInSeconds": 60,
+                     *       "fee": {
+                     *         "usd": 2.99,
+                     *         "lamports": "19933334",
+                     *         "treasury": "7c3hvvQt9TKVt9nB3aUT1ugxL5Zhk9vkvLEiV3cd91tq"
+                     *       },
+                     *       "costs": {
+                     *         "networkFeeLamports": "5000",
+                     *         "priorityFeeLamports": "10000",
+                     *         "mintRentLamports": "1461600",
+                     *         "tokenAccountRentLamports": "2039280",
+                     *         "metadataRentLamports": "5115600",
+                     *         "metadataProtocolFeeLamports": "10000000",
+                     *         "serviceFeeLamports": "19933334",
+                     *         "totalLamports": "38564814"
+                     *       },
+                     *       "feeQuote": "quoted",
+                     *       "refreshes": 1
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TokenRefreshed"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["PriceUnavailable"];
         };
     };
     submitTransaction: {

@@ -23,7 +23,7 @@ export const KEY_EVENT_TYPES = [
   "KeySuspended",
 ] as const satisfies readonly EventType[];
 
-/** The events of one build's life, each naming its `buildId`: built, then its outcome. */
+/** The events of one build's life, each naming its `buildId`: built (and re-issued), then its outcome. */
 export const BUILD_EVENT_TYPES = [
   "TokenBuilt",
   "TransactionSubmitted",
@@ -32,6 +32,7 @@ export const BUILD_EVENT_TYPES = [
   "TransactionFailed",
   "CreationUnverified",
   "BuildExpired",
+  "BuildRefreshed",
 ] as const satisfies readonly EventType[];
 
 export const EVENT_TYPES = [

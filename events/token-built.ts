@@ -8,6 +8,12 @@
 import { z } from "zod";
 import { base58, digits } from "../src/kernel/described.ts";
 
+/** An authority handed over in the creating transaction: optional, described on the optional. */
+const handedTo = (authority: string) =>
+  base58(authority).optional().describe(
+    `address the ${authority} was handed to in the creating transaction (base58); absent: the payer`,
+  );
+
 export const TokenBuiltData = z.object({
   buildId: z.number().int(),
   keyId: z.string(),
@@ -45,10 +51,15 @@ export const TokenBuiltData = z.object({
   transferFee: z.object({
     basisPoints: z.number().int(),
     maximum: digits("largest fee of one transfer in base units"),
-    authority: base58("transfer-fee and withdraw authority (the payer)").nullable().describe(
-      "null: the fee is permanent",
-    ),
+    authority: base58("transfer-fee and withdraw authority (the payer unless handed over)")
+      .nullable().describe(
+        "null: the fee is permanent",
+      ),
   }).optional().describe("the Token-2022 transfer fee, when the mint has one"),
+  /** Authorities handed to another address in the creating transaction (absent: the payer's). */
+  mintAuthority: handedTo("mint authority"),
+  freezeAuthority: handedTo("freeze authority"),
+  updateAuthority: handedTo("metadata update authority"),
   /** The vanity pattern the seed was ground for, and how many seeds were tried. */
   vanity: z.object({
     prefix: z.string(),
@@ -68,7 +79,7 @@ type Field = keyof TokenBuiltData;
  */
 export const SERVED = {
   head: ["mint", "name", "symbol"],
-  tail: ["tokenProgram", "transferFee"],
+  tail: ["tokenProgram", "transferFee", "mintAuthority", "freezeAuthority", "updateAuthority"],
 } as const satisfies { head: readonly Field[]; tail: readonly Field[] };
 
 /** What the build record keeps of the event, in its order: what the lifecycle needs, and `SERVED`. */

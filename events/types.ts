@@ -238,6 +238,32 @@ export interface BuildExpired {
   data: { buildId: number; mint: string; blockHeight: number };
 }
 
+/**
+ * The build re-issued (POST /v1/tokens/{mint}/refresh): the same mint, seed, reference and
+ * instructions under a fresh blockhash. Every message issued for the build stays its own; the
+ * first to land is the creation.
+ */
+export interface BuildRefreshed {
+  type: "BuildRefreshed";
+  v: 1;
+  data: {
+    buildId: number;
+    mint: string;
+    /** The build's reference, so a build the watcher had expired can be reopened. */
+    reference: string;
+    blockhash: string;
+    lastValidBlockHeight: number;
+    /** SHA-256 (hex) of the new message. */
+    messageHash: string;
+    /** Our fee in the new message, and how it was set. */
+    feeLamports: string;
+    feeUsd: number;
+    solUsd: number;
+    /** "quoted": the build's quote still held; "repriced": at the SOL price of the refresh. */
+    feeQuote: "quoted" | "repriced";
+  };
+}
+
 // Webhooks (issue 20): endpoints a key registers, and every delivery attempt to them.
 
 /** The Standard Webhooks event types sent per build, one per final outcome. */
@@ -344,6 +370,7 @@ export type DomainEvent =
   | TransactionFailed
   | CreationUnverified
   | BuildExpired
+  | BuildRefreshed
   | WebhookEvent;
 
 export type EventType = DomainEvent["type"];

@@ -2,7 +2,7 @@
  * Build records and the lifecycle of each creation:
  * built -> submitted -> confirmed | failed | unverified, and built/submitted -> expired.
  */
-import type { EventType, StoredEvent } from "../events/types.ts";
+import type { BuildRefreshed, EventType, StoredEvent } from "../events/types.ts";
 import { BUILD_EVENT_TYPES, isBuildEvent } from "../events/event-types.ts";
 import type { DeclaredProjection } from "../events/projection.ts";
 import { type KeptField, keptOf, type TokenBuiltData } from "../events/token-built.ts";
@@ -28,6 +28,14 @@ export interface BuildLifecycle {
    * becomes the outcome (`failed`) only at expiry, if no other version succeeded by then.
    */
   failedAttempt?: { signature: string; reason: string } | null;
+  /**
+   * The lowest fee of the messages issued for the build (a refresh may re-price it): a landing
+   * paying at least this paid a fee we quoted. Absent: never refreshed, `feeLamports` it is.
+   */
+  feeFloorLamports?: string;
+  /** How many times the build was re-issued (absent: never), and the last time (Unix seconds). */
+  refreshes?: number;
+  refreshedAt?: number | null;
   /** Unix seconds. */
   createdAt: number;
   submittedAt: number | null;
@@ -101,7 +109,8 @@ export const buildsProjection: DeclaredProjection<BuildDoc> = {
           status: "unverified",
           signature: e.data.signature,
           // The seed's "whether the service fee is present": a short supply leaves a paid fee paid.
-          feeVerified: BigInt(e.data.feeLamportsSeen) >= BigInt(doc.feeLamports),
+          feeVerified:
+            BigInt(e.data.feeLamportsSeen) >= BigInt(doc.feeFloorLamports ?? doc.feeLamports),
           feeLamportsSeen: e.data.feeLamportsSeen,
           supplyRawSeen: e.data.supplyRawSeen,
           decimalsSeen: e.data.decimalsSeen ?? null,
@@ -112,11 +121,39 @@ export const buildsProjection: DeclaredProjection<BuildDoc> = {
         };
       case "BuildExpired":
         return { ...doc, status: "expired" };
+      case "BuildRefreshed":
+        return refreshed(doc, e.data, seconds(e.at));
       default:
         return doc;
     }
   },
 };
+
+/**
+ * A re-issued build: the latest message's blockhash, validity and fee, the floor of the fees
+ * issued, and back to `built` if the watcher had expired it (nothing landed, or it would not
+ * have). A build that landed is not refreshed (the command refuses), so its record stays.
+ */
+function refreshed(
+  doc: BuildDoc,
+  d: BuildRefreshed["data"],
+  at: number,
+): BuildDoc {
+  if (doc.status !== "built" && doc.status !== "submitted" && doc.status !== "expired") return doc;
+  const floor = BigInt(doc.feeFloorLamports ?? doc.feeLamports);
+  const fee = BigInt(d.feeLamports);
+  return {
+    ...doc,
+    status: doc.status === "expired" ? "built" : doc.status,
+    blockhash: d.blockhash,
+    lastValidBlockHeight: d.lastValidBlockHeight,
+    messageHash: d.messageHash,
+    feeLamports: d.feeLamports,
+    feeFloorLamports: (fee < floor ? fee : floor).toString(),
+    refreshes: (doc.refreshes ?? 0) + 1,
+    refreshedAt: at,
+  };
+}
 
 /** Lookup indexes: a build is found by its mint, its message hash, its reference or signature. */
 const index = (
@@ -138,10 +175,11 @@ export const buildByMintProjection = index(
   ["TokenBuilt"],
   (e) => (e.type === "TokenBuilt" ? e.data.mint : null),
 );
+/** Every message issued for a build, the first and each refresh's, finds it. */
 export const buildByMessageProjection = index(
   "build_by_message",
-  ["TokenBuilt"],
-  (e) => (e.type === "TokenBuilt" ? e.data.messageHash : null),
+  ["TokenBuilt", "BuildRefreshed"],
+  (e) => (e.type === "TokenBuilt" || e.type === "BuildRefreshed" ? e.data.messageHash : null),
 );
 export const buildByReferenceProjection = index(
   "build_by_reference",
@@ -193,14 +231,27 @@ export const openBuildsProjection: DeclaredProjection<OpenBuildDoc> = {
       ? []
       : [[id]];
   },
-  evolve: (_doc, e) =>
-    e.type === "TokenBuilt"
-      ? {
+  evolve: (doc, e) => {
+    if (e.type === "TokenBuilt") {
+      return {
         buildId: e.data.buildId,
         reference: e.data.reference,
         mint: e.data.mint,
         lastValidBlockHeight: e.data.lastValidBlockHeight,
         createdAt: seconds(e.at),
-      }
-      : null,
+      };
+    }
+    // A refresh moves the expiry on, so the watcher waits for the new message; a build the
+    // watcher had expired is open again (none of its transactions is older than the refresh).
+    if (e.type === "BuildRefreshed") {
+      return {
+        buildId: e.data.buildId,
+        reference: e.data.reference,
+        mint: e.data.mint,
+        lastValidBlockHeight: e.data.lastValidBlockHeight,
+        createdAt: doc?.createdAt ?? seconds(e.at),
+      };
+    }
+    return null;
+  },
 };

@@ -96,6 +96,18 @@ export const auditBuildProjection: Projection<AuditBuildDoc> = {
         anomalies,
       };
     }
+    if (e.type === "BuildRefreshed") {
+      // The lowest fee issued is what a landing must pay; an expired build is open again.
+      if (!doc || !["built", "submitted", "expired"].includes(doc.status)) return doc;
+      const quoted = doc.quotedLamports === null ? null : BigInt(doc.quotedLamports);
+      const fee = BigInt(e.data.feeLamports);
+      return {
+        ...doc,
+        status: doc.status === "expired" ? "built" : doc.status,
+        quotedLamports: (quoted === null || fee < quoted ? fee : quoted).toString(),
+        outcomeAt: doc.status === "expired" ? null : doc.outcomeAt,
+      };
+    }
     if (!("buildId" in e.data) || !("mint" in e.data)) return doc;
     let d = doc ?? orphan(e.data.buildId, e.data.mint);
     if (d.hasBuild && e.data.mint !== d.mint) {

@@ -86,6 +86,7 @@ export function assessCreation(
     | "recipientTokenAccount"
     | "supplyRaw"
     | "feeLamports"
+    | "feeFloorLamports"
     | "treasury"
     | "reference"
     | "decimals"
@@ -112,9 +113,11 @@ export function assessCreation(
     problems.push(`the token account belongs to ${recipientSeen}, expected ${build.recipient}`);
   }
   const fee = feePaid(tx, build.treasury, build.reference);
+  // A refreshed build may have been issued at more than one fee: each was a quote of ours.
+  const quoted = build.feeFloorLamports ?? build.feeLamports;
   if (fee === 0n) problems.push("no service fee with the build's reference in the transaction");
-  else if (fee < BigInt(build.feeLamports)) {
-    problems.push(`service fee ${fee} lamports is below the quoted ${build.feeLamports}`);
+  else if (fee < BigInt(quoted)) {
+    problems.push(`service fee ${fee} lamports is below the quoted ${quoted}`);
   }
   return {
     status: problems.length === 0 ? "confirmed" : "unverified",

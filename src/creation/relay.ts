@@ -1,5 +1,6 @@
 /**
- * The relay command: accept only the exact message we built for the calling key in the last hour,
+ * The relay command: accept only an exact message we built (or refreshed) for the calling key in
+ * the last hour,
  * signed by its payer, before its blockhash expires; send it with preflight; record the submission
  * and schedule re-broadcasts in one commit with the idempotency record.
  */
@@ -40,7 +41,10 @@ export async function relayTransaction(
   const hash = await sha256Hex(wire.message);
   const b = await ownBuildBy(s.kv, caller.keyId, "build_by_message", hash);
   if (!b) throw await unknownBuild(s, caller, wire);
-  if (b.createdAt + RELAY_WINDOW_S < Math.floor(s.clock() / 1000)) {
+  // The hour runs from the build's last issue: a refresh issues every message of it anew (an
+  // older one is accepted too, and the cluster refuses it once the mint exists or its blockhash
+  // has expired).
+  if (Math.max(b.createdAt, b.refreshedAt ?? 0) + RELAY_WINDOW_S < Math.floor(s.clock() / 1000)) {
     throw refuse("build is older than one hour");
   }
   if (

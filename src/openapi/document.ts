@@ -26,12 +26,16 @@ import {
   DEFAULT_TIMEOUT_MS as IMAGE_FETCH_TIMEOUT_MS,
 } from "../metadata/image/fetch-image.ts";
 import { RECORD_TTL_MS } from "../idempotency/record.ts";
-import { BuildRequestSchema, supplyBoundSchema } from "../tokens/request-schema.ts";
+import {
+  authorityRuleSchema,
+  BuildRequestSchema,
+  supplyBoundSchema,
+} from "../tokens/request-schema.ts";
 import { transferFeeRuleSchema } from "../tokens/extensions-schema.ts";
 import { MAX_NAME_BYTES, MAX_SYMBOL_BYTES, MAX_URI_BYTES } from "../domain/onchain-text.ts";
 import { MAX_VANITY_CHARS } from "../tokens/vanity.ts";
 import * as S from "./schemas.ts";
-import { TokenBuilt } from "../tokens/build-response.ts";
+import { TokenBuilt, TokenRefreshed } from "../tokens/build-response.ts";
 import { RelayRequest } from "../creation/relay-request.ts";
 import { BuildRecord } from "../tokens/build-record.ts";
 import { tokensPerDay } from "../tokens/tokens-per-day.ts";
@@ -58,7 +62,7 @@ const SIMULATION_FAILED_FIELDS =
 type Json = Record<string, unknown>;
 
 /** What of a Config the document states. */
-export type DocumentConfig = Pick<Config, "limits" | "fees" | "vanityBudgetMs">;
+export type DocumentConfig = Pick<Config, "limits" | "fees" | "vanityBudgetMs" | "quoteTtlS">;
 
 /** The defaults, as a service with nothing set in its environment runs. */
 export const DEFAULT_DOCUMENT_CONFIG: DocumentConfig = loadConfig({});
@@ -146,6 +150,30 @@ const metadataRequest = ({ limits }: DocumentConfig) => {
   });
 };
 
+/**
+ * The authorities a build hands over in its own transaction, under either token program: an
+ * address as for recipient, a wallet or an existing account (a vault), else 400 naming the field.
+ */
+const handedOver = (what: string, after: string) => ({
+  description:
+    `hands the ${what} to this address (base58) in the creating transaction, ${after}; ` +
+    "still one signer. A wallet (on the ed25519 curve) or an existing account such as a " +
+    "multisig vault; an off-curve address with no account, a token account or a program is " +
+    "400 naming the field. Token-2022: the update authority is the metadata's and the " +
+    "metadata pointer's; the transfer-fee authorities are transferFee.authority's.",
+});
+const HANDED_AUTHORITIES = {
+  mintAuthority: handedOver(
+    "mint authority",
+    "after the supply is minted and the metadata created; conflicts with revokeMint: true",
+  ),
+  freezeAuthority: handedOver(
+    "freeze authority",
+    "as the mint is initialized; conflicts with revokeFreeze: true (which then defaults to false)",
+  ),
+  updateAuthority: handedOver("metadata update authority", "as the metadata account is created"),
+};
+
 const tokenBuildRequest = (cfg: DocumentConfig) =>
   annotate(jsonSchema(BuildRequestSchema, "input"), {
     payer: {
@@ -204,9 +232,10 @@ const tokenBuildRequest = (cfg: DocumentConfig) =>
     transferFee: {
       description: "Token-2022 only (400 naming transferFee otherwise): a TransferFeeConfig " +
         "taking basisPoints / 10000 of every transfer, at most maximum base units (a u64 as a " +
-        "string). The transfer-fee and withdraw-withheld authorities are the payer; " +
+        "string). The transfer-fee and withdraw-withheld authorities are the payer unless handed over; " +
         "permanent: true sets both to none, so nobody can ever change the fee or withdraw what " +
-        "it withheld into the token accounts (irreversible).",
+        "it withheld into the token accounts (irreversible); authority (an address, checked as " +
+        "mintAuthority is) hands both to it instead.",
     },
     vanity: {
       description: "grind the mint address: it starts with prefix and/or ends with suffix " +
@@ -218,14 +247,19 @@ const tokenBuildRequest = (cfg: DocumentConfig) =>
         "ignoreCase); a prefix's first character beyond the first few digits of base58 is much " +
         "rarer (most addresses are 44 characters and start with 1-9 or A-H).",
     },
+    ...HANDED_AUTHORITIES,
   }, {
     description:
       "Exactly one of supply / supplyRaw; supply * 10^decimals (or supplyRaw) must be > 0 and " +
-      'fit in a u64. transferFee only with tokenProgram "token-2022". Unknown members are ' +
+      'fit in a u64. transferFee only with tokenProgram "token-2022". mintAuthority not with ' +
+      "revokeMint: true, freezeAuthority not with revokeFreeze: true. Unknown members are " +
       "refused.",
     oneOf: [{ required: ["supply"] }, { required: ["supplyRaw"] }],
     ...supplyBoundSchema,
-    ...transferFeeRuleSchema,
+    dependentSchemas: {
+      ...transferFeeRuleSchema.dependentSchemas,
+      ...authorityRuleSchema.dependentSchemas,
+    },
   });
 
 const schemas = (cfg: DocumentConfig): Record<string, Json> => ({
@@ -247,6 +281,7 @@ const schemas = (cfg: DocumentConfig): Record<string, Json> => ({
     }),
     "output",
   ),
+  TokenRefreshed: jsonSchema(TokenRefreshed, "output"),
   RelayRequest: jsonSchema(RelayRequest, "input"),
   RelayAccepted: jsonSchema(S.RelayAccepted, "output"),
   Verification: jsonSchema(S.Verification, "output"),
@@ -470,7 +505,7 @@ const pathParam = (name: string, description: string) => ({
   example: pathExample(name),
 });
 
-const paths = ({ limits, fees }: DocumentConfig): Record<string, Json> => ({
+const paths = ({ limits, fees, quoteTtlS }: DocumentConfig): Record<string, Json> => ({
   "/v1/pricing": {
     get: {
       operationId: "getPricing",
@@ -587,6 +622,32 @@ const paths = ({ limits, fees }: DocumentConfig): Record<string, Json> => ({
         "400": r("BadRequest"),
         "404": r("NotFound"),
         ...keyedErrors,
+      },
+    },
+  },
+  "/v1/tokens/{mint}/refresh": {
+    post: {
+      operationId: "refreshBuild",
+      tags: ["Tokens"],
+      summary: "Re-issue a build under a fresh blockhash",
+      description:
+        "For a signer slower than a blockhash lives: re-issues a build of the calling key that " +
+        "has not landed (built, submitted or expired) with the same mint, seed, reference and " +
+        "instructions and a fresh blockhash, the costs read again. Not a new build: nothing is " +
+        "counted against the daily limit. The fee stays the build's quote while it holds " +
+        `(${quoteTtlS} s from it), and is re-priced at the current SOL price after; ` +
+        "`feeQuote` says which. Every message issued for the build stays valid until its own " +
+        "blockhash expires, and the relay accepts each within the hour after the last refresh: " +
+        "whichever lands first is the creation, and the others then fail harmlessly (the mint " +
+        "exists). 400 invalid_request naming mint: the build has landed (confirmed, failed or " +
+        "unverified). Another key's mint answers 404 like an unknown one. 400 insufficient_funds " +
+        "and simulation_failed as for a build; " + SIMULATION_FAILED_FIELDS,
+      parameters: [pathParam("mint", "mint address (base58)"), ref("parameters", "IdempotencyKey")],
+      responses: {
+        "200": ok("The build, re-issued", "TokenRefreshed"),
+        ...postErrors,
+        "404": r("NotFound"),
+        "503": r("PriceUnavailable"),
       },
     },
   },

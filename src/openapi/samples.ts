@@ -207,6 +207,7 @@ export const SAMPLES: Record<string, OperationSamples> = {
     },
   },
   "GET /v1/tokens/{mint}": { success: TOKEN },
+  "POST /v1/tokens/{mint}/refresh": { success: {} },
   "POST /v1/transactions": {
     body: { transaction: "AUm2…signed transaction, base64…AA==" },
     success: { signature: SIGNATURE, mint: MINT, status: "submitted" },
@@ -327,6 +328,15 @@ function samplesFor({ limits, fees }: Pick<Config, "limits" | "fees">) {
     .reduce((sum, [, v]) => sum + BigInt(v), 0n);
   const verified = at("GET /v1/transactions/{signature}");
   const replace = (key: string, success: Json) => ({ ...SAMPLES[key], success });
+  const builtSample = {
+    ...built,
+    fee: { ...(built.fee as Json), usd: fees.tokenUsd, lamports: String(feeLamports) },
+    costs: {
+      ...costs,
+      serviceFeeLamports: String(feeLamports),
+      totalLamports: String(networkCosts + feeLamports),
+    },
+  };
   return {
     ...SAMPLES,
     "GET /v1/pricing": replace("GET /v1/pricing", {
@@ -339,14 +349,14 @@ function samplesFor({ limits, fees }: Pick<Config, "limits" | "fees">) {
       ...at("GET /v1/me"),
       limits: keyLimits(limits),
     }),
-    "POST /v1/tokens": replace("POST /v1/tokens", {
-      ...built,
-      fee: { ...(built.fee as Json), usd: fees.tokenUsd, lamports: String(feeLamports) },
-      costs: {
-        ...costs,
-        serviceFeeLamports: String(feeLamports),
-        totalLamports: String(networkCosts + feeLamports),
-      },
+    "POST /v1/tokens": replace("POST /v1/tokens", builtSample),
+    // The build re-issued: a fresh blockhash, the quoted fee, the same costs.
+    "POST /v1/tokens/{mint}/refresh": replace("POST /v1/tokens/{mint}/refresh", {
+      ...builtSample,
+      recentBlockhash: "3HxNDVB7k1ZtbTq2YRRPP9nZyJQ4AfiuRDgTWmsZqRVG",
+      lastValidBlockHeight: 287654777,
+      feeQuote: "quoted",
+      refreshes: 1,
     }),
     "GET /v1/transactions/{signature}": replace("GET /v1/transactions/{signature}", {
       ...verified,

@@ -1,4 +1,7 @@
-/** POST /v1/tokens (build an unsigned token-creation transaction) and GET /v1/tokens/{mint}. */
+/**
+ * POST /v1/tokens (build an unsigned token-creation transaction), POST /v1/tokens/{mint}/refresh
+ * (re-issue it under a fresh blockhash) and GET /v1/tokens/{mint}.
+ */
 import { Hono } from "hono";
 import { isAddress } from "../kernel/base58.ts";
 import { ownBuildBy } from "../creation/build-records.ts";
@@ -7,6 +10,7 @@ import type { AppEnv } from "../http/env.ts";
 import { ApiError } from "../kernel/errors.ts";
 import type { Services } from "../services.ts";
 import { buildToken } from "../tokens/build-token.ts";
+import { refreshBuild } from "../tokens/refresh-build.ts";
 import { parseBuildRequest } from "../tokens/request-schema.ts";
 import { buildRecord } from "../tokens/build-record.ts";
 import { currentWellKnownMatcher } from "../admin/well-known-names.ts";
@@ -43,13 +47,14 @@ export function tokensRoutes(s: Services) {
     return c.json(displayCheck ? { ...body, displayCheck } : body, 201);
   });
 
+  app.post("/v1/tokens/:mint/refresh", limit, apiKey, rateLimit, idempotent, async (c) => {
+    const mint = mintParam(c.req.param("mint"));
+    const key = c.get("key");
+    return c.json(await refreshBuild(s, key, mint, c.get("idempotency")), 200);
+  });
+
   app.get("/v1/tokens/:mint", apiKey, rateLimit, async (c) => {
-    const mint = c.req.param("mint");
-    if (!isAddress(mint)) {
-      throw new ApiError("invalid_request", "Request is invalid", {
-        mint: "must be a base58 Solana address (32 bytes)",
-      });
-    }
+    const mint = mintParam(c.req.param("mint"));
     // Another key's mint answers exactly like an unknown one, so keys can't probe each other.
     const build = await ownBuildBy(s.kv, c.get("key").keyId, "build_by_mint", mint);
     if (!build) {
@@ -59,4 +64,13 @@ export function tokensRoutes(s: Services) {
   });
 
   return app;
+}
+
+function mintParam(mint: string): string {
+  if (!isAddress(mint)) {
+    throw new ApiError("invalid_request", "Request is invalid", {
+      mint: "must be a base58 Solana address (32 bytes)",
+    });
+  }
+  return mint;
 }

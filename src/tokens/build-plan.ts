@@ -95,7 +95,11 @@ export function shapeToken(req: BuildRequest, ids: BuildIds): TokenShape {
     ? {
       basisPoints: req.transferFee.basisPoints,
       maximum: req.transferFee.maximum,
-      authority: req.transferFee.permanent ? null : req.payer,
+      authority: req.transferFee.permanent
+        ? null
+        : req.transferFee.authority
+        ? new PublicKey(req.transferFee.authority)
+        : req.payer,
     }
     : null;
   const token2022 = tokenProgram === "token-2022"
@@ -114,10 +118,27 @@ export interface BuildPlan {
   feeUsd: number;
   solUsd: number;
   rent: RentTable;
-  /** The accounts read beside the simulation: payer, recipient (unless the payer), token account. */
+  /**
+   * The accounts read beside the simulation: payer, recipient (unless the payer), token account,
+   * then each authority handed over (`authorities` names them, in that order).
+   */
   accounts: PublicKey[];
+  authorities: AuthorityField[];
   /** Every account the transaction write-locks, for the fee market. */
   writable: PublicKey[];
+}
+
+export const AUTHORITY_FIELDS = ["mintAuthority", "freezeAuthority", "updateAuthority"] as const;
+/** A field naming an address an authority is handed to (an error names it as the request does). */
+export type AuthorityField = typeof AUTHORITY_FIELDS[number] | "transferFee.authority";
+
+/** Every authority the request hands to an address, with the field that names it. */
+function handedAuthorities(shape: TokenShape): [AuthorityField, string][] {
+  const out: [AuthorityField, string][] = AUTHORITY_FIELDS.filter((f) => shape.fields[f])
+    .map((f) => [f, shape.fields[f]!]);
+  const fee = shape.req.transferFee?.authority;
+  if (fee) out.push(["transferFee.authority", fee]);
+  return out;
 }
 
 /** Any well-formed blockhash will do in a simulation whose node replaces it. */
@@ -161,9 +182,13 @@ export function planBuild(
     PLACEHOLDER_BLOCKHASH,
   );
   // The recipient's token account too: lamports already at its address lower its rent.
-  const accounts = req.recipient.equals(req.payer)
+  const base = req.recipient.equals(req.payer)
     ? [req.payer, addresses.recipientTokenAccount]
     : [req.payer, req.recipient, addresses.recipientTokenAccount];
+  // An authority goes to an address as a recipient does: the same policy, the same read.
+  const handed = handedAuthorities(shape);
+  const authorities = handed.map(([f]) => f);
+  const accounts = [...base, ...handed.map(([, a]) => new PublicKey(a))];
   // Only the payer and the treasury can have a history (the rest are created by this
   // transaction), and the treasury is the one that every build contends for.
   const writable = [
@@ -173,5 +198,15 @@ export function planBuild(
     addresses.metadataAccount,
     settings.treasury,
   ].filter((k, i, all) => all.findIndex((o) => o.equals(k)) === i);
-  return { shape, plan, probe, feeUsd: settings.tokenUsd, solUsd, rent, accounts, writable };
+  return {
+    shape,
+    plan,
+    probe,
+    feeUsd: settings.tokenUsd,
+    solUsd,
+    rent,
+    accounts,
+    authorities,
+    writable,
+  };
 }

@@ -58,3 +58,16 @@ export const TokenBuilt = z.object({
 });
 
 export type BuildResponse = z.infer<typeof TokenBuilt>;
+
+/** What POST /v1/tokens/{mint}/refresh answers: the build re-issued, and how its fee was set. */
+export const TokenRefreshed = TokenBuilt.extend({
+  feeQuote: z.enum(["quoted", "repriced"]).describe(
+    "quoted: the fee of the build's quote, which still held; repriced: the quote had run out, " +
+      "so the fee is converted at the current SOL price",
+  ),
+  refreshes: z.number().int().describe(
+    "how many times the build has been re-issued, this one included",
+  ),
+});
+
+export type RefreshResponse = z.infer<typeof TokenRefreshed>;

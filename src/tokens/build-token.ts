@@ -23,8 +23,21 @@ import { ApiError } from "../kernel/errors.ts";
 import type { IdempotencyScope } from "../idempotency/record.ts";
 import type { Services } from "../services.ts";
 import { drawIds, rentAndPrice, type Timed } from "./build-inputs.ts";
-import { admitBuild, type BuildSettings, planBuild, shapeToken } from "./build-plan.ts";
-import { type Built, builtToken, judgeBuild, sealBuild } from "./build-verdict.ts";
+import {
+  admitBuild,
+  type BuildPlan,
+  type BuildSettings,
+  planBuild,
+  shapeToken,
+} from "./build-plan.ts";
+import {
+  type Blockhash,
+  type Built,
+  builtToken,
+  judgeBuild,
+  sealBuild,
+  type Verdict,
+} from "./build-verdict.ts";
 import { type BuildCall, type BuildCallState, decideBuildCall } from "./decide.ts";
 import { loadBuild } from "./reads.ts";
 import type { BuildResponse } from "./build-response.ts";
@@ -116,7 +129,40 @@ async function build(
   const { rent, price } = await rentAndPrice(s, shape, timed);
   const plan = planBuild(shape, rent, price.usd, settings);
 
-  // The round trip: the accounts, the fee market and the simulation at once.
+  const { verdict, latest, sealed, messageHash, units } = await issue(s, plan, settings, timed);
+  const built = builtToken(plan, verdict, latest, { wire: sealed.wire, messageHash });
+  const { result } = await timed("store", () => commitBuild(s, caller, now, built, opts));
+  s.logger.log("info", "token built", {
+    buildId: result.buildId,
+    keyId: caller.keyId,
+    mint: result.mint,
+    units,
+    unitLimit: verdict.unitLimit,
+    microLamports: verdict.microLamports.toString(),
+  });
+  return result;
+}
+
+/** What one round trip and the seal give: a build's message, as a build or a refresh issues it. */
+export interface Issued {
+  verdict: Verdict;
+  latest: Blockhash;
+  sealed: ReturnType<typeof sealBuild>;
+  messageHash: string;
+  /** Compute units the simulation used (null: the node did not say). */
+  units: number | null;
+}
+
+/**
+ * The round trip (the accounts, the fee market and the simulation at once), the verdict on it and
+ * the sealed message with its hash; throws the verdict's error.
+ */
+export async function issue(
+  s: Services,
+  plan: BuildPlan,
+  settings: BuildSettings,
+  timed: Timed,
+): Promise<Issued> {
   const [accounts, recentFees, sim] = await timed("rpc", () =>
     Promise.all([
       s.connection.getMultipleAccountsInfo(plan.accounts, "confirmed"),
@@ -134,20 +180,8 @@ async function build(
     // A node that does not say which blockhash it used: ask for the latest (one more round trip).
     await timed("rpc", () => s.connection.getLatestBlockhash("confirmed"));
   const sealed = sealBuild(plan, verdict, latest);
-  const built = builtToken(plan, verdict, latest, {
-    wire: sealed.wire,
-    messageHash: await sha256Hex(sealed.messageBytes),
-  });
-  const { result } = await timed("store", () => commitBuild(s, caller, now, built, opts));
-  s.logger.log("info", "token built", {
-    buildId: result.buildId,
-    keyId: caller.keyId,
-    mint: result.mint,
-    units: sim.value.unitsConsumed ?? null,
-    unitLimit: verdict.unitLimit,
-    microLamports: verdict.microLamports.toString(),
-  });
-  return result;
+  const messageHash = await sha256Hex(sealed.messageBytes);
+  return { verdict, latest, sealed, messageHash, units: sim.value.unitsConsumed ?? null };
 }
 
 /**

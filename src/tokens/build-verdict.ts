@@ -61,11 +61,16 @@ export function judgeBuild(
   settings: Pick<BuildSettings, "maxPriorityFeeMicroLamports" | "airdropRpc">,
 ): Verdict | ApiError {
   const { req } = p.shape;
-  const sameRecipient = p.accounts.length === 2;
+  const baseCount = p.accounts.length - p.authorities.length;
+  const sameRecipient = baseCount === 2;
   const payerAccount = facts.accounts[0];
   const recipientAccount = sameRecipient ? payerAccount : facts.accounts[1];
-  const tokenAccount = facts.accounts[facts.accounts.length - 1];
+  const tokenAccount = facts.accounts[baseCount - 1];
   const fields: Record<string, string> = {};
+  p.authorities.forEach((field, i) => {
+    const bad = recipientProblem(p.accounts[baseCount + i], facts.accounts[baseCount + i]);
+    if (bad) fields[field] = bad.replace("should own the tokens", "should hold the authority");
+  });
   const payerBad = payerProblem(
     payerAccount && { ...payerAccount, dataLength: payerAccount.data.length },
   );

@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { decimalAtMostPattern } from "../kernel/decimal-bound.ts";
+import { parseAddress } from "../kernel/base58.ts";
 import { MAX_VANITY_CHARS, vanityCharsProblem } from "./vanity.ts";
 
 const U64_MAX = (1n << 64n) - 1n;
@@ -16,6 +17,8 @@ export interface TransferFeeRequest {
   maximum: bigint;
   /** No authority at all: nobody can ever change the fee or withdraw what it withheld. */
   permanent: boolean;
+  /** Both transfer-fee authorities handed to this address (base58); absent: the payer's. */
+  authority?: string | null;
 }
 
 export interface VanityRequest {
@@ -47,7 +50,20 @@ export const transferFeeField = z.strictObject({
     .meta({ pattern: decimalAtMostPattern(U64_MAX, 0n) })
     .transform((s) => BigInt(s)),
   permanent: z.boolean({ error: "must be true or false" }).default(false),
-}, { error: "must be an object { basisPoints, maximum, permanent? }" });
+  authority: z.string().refine((a) => parseAddress(a) !== null, {
+    message: "must be a base58 Solana address (32 bytes)",
+  }).optional(),
+}, { error: "must be an object { basisPoints, maximum, permanent?, authority? }" }).superRefine(
+  (f, ctx) => {
+    if (f.permanent && f.authority !== undefined) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["authority"],
+        message: "conflicts with permanent: a permanent fee has no authority to hand over",
+      });
+    }
+  },
+);
 
 /** The rule below in JSON Schema, for the OpenAPI document. */
 export const transferFeeRuleSchema = {

@@ -3,7 +3,7 @@
  * seeded address, the recipient's account with the whole supply, and the optional revoke.
  * transaction.ts (classic program) and token-2022.ts put them around their own metadata steps.
  */
-import type { PublicKey, TransactionInstruction } from "@solana/web3.js";
+import { PublicKey, type TransactionInstruction } from "@solana/web3.js";
 import {
   AuthorityType,
   createAssociatedTokenAccountIdempotentInstruction,
@@ -42,11 +42,21 @@ export const supplyInstructions = (p: MintPlan, program: PublicKey): Transaction
   createMintToInstruction(p.mint, p.recipientTokenAccount, p.payer, p.supplyRaw, [], program),
 ];
 
-/** The mint authority given up when asked: last, since creating the metadata needs it. */
+/**
+ * The mint authority given up, or handed to another address, when asked: last, since minting the
+ * supply and creating the metadata need the payer to hold it.
+ */
 export const revokeMintInstructions = (
   p: MintPlan,
   program: PublicKey,
 ): TransactionInstruction[] =>
-  p.revokeMint
-    ? [createSetAuthorityInstruction(p.mint, p.payer, AuthorityType.MintTokens, null, [], program)]
+  p.revokeMint || p.mintAuthority
+    ? [createSetAuthorityInstruction(
+      p.mint,
+      p.payer,
+      AuthorityType.MintTokens,
+      p.mintAuthority ? new PublicKey(p.mintAuthority) : null,
+      [],
+      program,
+    )]
     : [];

@@ -43,7 +43,28 @@ export interface BuildRequest {
   transferFee?: TransferFeeRequest | null;
   /** Grind the seed until the mint address matches. */
   vanity?: VanityRequest | null;
+  /** Handed over in the creating transaction (base58); absent: the payer keeps it. */
+  mintAuthority?: string | null;
+  freezeAuthority?: string | null;
+  updateAuthority?: string | null;
 }
+
+/** The authorities a build can hand to another address, each conflicting with its revoke. */
+const AUTHORITIES = [
+  ["mintAuthority", "revokeMint"],
+  ["freezeAuthority", "revokeFreeze"],
+  ["updateAuthority", null],
+] as const;
+
+/** The conflicts above in JSON Schema, for the OpenAPI document. */
+export const authorityRuleSchema = {
+  dependentSchemas: Object.fromEntries(
+    AUTHORITIES.filter(([, revoke]) => revoke !== null).map(([field, revoke]) => [
+      field,
+      { not: { required: [revoke!], properties: { [revoke!]: { const: true } } } },
+    ]),
+  ),
+};
 
 const utf8Bytes = (s: string) => new TextEncoder().encode(s).length;
 
@@ -145,6 +166,9 @@ const buildRequestSchema = (publicBaseUrl: string | null) =>
     tokenProgram: tokenProgramField,
     transferFee: transferFeeField.optional(),
     vanity: vanityField.optional(),
+    mintAuthority: address.optional(),
+    freezeAuthority: address.optional(),
+    updateAuthority: address.optional(),
   });
 
 /**
@@ -210,6 +234,7 @@ export function parseBuildRequest(
 
   const feeProblem = ok("transferFee") && ok("tokenProgram") ? transferFeeRule(body) : null;
   if (feeProblem) fields.transferFee = feeProblem;
+  Object.assign(fields, authorityConflicts(body));
 
   if (!parsed.success || Object.keys(fields).length > 0 || supplyRaw === null) {
     throw new ApiError("invalid_request", "Request is invalid", fields);
@@ -230,6 +255,11 @@ export function parseBuildRequest(
     tokenProgram: d.tokenProgram,
     transferFee: d.transferFee ?? null,
     vanity: d.vanity ?? null,
+    mintAuthority: d.mintAuthority ?? null,
+    freezeAuthority: d.freezeAuthority ?? null,
+    // A freeze authority handed over is not revoked (revokeFreeze defaults to true otherwise).
+    ...(d.freezeAuthority ? { revokeFreeze: false } : {}),
+    updateAuthority: d.updateAuthority ?? null,
   };
 }
 
@@ -248,6 +278,19 @@ export const supplyBoundSchema = {
     };
   }),
 };
+
+/** An authority handed to an address cannot also be revoked: both fields are named. */
+function authorityConflicts(body: Record<string, unknown>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [field, revoke] of AUTHORITIES) {
+    if (body[field] === undefined) continue;
+    if (revoke && body[revoke] === true) {
+      out[field] = `conflicts with ${revoke}: an authority handed over is not revoked`;
+      out[revoke] = `conflicts with ${field}: send one of them`;
+    }
+  }
+  return out;
+}
 
 function supplyProblem(raw: bigint, what: string): string | null {
   if (raw === 0n) return "must be greater than 0";

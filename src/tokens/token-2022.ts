@@ -54,20 +54,24 @@ export interface Token2022Metadata {
 
 /**
  * The metadata a Token-2022 mint holds for a token: its name, symbol and uri, updatable by the
- * payer unless the metadata is immutable. The rent a build asks for and the instructions it
+ * payer (or the address it is handed to) unless the metadata is immutable. The rent a build asks for and the instructions it
  * compiles both size the mint from this one value.
  */
 export function token2022Metadata(
   mint: PublicKey,
   payer: PublicKey,
-  t: Pick<TokenFields<unknown>, "name" | "symbol" | "uri" | "immutableMetadata">,
+  t: Pick<
+    TokenFields<unknown>,
+    "name" | "symbol" | "uri" | "immutableMetadata" | "updateAuthority"
+  >,
 ): Token2022Metadata {
+  const holder = t.updateAuthority ? new PublicKey(t.updateAuthority) : payer;
   return {
     mint,
     name: t.name,
     symbol: t.symbol,
     uri: t.uri,
-    updateAuthority: t.immutableMetadata ? null : payer,
+    updateAuthority: t.immutableMetadata ? null : holder,
   };
 }
 
@@ -152,13 +156,14 @@ export function token2022Instructions(p: Token2022Plan): TransactionInstruction[
       p.mint,
       p.decimals,
       p.payer,
-      p.revokeFreeze ? null : p.payer,
+      p.freezeAuthority ? new PublicKey(p.freezeAuthority) : p.revokeFreeze ? null : p.payer,
       program,
     ),
+    // The update authority need not sign Initialize: one handed over is named here directly.
     createInitializeInstruction({
       programId: program,
       metadata: p.mint,
-      updateAuthority: p.payer,
+      updateAuthority: updateAuthority ?? p.payer,
       mint: p.mint,
       mintAuthority: p.payer,
       name: p.name,

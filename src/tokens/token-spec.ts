@@ -15,6 +15,10 @@ export interface TokenFields<Supply> {
   revokeMint: boolean;
   revokeFreeze: boolean;
   immutableMetadata: boolean;
+  /** Who receives each authority in the creating transaction (base58); absent: the payer. */
+  mintAuthority?: string;
+  freezeAuthority?: string;
+  updateAuthority?: string;
 }
 
 export function tokenFields<Supply>(
@@ -30,6 +34,10 @@ export function tokenFields<Supply>(
     revokeMint: req.revokeMint,
     revokeFreeze: req.revokeFreeze,
     immutableMetadata: req.immutableMetadata,
+    // Only when asked, so a build without them records what it always did.
+    ...(req.mintAuthority ? { mintAuthority: req.mintAuthority } : {}),
+    ...(req.freezeAuthority ? { freezeAuthority: req.freezeAuthority } : {}),
+    ...(req.updateAuthority ? { updateAuthority: req.updateAuthority } : {}),
   };
 }
 

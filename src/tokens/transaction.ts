@@ -115,14 +115,14 @@ export function tokenInstructions(p: TokenPlan, budget: ComputeBudget): Transact
 function splTokenInstructions(p: TokenPlan): TransactionInstruction[] {
   const ixs: TransactionInstruction[] = [
     ...mintAccountFor(p, MINT_SIZE, TOKEN_PROGRAM_ID),
-    createInitializeMint2Instruction(p.mint, p.decimals, p.payer, p.revokeFreeze ? null : p.payer),
+    createInitializeMint2Instruction(p.mint, p.decimals, p.payer, freezeAuthorityOf(p)),
     ...supplyInstructions(p, TOKEN_PROGRAM_ID),
     createMetadataAccountV3Instruction({
       metadata: p.metadataAccount,
       mint: p.mint,
       mintAuthority: p.payer,
       payer: p.payer,
-      updateAuthority: p.payer,
+      updateAuthority: p.updateAuthority ? new PublicKey(p.updateAuthority) : p.payer,
       name: p.name,
       symbol: p.symbol,
       uri: p.uri,
@@ -132,6 +132,12 @@ function splTokenInstructions(p: TokenPlan): TransactionInstruction[] {
   // After the metadata: the program requires the mint authority's signature to create it.
   ixs.push(...revokeMintInstructions(p, TOKEN_PROGRAM_ID));
   return ixs;
+}
+
+/** The freeze authority the mint starts with: handed over, revoked (none) or the payer's. */
+function freezeAuthorityOf(p: TokenPlan): PublicKey | null {
+  if (p.freezeAuthority) return new PublicKey(p.freezeAuthority);
+  return p.revokeFreeze ? null : p.payer;
 }
 
 export interface CompiledToken {

@@ -19,6 +19,7 @@ const V1_NEEDS: Record<string, string[]> = {
   "POST /v1/tokens": IDEMPOTENT,
   "GET /v1/tokens": KEYED,
   "GET /v1/tokens/:mint": KEYED,
+  "POST /v1/tokens/:mint/refresh": IDEMPOTENT,
   "POST /v1/metadata": IDEMPOTENT,
   "POST /v1/metadata/check": BODY_KEYED,
   "POST /v1/transactions": IDEMPOTENT,

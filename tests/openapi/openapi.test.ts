@@ -3,7 +3,7 @@ import { bearer, startHarness } from "../support/harness.ts";
 import { DisplayCheck } from "../../src/metadata/display-check-schema.ts";
 import { openApiDocument } from "../../src/openapi/document.ts";
 import * as S from "../../src/openapi/schemas.ts";
-import { TokenBuilt } from "../../src/tokens/build-response.ts";
+import { TokenBuilt, TokenRefreshed } from "../../src/tokens/build-response.ts";
 import { BuildRecord } from "../../src/tokens/build-record.ts";
 import * as I from "../../src/openapi/integrator.ts";
 
@@ -228,6 +228,7 @@ Deno.test("every operation has a curl and a TypeScript sample, and its success e
     MetadataCreated: S.MetadataCreated,
     DisplayCheck,
     TokenBuilt,
+    TokenRefreshed,
     RelayAccepted: S.RelayAccepted,
     Verification: S.Verification,
     BuildRecord,

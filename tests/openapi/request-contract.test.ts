@@ -166,6 +166,26 @@ Deno.test("POST /v1/tokens: the document's schema accepts exactly the bodies the
   assert(accepted + acceptedNear > 100, `accepted ${accepted} + ${acceptedNear}`);
 });
 
+Deno.test("POST /v1/tokens: handed-over authorities and their revoke conflicts agree with the parser", () => {
+  const parse = (raw: unknown) => parseBuildRequest(raw, NO_WELL_KNOWN);
+  const body = fc.record({
+    payer: wallet,
+    name: chars(ALNUM, 1, 32),
+    symbol: chars("ABCDEFGHJKLMNPQRSTUVWXYZ0123456789", 1, 10),
+    metadataUri: fc.constant("https://example.com/m/token.json"),
+    supply: fc.constant("1000"),
+    extras: fc.record({
+      revokeMint: mostly(fc.boolean(), fc.constant("yes")),
+      revokeFreeze: mostly(fc.boolean(), fc.constant("yes")),
+      mintAuthority: mostly(wallet, notAddress),
+      freezeAuthority: mostly(wallet, notAddress),
+      updateAuthority: mostly(wallet, notAddress),
+    }, { requiredKeys: [] }),
+  }).map(({ extras, ...b }) => ({ ...b, ...extras }));
+  const accepted = agree("TokenBuildRequest", parse, body);
+  assert(accepted > 50 && accepted < RUNS.numRuns!, `accepted ${accepted} of ${RUNS.numRuns}`);
+});
+
 const scheme = fc.oneof(
   { weight: 8, arbitrary: fc.constant("https://") },
   fc.constantFrom("http://", "HTTPS://", "https:", "ftp://"),

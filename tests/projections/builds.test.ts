@@ -128,3 +128,50 @@ Deno.test("build: given a built record, when a version of it failed, then still 
     true,
   );
 });
+
+Deno.test("build: given a built record, when refreshed at a lower fee, then the new message's validity and fee, the floor the lower", () => {
+  const fee = BigInt(doc([], built)!.feeLamports);
+  const lower = (fee - 1n).toString();
+  const d = doc([built], event("BuildRefreshed", { feeLamports: lower }, 5_000));
+  assertEquals(
+    [d?.status, d?.blockhash, d?.lastValidBlockHeight, d?.messageHash, d?.feeLamports],
+    ["built", "Hash222", 2000, "msg222", lower],
+  );
+  assertEquals([d?.feeFloorLamports, d?.refreshes, d?.refreshedAt], [
+    lower,
+    1,
+    Math.floor((built.at + 5_000) / 1000),
+  ]);
+  // Re-priced higher afterwards: the floor stays the lowest fee issued.
+  const higher = (fee + 5n).toString();
+  const again = doc(
+    [built, event("BuildRefreshed", { feeLamports: lower })],
+    event("BuildRefreshed", { feeLamports: higher }),
+  );
+  assertEquals([again?.feeLamports, again?.feeFloorLamports, again?.refreshes], [
+    higher,
+    lower,
+    2,
+  ]);
+});
+
+Deno.test("build: given an expired record, when refreshed, then built again; a landed one does not move", () => {
+  assertEquals(doc([built, event("BuildExpired")], event("BuildRefreshed"))?.status, "built");
+  const confirmed = doc([built, event("CreationConfirmed")], event("BuildRefreshed"));
+  assertEquals([confirmed?.status, confirmed?.refreshes], ["confirmed", undefined]);
+});
+
+Deno.test("build_by_message and open_build: a refresh indexes its message and moves the expiry on", () => {
+  const refreshed = event("BuildRefreshed");
+  const byMessage = given(buildByMessageProjection, [built]).when(refreshed);
+  assertEquals([byMessage.doc(["msg222"]), byMessage.doc(["ab".repeat(32)])], [7, 7]);
+  const open = given(openBuildsProjection, [built]).when(refreshed).doc([7]) as {
+    lastValidBlockHeight: number;
+    createdAt: number;
+  };
+  assertEquals([open.lastValidBlockHeight, open.createdAt], [2000, Math.floor(built.at / 1000)]);
+  // Expired (no longer open), then refreshed: open again.
+  const reopened = given(openBuildsProjection, [built, event("BuildExpired")]).when(refreshed)
+    .doc([7]) as { lastValidBlockHeight: number } | null;
+  assertEquals(reopened?.lastValidBlockHeight, 2000);
+});

@@ -73,6 +73,9 @@ Deno.test("one shape: every field the event's schema serves is kept, served in o
   const doc = record({
     tokenProgram: "token-2022",
     transferFee: { basisPoints: 1, maximum: "2", authority: null },
+    mintAuthority: "Mint1Authority111",
+    freezeAuthority: "Freeze1Authority111",
+    updateAuthority: "Update1Authority111",
   }) as unknown as Record<string, unknown>;
   for (const k of served) assert(doc[k] !== undefined, k);
 });

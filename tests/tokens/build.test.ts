@@ -407,7 +407,8 @@ step("every field rule is a 400 invalid_request naming the field, before any RPC
     [{ revokeMint: "yes" }, ["revokeMint"]],
     [{ revokeFreeze: null }, ["revokeFreeze"]],
     [{ immutableMetadata: 0 }, ["immutableMetadata"]],
-    [{ mintAuthority: good.payer }, ["mintAuthority"]],
+    [{ mintAuthority: "not an address" }, ["mintAuthority"]],
+    [{ authority: good.payer }, ["authority"]], // unknown field
     [{ name: "Ѕоlаnа" }, ["name"]], // Cyrillic look-alikes
     [{ symbol: "ＵＳＤＣ" }, ["symbol"]], // fullwidth
     [{ symbol: "B\u200bONK" }, ["symbol"]], // zero-width space

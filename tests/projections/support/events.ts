@@ -227,6 +227,22 @@ export const SAMPLES: { [T in EventType]: EventOf<T> } = {
     v: 1,
     data: { buildId: 7, mint: "Mint111", blockHeight: 1000 },
   },
+  BuildRefreshed: {
+    type: "BuildRefreshed",
+    v: 1,
+    data: {
+      buildId: 7,
+      mint: "Mint111",
+      reference: "Ref111",
+      blockhash: "Hash222",
+      lastValidBlockHeight: 2000,
+      messageHash: "msg222",
+      feeLamports: "20000000",
+      feeUsd: 2.99,
+      solUsd: 150,
+      feeQuote: "quoted",
+    },
+  },
   WebhookEndpointRegistered: {
     type: "WebhookEndpointRegistered",
     v: 1,
