@@ -50,7 +50,7 @@ Deno.test("a busy PORT, CHAIN_PORT or CHAIN_PORT + 1 is one line naming it, exit
       assertEquals(line.length, 1, r.stderr);
       assertMatch(line[0], re);
       assert(line[0].includes(`port ${port} (`), line[0]);
-      assert(!/Uncaught|AddrInUse|    at /.test(r.stderr), r.stderr);
+      assert(!/Uncaught|AddrInUse| {4}at /.test(r.stderr), r.stderr);
     }
     // Only the WebSocket port taken.
     rpc.close();
@@ -62,7 +62,7 @@ Deno.test("a busy PORT, CHAIN_PORT or CHAIN_PORT + 1 is one line naming it, exit
         `WebSocket \\(CHAIN_PORT \\+ 1 = ${port + 1}\\).*port ${port + 1} \\(CHAIN_PORT\\)`,
       ),
     );
-    assert(!/Uncaught|    at /.test(r.stderr), r.stderr);
+    assert(!/Uncaught| {4}at /.test(r.stderr), r.stderr);
   } finally {
     for (const l of held) {
       try {
