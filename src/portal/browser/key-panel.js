@@ -378,9 +378,9 @@ function conductBlock(k) {
         h(
           "li",
           null,
-          h("code", { class: "addr" }, l.mint),
+          h("code", { class: "address" }, l.mint),
           " paid by ",
-          h("code", { class: "addr" }, l.payer),
+          h("code", { class: "address" }, l.payer),
           l.byKeyWallet ? " (this key's own wallet)" : "",
           ` at ${l.at.replace("T", " ").slice(0, 19)} UTC`,
         )
