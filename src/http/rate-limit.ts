@@ -12,6 +12,7 @@ import { utcDay } from "../kernel/time.ts";
 import type { AppEnv } from "./env.ts";
 import { ApiError } from "../kernel/errors.ts";
 import { Turns } from "../../events/turns.ts";
+import { clientAddress } from "./client-address.ts";
 
 const HOUR = 3_600_000;
 
@@ -27,10 +28,16 @@ export interface RateLimitOptions {
   clock: Clock;
   /**
    * Who is counted, and under which counter: by default the API key (its id, with the daily
-   * count `/v1/me` shows). The portal counts its callers by network address instead.
+   * count `/v1/me` shows). The portal and the Action count callers by address (`byClientAddress`).
    */
   subject?: (c: Context<AppEnv>) => { id: string; counter: (window: number) => Deno.KvKey };
 }
+
+/** Callers counted by network address (`name` keeps each limit's counters apart). */
+export const byClientAddress = (name: string) => (c: Context<AppEnv>) => {
+  const address = clientAddress(c);
+  return { id: `${name} ${address}`, counter: (w: number) => [`rl_${name}`, address, w] };
+};
 
 const byApiKey = (c: Context<AppEnv>) => {
   const keyId = c.get("key").keyId;

@@ -10,7 +10,7 @@ import type { ActionsJson } from "@solana/actions-spec";
 import type { AppEnv } from "../http/env.ts";
 import { bodyLimit, DEFAULT_BODY_LIMIT } from "../http/body-limit.ts";
 import { readJson } from "../http/body.ts";
-import { rateLimit } from "../http/rate-limit.ts";
+import { byClientAddress, rateLimit } from "../http/rate-limit.ts";
 import { ApiError } from "../kernel/errors.ts";
 import type { Services } from "../services.ts";
 import {
@@ -22,7 +22,6 @@ import {
 } from "../actions/create-token.ts";
 import { blockchainId } from "../actions/chain-id.ts";
 import { defaultImagePng } from "../actions/default-image.ts";
-import { clientAddress } from "./portal-api.ts";
 
 /** The spec version these responses follow (@solana/actions-spec 2.4). */
 export const ACTION_VERSION = "2.4";
@@ -60,10 +59,7 @@ export function actionsRoutes(s: Services) {
     kv: s.kv,
     limit: s.config.limits.actionsRequestsPerIpPerHour,
     clock: s.clock,
-    subject: (c) => {
-      const address = clientAddress(c);
-      return { id: `actions ${address}`, counter: (w) => ["rl_actions", address, w] };
-    },
+    subject: byClientAddress("actions"),
   });
   app.post(ACTION_PATH, bodyLimit(DEFAULT_BODY_LIMIT), perAddress, async (c) => {
     const body = await readJson(c);

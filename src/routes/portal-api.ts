@@ -15,8 +15,7 @@ import { readBody } from "../http/body.ts";
 import type { AppEnv } from "../http/env.ts";
 import { ApiError } from "../kernel/errors.ts";
 import { isAddress } from "../kernel/base58.ts";
-import { parseIp } from "../kernel/ipaddr.ts";
-import { rateLimit } from "../http/rate-limit.ts";
+import { byClientAddress, rateLimit } from "../http/rate-limit.ts";
 import { bodyLimit, DEFAULT_BODY_LIMIT } from "../http/body-limit.ts";
 import {
   completeSignIn,
@@ -99,10 +98,7 @@ function portalRateLimit(s: Services): MiddlewareHandler<AppEnv> {
     kv: s.kv,
     limit: s.config.limits.portalRequestsPerHour,
     clock: s.clock,
-    subject: (c) => {
-      const address = clientAddress(c);
-      return { id: `portal ${address}`, counter: (w) => ["rl_portal", address, w] };
-    },
+    subject: byClientAddress("portal"),
   });
   return async function portalRateLimit(c, next) {
     if (c.req.method === "GET" || c.req.method === "HEAD") return await next();
@@ -224,32 +220,4 @@ function accountRoutes(app: Hono<AppEnv>, s: Services) {
 function keyIdParam(raw: string): string {
   if (!isKeyId(raw)) throw new ApiError("not_found", "key not found");
   return raw;
-}
-
-/**
- * The caller's network address as the server saw it (Deno.serve's `remoteAddr`; on Deno Deploy,
- * the client's). In-process requests (tests) have none and share one bucket.
- */
-export function clientAddress(c: Context<AppEnv>): string {
-  const info = c.env as { remoteAddr?: { hostname?: string } } | undefined;
-  const host = info?.remoteAddr?.hostname;
-  return host ? addressBucket(host) : "local";
-}
-
-/**
- * One count per IPv4 address, per IPv6 /64 (one subscriber's network: counting single IPv6
- * addresses would give each caller 2^64 counts).
- */
-export function addressBucket(host: string): string {
-  const h = host.replace(/^\[|\]$/g, "").replace(/%.*$/, "");
-  if (!h.includes(":")) return h;
-  const ip = parseIp(h);
-  if (!ip || ip.family === 4) return h;
-  const b = ip.bytes;
-  // An IPv4-mapped address (::ffff:1.2.3.4) is that IPv4 address.
-  if (b.subarray(0, 10).every((x) => x === 0) && b[10] === 0xff && b[11] === 0xff) {
-    return b.subarray(12).join(".");
-  }
-  const groups = [0, 2, 4, 6].map((i) => ((b[i] << 8) | b[i + 1]).toString(16));
-  return `${groups.join(":")}::/64`;
 }

@@ -1,6 +1,6 @@
 import { assert, assertEquals } from "../support/assert.ts";
 import { bearer, signMessage, startHarness } from "../support/harness.ts";
-import { addressBucket } from "../../src/routes/portal-api.ts";
+import { addressBucket } from "../../src/http/client-address.ts";
 import bs58 from "bs58";
 import {
   PublicKey,

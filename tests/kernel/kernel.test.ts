@@ -12,7 +12,7 @@ import { parseIp } from "../../src/kernel/ipaddr.ts";
 import { sha256Hex, toHex } from "../../src/kernel/hashing.ts";
 import { fixedClock } from "../../src/kernel/clock.ts";
 import { verifyEd25519 } from "../../src/kernel/ed25519.ts";
-import { addressBucket } from "../../src/routes/portal-api.ts";
+import { addressBucket } from "../../src/http/client-address.ts";
 
 Deno.test("errors: every code has its HTTP status, and ApiError carries it", () => {
   for (const code of ERROR_CODES) {
