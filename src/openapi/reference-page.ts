@@ -6,15 +6,14 @@
  * denies its build script).
  *
  * Bundle and stylesheet are imported as text, so they are part of the module graph: nothing
- * reads a file at run time (Deno Deploy), and the page loads nothing from another origin. The
- * package's `exports` do not list them, hence the paths under node_modules (the project's
- * `nodeModulesDir` is "auto", so `deno install` puts it there). The start-up script turns off
+ * reads a file at run time (Deno Deploy), a start installs the package with the rest of the
+ * graph, and the page loads nothing from another origin. The start-up script turns off
  * the one thing that would call another server (the public validator badge), points try-it at
  * this origin, and shows each operation's curl and TypeScript samples (x-codeSamples, which
  * Swagger UI does not draw itself) in its description.
  */
-import BUNDLE from "../../node_modules/swagger-ui-dist/swagger-ui-bundle.js" with { type: "text" };
-import CSS from "../../node_modules/swagger-ui-dist/swagger-ui.css" with { type: "text" };
+import BUNDLE from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "text" };
+import CSS from "swagger-ui-dist/swagger-ui.css" with { type: "text" };
 
 /** The renderer's version, in its URLs so browsers may cache them for good. */
 export const SWAGGER_UI_VERSION = "5.35.0";
