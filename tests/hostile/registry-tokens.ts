@@ -2,6 +2,7 @@
  * Prints the token registry's mainnet names and symbols as JSON, for registry-names.test.ts. Run
  * with --no-lock (tests/support/outside-lock.ts), so the registry stays out of deno.lock.
  */
+// deno-lint-ignore no-import-prefix -- kept out of deno.json on purpose (see above)
 import list from "npm:@solana/spl-token-registry@0.2.4574/dist/main/tokens/solana.tokenlist.json" with {
   type: "json",
 };
