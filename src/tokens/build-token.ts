@@ -45,6 +45,7 @@ import type { TokenBuilt } from "../../events/types.ts";
 import { type CommandHandler, runCommand } from "../commands/run.ts";
 import type { BuildRequest } from "./request-schema.ts";
 import { tokensPerDay } from "./tokens-per-day.ts";
+import { nonceSizeProblem } from "./nonce.ts";
 
 /** Where a build's wall time went; the benchmark separates our own work from waiting on RPC. */
 export interface BuildTimings {
@@ -128,6 +129,10 @@ async function build(
   const shape = shapeToken(req, await drawIds(s, caller.keyId, req, opts.seed));
   const { rent, price } = await rentAndPrice(s, shape, timed);
   const plan = planBuild(shape, rent, price.usd, settings);
+  const oversize = plan.nonceAccount ? nonceSizeProblem(plan.probe.messageBytes.length) : null;
+  if (oversize) {
+    throw new ApiError("invalid_request", "Request is invalid", { nonceAccount: oversize });
+  }
 
   const { verdict, latest, sealed, messageHash, units } = await issue(s, plan, settings, timed);
   const built = builtToken(plan, verdict, latest, { wire: sealed.wire, messageHash });

@@ -11,6 +11,7 @@
 import {
   type AccountInfo,
   NONCE_ACCOUNT_LENGTH,
+  PACKET_DATA_SIZE,
   type PublicKey,
   SystemProgram,
   type TransactionInstruction,
@@ -63,6 +64,20 @@ export function nonceSimulationProblem(err: unknown): string | null {
   if (custom !== 7) return null;
   return "its nonce was set in the current block and can be used from the next one " +
     "(about half a second); try again";
+}
+
+/**
+ * A durable nonce adds two accounts and an instruction (about 74 bytes): with every option and
+ * the longest fields a Token-2022 build can then pass the size a transaction may have, which a
+ * build without a nonce never does. Such a build is refused before its round trip, naming the
+ * nonce.
+ */
+export function nonceSizeProblem(messageBytes: number): string | null {
+  const wire = 1 + 64 + messageBytes; // one signature
+  if (wire <= PACKET_DATA_SIZE) return null;
+  return `with a durable nonce this transaction would be ${wire} bytes, over the ` +
+    `${PACKET_DATA_SIZE} a transaction may have: shorten the name, symbol or metadataUri, or ` +
+    "build without nonceAccount";
 }
 
 /** What a nonce build answers for its lifetime: it does not expire by block height or time. */

@@ -414,35 +414,37 @@ Deno.test("the longest allowed name, symbol and uri fit in one transaction with 
   let largest = 0;
   // Every combination; a recipient of its own adds an account key, a freeze authority 32 bytes,
   // a durable nonce its account, the RecentBlockhashes sysvar and AdvanceNonceAccount.
-  for (const nonce of [false, true]) for (const sameRecipient of [false, true]) {
-    for (const revokeMint of [false, true]) {
-      for (const revokeFreeze of [false, true]) {
-        const seed = newSeed();
-        const recipient = sameRecipient ? payer : Keypair.generate().publicKey;
-        const plan: TokenPlan = {
-          ...(await deriveAddresses(payer, seed, recipient)),
-          payer,
-          recipient,
-          seed,
-          reference: newReference(),
-          treasury: Keypair.generate().publicKey,
-          name: "N".repeat(MAX_NAME_BYTES),
-          symbol: "S".repeat(MAX_SYMBOL_BYTES),
-          uri: "https://" + "u".repeat(MAX_URI_BYTES - 8),
-          decimals: 9,
-          supplyRaw: U64_MAX,
-          revokeMint,
-          revokeFreeze,
-          immutableMetadata: true,
-          feeLamports: U64_MAX,
-          mintRentLamports: U64_MAX,
-          nonceAccount: nonce ? Keypair.generate().publicKey : null,
-        };
-        const { transaction } = compileToken(plan, {
-          unitLimit: MAX_COMPUTE_UNIT_LIMIT,
-          microLamportsPerUnit: U64_MAX,
-        }, Keypair.generate().publicKey.toBase58());
-        largest = Math.max(largest, transaction.serialize().length);
+  for (const nonce of [false, true]) {
+    for (const sameRecipient of [false, true]) {
+      for (const revokeMint of [false, true]) {
+        for (const revokeFreeze of [false, true]) {
+          const seed = newSeed();
+          const recipient = sameRecipient ? payer : Keypair.generate().publicKey;
+          const plan: TokenPlan = {
+            ...(await deriveAddresses(payer, seed, recipient)),
+            payer,
+            recipient,
+            seed,
+            reference: newReference(),
+            treasury: Keypair.generate().publicKey,
+            name: "N".repeat(MAX_NAME_BYTES),
+            symbol: "S".repeat(MAX_SYMBOL_BYTES),
+            uri: "https://" + "u".repeat(MAX_URI_BYTES - 8),
+            decimals: 9,
+            supplyRaw: U64_MAX,
+            revokeMint,
+            revokeFreeze,
+            immutableMetadata: true,
+            feeLamports: U64_MAX,
+            mintRentLamports: U64_MAX,
+            nonceAccount: nonce ? Keypair.generate().publicKey : null,
+          };
+          const { transaction } = compileToken(plan, {
+            unitLimit: MAX_COMPUTE_UNIT_LIMIT,
+            microLamportsPerUnit: U64_MAX,
+          }, Keypair.generate().publicKey.toBase58());
+          largest = Math.max(largest, transaction.serialize().length);
+        }
       }
     }
   }
