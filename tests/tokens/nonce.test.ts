@@ -24,17 +24,25 @@ import { sweepOpenBuilds } from "../../src/creation/watcher.ts";
 import { buildBy } from "../../src/creation/build-records.ts";
 import { TokenBuilt } from "../../src/tokens/build-response.ts";
 import { countingFetch } from "../support/counting-fetch.ts";
+import { runAudit } from "../../src/audit/audit.ts";
+import { rpcTxReader } from "../../src/audit/chain-check.ts";
+import { MemorySink } from "../../src/audit/sink.ts";
 
 const b64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));
 
 async function withHarness(
-  fn: (h: Harness, k: { apiKey: string; wallet: Keypair }) => Promise<void>,
+  fn: (
+    h: Harness,
+    k: { apiKey: string; wallet: Keypair; jump: (ms: number) => void },
+  ) => Promise<void>,
   rpcFetch?: typeof fetch,
 ) {
+  let offset = 0;
+  const clock = () => Date.now() + offset;
   // Slots move only when told, so the blockhash window is passed on purpose.
-  const h = await startHarness({ chain: { slotMs: "manual" }, rpcFetch });
+  const h = await startHarness({ chain: { slotMs: "manual", now: clock }, clock, rpcFetch });
   try {
-    await fn(h, await h.newApiKey());
+    await fn(h, { ...await h.newApiKey(), jump: (ms) => (offset += ms) });
   } finally {
     await h.close();
   }
@@ -103,6 +111,25 @@ async function relay(h: Harness, apiKey: string, tx: VersionedTransaction) {
 
 async function record(h: Harness, apiKey: string, mint: string) {
   return await (await h.request(`/v1/tokens/${mint}`, { headers: bearer(apiKey) })).json();
+}
+
+/** The audit over what the service wrote: the projections rebuild, no exception; its build rows. */
+async function audited(h: Harness) {
+  const scratch = await Deno.openKv(":memory:");
+  try {
+    const sink = new MemorySink();
+    const summary = await runAudit({
+      kv: h.kv,
+      scratch,
+      sink,
+      readTx: rpcTxReader(h.services.connection),
+    });
+    assertEquals(sink.rows("exceptions"), []);
+    assert(summary.ok, JSON.stringify(summary));
+    return sink.rows("builds");
+  } finally {
+    scratch.close();
+  }
 }
 
 /** The message's instructions as program and data: what the contract's order says. */
@@ -175,6 +202,9 @@ for (const tokenProgram of ["spl-token", "token-2022"] as const) {
         headers: bearer(apiKey),
       })).json();
       assertEquals([v.status, v.feeVerified, v.mint], ["confirmed", true, built.body.mint]);
+      // Replay rebuilds every projection exactly, and the audit finds nothing to report.
+      const rows = await audited(h);
+      assertEquals(rows.find((b) => b.mint === built.body.mint)?.status, "confirmed");
       // It moved the nonce on itself: the build is confirmed, not expired.
       assert((await storedNonce(c, nonce)) !== value);
       await sweepOpenBuilds(h.services);
@@ -354,5 +384,66 @@ Deno.test("token-2022 with every option, the longest fields and a durable nonce:
     assertEquals(short.status, 201, JSON.stringify(short.body));
     const wire = Uint8Array.from(atob(short.body.transaction), (ch) => ch.charCodeAt(0));
     assert(wire.length <= 1232, `${wire.length} bytes`);
+  });
+});
+
+Deno.test("the relay takes a nonce build's message hours later, while it is open", async () => {
+  await withHarness(async (h, { apiKey, wallet, jump }) => {
+    const nonce = await createNonce(h, wallet);
+    const built = await build(h, apiKey, wallet, { nonceAccount: nonce.toBase58() });
+    assertEquals(built.status, 201, JSON.stringify(built.body));
+    // A plain build of the same time is refused by then.
+    const plain = await build(h, apiKey, wallet, { name: "Plain Build" });
+    jump(3 * 3600_000);
+    h.chain.advanceSlots(1000);
+    const old = decodeTx(plain.body.transaction);
+    old.sign([wallet]);
+    const refused = await relay(h, apiKey, old);
+    assertMatch(refused.body.error.fields.transaction, /older than one hour/);
+
+    const tx = decodeTx(built.body.transaction);
+    tx.sign([wallet]);
+    const sent = await relay(h, apiKey, tx);
+    assertEquals(sent.status, 202, JSON.stringify(sent.body));
+    await h.waitForConfirmation(sent.body.signature);
+    await sweepOpenBuilds(h.services);
+    assertEquals((await record(h, apiKey, built.body.mint)).status, "confirmed");
+  });
+});
+
+Deno.test("a nonce build's own transaction landing with an error: the nonce moved with it, so the build fails", async () => {
+  await withHarness(async (h, { apiKey, wallet }) => {
+    const c = h.services.connection;
+    const nonce = await createNonce(h, wallet);
+    const built = await build(h, apiKey, wallet, { nonceAccount: nonce.toBase58() });
+    assertEquals(built.status, 201, JSON.stringify(built.body));
+    // The payer spends what the build needs before signing it.
+    const balance = await c.getBalance(wallet.publicKey, "confirmed");
+    const drain = new Transaction({
+      feePayer: wallet.publicKey,
+      ...(await c.getLatestBlockhash("confirmed")),
+    }).add(SystemProgram.transfer({
+      fromPubkey: wallet.publicKey,
+      toPubkey: Keypair.generate().publicKey,
+      lamports: balance - 5000 - Number(built.body.costs.serviceFeeLamports),
+    }));
+    drain.sign(wallet);
+    await h.waitForConfirmation(await c.sendRawTransaction(drain.serialize()));
+    const value = await storedNonce(c, nonce);
+
+    const tx = decodeTx(built.body.transaction);
+    tx.sign([wallet]);
+    const signature = await c.sendRawTransaction(tx.serialize(), { skipPreflight: true });
+    h.chain.advanceSlots(2);
+    const landed = await c.getTransaction(signature, {
+      commitment: "confirmed",
+      maxSupportedTransactionVersion: 0,
+    });
+    assert(landed?.meta?.err, "landed with an error");
+    assert((await storedNonce(c, nonce)) !== value, "the failed transaction advanced the nonce");
+
+    await sweepOpenBuilds(h.services);
+    const rec = await record(h, apiKey, built.body.mint);
+    assertEquals([rec.status, rec.signature], ["failed", signature]);
   });
 });
