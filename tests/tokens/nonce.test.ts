@@ -312,6 +312,13 @@ Deno.test("RPC cost: a nonce build costs the calls of any build; the watcher rea
     rpc.take();
     assertEquals((await build(h, apiKey, wallet, { name: "Plain Two" })).status, 201);
     const plain = rpc.take();
+    // The build's one round trip: the accounts (the nonce account among them), the fee market,
+    // the simulation.
+    assertEquals(plain, {
+      getMultipleAccounts: 1,
+      getRecentPrioritizationFees: 1,
+      simulateTransaction: 1,
+    });
     const built = await build(h, apiKey, wallet, { nonceAccount: nonce.toBase58() });
     assertEquals(built.status, 201, JSON.stringify(built.body));
     assertEquals(rpc.take(), plain);
