@@ -162,7 +162,7 @@ export interface paths {
         put?: never;
         /**
          * Relay a signed transaction (optional)
-         * @description Accepts only a transaction whose message is byte-identical to one built for the calling key within the last hour, signed by its payer, before its blockhash expires; otherwise 400 invalid_request with fields.transaction saying which. Sent with preflight and re-sent until confirmed or expired. 400 simulation_failed: the network refused it; its fields name the reason: `instruction` {index, program, raisedBy (the program that raised it, e.g. the System Program inside a CPI), code (a program's custom code or the runtime's error name), name (where the program publishes one), message}, `error` (the node's error JSON) and `logs` (the program logs).
+         * @description Accepts only a transaction whose message is byte-identical to one built for the calling key within the last hour, signed by its payer, before its blockhash expires (a durable nonce build's: at any time while the build is open, i.e. until its nonce moves on); otherwise 400 invalid_request with fields.transaction saying which. Sent with preflight and re-sent until confirmed or expired. 400 simulation_failed: the network refused it; its fields name the reason: `instruction` {index, program, raisedBy (the program that raised it, e.g. the System Program inside a CPI), code (a program's custom code or the runtime's error name), name (where the program publishes one), message}, `error` (the node's error JSON) and `logs` (the program logs).
          */
         post: operations["submitTransaction"];
         delete?: never;

@@ -677,8 +677,10 @@ const paths = ({ limits, fees, quoteTtlS }: DocumentConfig): Record<string, Json
       summary: "Relay a signed transaction (optional)",
       description:
         "Accepts only a transaction whose message is byte-identical to one built for the calling " +
-        "key within the last hour, signed by its payer, before its blockhash expires; otherwise " +
-        "400 invalid_request with fields.transaction saying which. Sent with preflight and " +
+        "key within the last hour, signed by its payer, before its blockhash expires (a durable " +
+        "nonce build's: at any time while the build is open, i.e. until its nonce moves on); " +
+        "otherwise 400 invalid_request with fields.transaction saying which. Sent with " +
+        "preflight and " +
         "re-sent until confirmed or expired. 400 simulation_failed: the network refused it; " +
         SIMULATION_FAILED_FIELDS,
       parameters: [ref("parameters", "IdempotencyKey")],
