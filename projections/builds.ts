@@ -219,8 +219,11 @@ export interface OpenBuildDoc {
   mint: string;
   /** Null: a durable nonce build, open until it lands or its nonce moves on (`nonce`). */
   lastValidBlockHeight: number | null;
-  /** A durable nonce build's nonce account and the nonce its message uses. */
-  nonce?: { account: string; value: string };
+  /**
+   * A durable nonce build's nonce account, the nonce its message uses and the authority that must
+   * still hold it (the payer, the message's only signer).
+   */
+  nonce?: { account: string; value: string; authority: string };
   /** Unix seconds: no transaction of the build can be older (bounds the watcher's first scan). */
   createdAt: number;
 }
@@ -247,7 +250,13 @@ export const openBuildsProjection: DeclaredProjection<OpenBuildDoc> = {
         mint: e.data.mint,
         lastValidBlockHeight: e.data.lastValidBlockHeight,
         ...(e.data.nonceAccount
-          ? { nonce: { account: e.data.nonceAccount, value: e.data.blockhash } }
+          ? {
+            nonce: {
+              account: e.data.nonceAccount,
+              value: e.data.blockhash,
+              authority: e.data.payer,
+            },
+          }
           : {}),
         createdAt: seconds(e.at),
       };

@@ -35,8 +35,11 @@ export type LifecycleCommand =
   | {
     type: "RecordExpiry";
     blockHeight: number;
-    /** A durable nonce build: the nonce its account holds now (null: no nonce any more). */
-    nonceMoved?: { now: string | null };
+    /**
+     * A durable nonce build whose message can no longer land: the nonce its account holds now
+     * (null: no nonce any more), and the authority it was handed to if that is what changed.
+     */
+    nonceMoved?: { now: string | null; authority?: string };
   };
 
 /**
@@ -53,7 +56,11 @@ function pastValidity(
 }
 
 /** Why a durable nonce build expired, for its record and webhook. */
-export function nonceExpiryReason(now: string | null): string {
+export function nonceExpiryReason(now: string | null, authority?: string): string {
+  if (authority) {
+    return `the nonce account's authority is now ${authority}, not the payer, so this build's ` +
+      "transaction (signed by the payer alone) can no longer land; build again";
+  }
   return now === null
     ? "the nonce account no longer holds a durable nonce, and this build's transaction did not " +
       "land: it can no longer land; build again"
@@ -88,7 +95,8 @@ export function decideLifecycle(cmd: LifecycleCommand, s: LifecycleState): Creat
       if (!pastValidity(b, cmd.blockHeight, cmd.nonceMoved !== undefined)) return [];
       const failed = b.failedAttempt;
       if (failed) return failure(b, failed.signature, failed.reason);
-      const reason = cmd.nonceMoved ? { reason: nonceExpiryReason(cmd.nonceMoved.now) } : {};
+      const moved = cmd.nonceMoved;
+      const reason = moved ? { reason: nonceExpiryReason(moved.now, moved.authority) } : {};
       return [{
         type: "BuildExpired",
         v: 1,

@@ -238,7 +238,7 @@ async function checkOpenBuilds(s: Services, limits?: LookupLimits): Promise<numb
   let at = 0;
   for (const o of open) {
     const created = isCreated(infos[at++]);
-    const moved = o.nonce ? nonceMoved(o.nonce.value, infos[at++]) : undefined;
+    const moved = o.nonce ? nonceMoved(o.nonce, infos[at++]) : undefined;
     const expired = o.lastValidBlockHeight === null
       ? moved !== undefined
       : height > o.lastValidBlockHeight;
@@ -258,15 +258,20 @@ async function checkOpenBuilds(s: Services, limits?: LookupLimits): Promise<numb
 }
 
 /**
- * Whether a durable nonce build's nonce has moved on: undefined while the account still holds
- * the nonce its message uses; else what it holds now (null: no nonce any more, e.g. withdrawn).
+ * Whether a durable nonce build's message can no longer land: undefined while the account still
+ * holds the nonce its message uses under the payer's authority; else what it holds now (null: no
+ * nonce any more, e.g. withdrawn) and, when the nonce stayed but was handed to another authority
+ * (the payer's signature no longer advances it), that authority.
  */
 function nonceMoved(
-  value: string,
+  nonce: { value: string; authority: string },
   info: AccountInfo<Uint8Array> | null,
-): { now: string | null } | undefined {
-  const now = storedNonce(info)?.nonce ?? null;
-  return now === value ? undefined : { now };
+): { now: string | null; authority?: string } | undefined {
+  const stored = storedNonce(info);
+  if (!stored) return { now: null };
+  const authority = stored.authority.toBase58();
+  if (stored.nonce !== nonce.value) return { now: stored.nonce };
+  return authority === nonce.authority ? undefined : { now: stored.nonce, authority };
 }
 
 /**
@@ -284,7 +289,7 @@ async function settleOne(
   created: boolean,
   height: number,
   limits?: LookupLimits,
-  nonceMoved?: { now: string | null },
+  nonceMoved?: { now: string | null; authority?: string },
 ) {
   const build = await buildById(s.kv, open.buildId);
   if (!build) return;

@@ -454,3 +454,40 @@ Deno.test("a nonce build's own transaction landing with an error: the nonce move
     assertEquals([rec.status, rec.signature], ["failed", signature]);
   });
 });
+
+Deno.test("a nonce handed to another authority: the payer's message can no longer land, so the build expires", async () => {
+  await withHarness(async (h, { apiKey, wallet }) => {
+    const c = h.services.connection;
+    const nonce = await createNonce(h, wallet);
+    const built = await build(h, apiKey, wallet, { nonceAccount: nonce.toBase58() });
+    assertEquals(built.status, 201, JSON.stringify(built.body));
+    const value = await storedNonce(c, nonce);
+    const other = Keypair.generate().publicKey;
+    const hand = new Transaction({
+      feePayer: wallet.publicKey,
+      ...(await c.getLatestBlockhash("confirmed")),
+    }).add(SystemProgram.nonceAuthorize({
+      noncePubkey: nonce,
+      authorizedPubkey: wallet.publicKey,
+      newAuthorizedPubkey: other,
+    }));
+    hand.sign(wallet);
+    await h.waitForConfirmation(await c.sendRawTransaction(hand.serialize()));
+    // The nonce itself did not move: only its authority.
+    assertEquals(await storedNonce(c, nonce), value);
+
+    await sweepOpenBuilds(h.services);
+    const doc = (await buildBy(h.kv, "build_by_mint", built.body.mint))!;
+    assertEquals(doc.status, "expired");
+    assertMatch(doc.problems[0], new RegExp(`authority is now ${other.toBase58()}, not the payer`));
+    // And indeed the chain refuses it.
+    const tx = decodeTx(built.body.transaction);
+    tx.sign([wallet]);
+    const refused = await h.request("/v1/transactions", {
+      method: "POST",
+      headers: bearer(apiKey),
+      json: { transaction: b64(tx.serialize()) },
+    });
+    assertEquals(refused.status, 400);
+  });
+});
