@@ -100,6 +100,13 @@ Deno.test("durable nonce: created, used after the blockhash window, then spent",
     // Signed now, sent after the window of any blockhash of its time has passed.
     const tx = onNonce(payer, nonce, created.nonce, [transfer(payer, to, LAMPORTS_PER_SOL)]);
     chain.advanceSlots(200);
+    // Simulated first, as a wallet would: valid, and nothing changes.
+    const sim = await rpc(chain, "simulateTransaction", [
+      tx.serialize({ requireAllSignatures: false }).toString("base64"),
+      { encoding: "base64", sigVerify: false },
+    ]);
+    assertEquals((sim.body.result as { value: { err: unknown } }).value.err, null);
+    assertEquals((await stored(conn, nonce)).nonce, created.nonce);
     const landed = await send(chain, tx);
     assertEquals(landed.body.error, undefined, JSON.stringify(landed.body));
     assertEquals(await conn.getBalance(to, "processed"), LAMPORTS_PER_SOL);

@@ -22,6 +22,7 @@ import { assert, assertEquals, assertMatch } from "../support/assert.ts";
 import { bearer, decodeTx, type Harness, startHarness } from "../support/harness.ts";
 import { sweepOpenBuilds } from "../../src/creation/watcher.ts";
 import { buildBy } from "../../src/creation/build-records.ts";
+import { outcomePayload } from "../../src/webhooks/decide.ts";
 import { TokenBuilt } from "../../src/tokens/build-response.ts";
 import { countingFetch } from "../support/counting-fetch.ts";
 import { runAudit } from "../../src/audit/audit.ts";
@@ -289,6 +290,8 @@ Deno.test("a nonce build whose nonce moves on without it: expired with the reaso
     const expired = (await h.services.store.readStream(`build-${doc.buildId}`))
       .find((e) => e.type === "BuildExpired");
     assertEquals(expired?.type === "BuildExpired" && expired.data.reason, doc.problems[0]);
+    const hook = JSON.parse(outcomePayload("token.expired", doc, Date.now()));
+    assertEquals([hook.data.status, hook.data.problems], ["expired", doc.problems]);
 
     // Its transaction can no longer land: the relay passes the network's refusal on.
     const tx = decodeTx(built.body.transaction);
