@@ -98,6 +98,8 @@ export interface paths {
          * Build an unsigned token-creation transaction
          * @description Validates the parameters, checks the payer's SOL balance, simulates the transaction and returns it unsigned (legacy, one required signature: the payer). Nothing is sent to the network. The transaction holds, in order: compute budget, mint account (derived from the payer and a random seed; funded with its rent by a transfer, then allocated with the seed, so lamports already at its address do not stop it), mint initialization, the recipient's associated token account (idempotent), minting of the full supply, the metadata account, optionally the mint-authority revocation, and the fee transfer to the treasury with a read-only reference account. Sign and submit within about 60 seconds. Each successful build counts toward the daily token limit (25 per UTC day).
          *
+         *     Durable nonce (opt-in, for signers slower than a blockhash lives): with `"nonceAccount": "<a nonce account whose authority is the payer>"` the transaction begins with AdvanceNonceAccount (then the compute budget and the rest, in the order above), its recentBlockhash is the account's stored nonce, and it does not expire: the 201 has lastValidBlockHeight and expiresInSeconds null and names nonceAccount. It stays valid until the nonce moves on, which landing it does; if the nonce moves on otherwise the build expires (webhook token.expired, with the reason). The nonce costs nothing beyond the signature's fee; costs are exact as for any build.
+         *
          *     The 201 carries `costs`: every lamport the payer spends if the transaction lands (network and priority fee, the rent of the mint, token account and metadata account, the Token Metadata program's protocol fee and our fee, 2.99 USD at the current SOL price) and their sum, totalLamports, read from the cluster's rent.
          *
          *     400 insufficient_funds: the payer cannot cover the fee plus network costs; its fields name needed, available, shortfall and the same costs. A payer may hold exactly totalLamports (it ends at 0) or at least totalLamports plus a wallet's rent-exempt minimum. 400 simulation_failed: the network simulation says the transaction would fail; its fields name the reason: `instruction` {index, program, raisedBy (the program that raised it, e.g. the System Program inside a CPI), code (a program's custom code or the runtime's error name), name (where the program publishes one), message}, `error` (the node's error JSON) and `logs` (the program logs).
@@ -140,7 +142,7 @@ export interface paths {
         put?: never;
         /**
          * Re-issue a build under a fresh blockhash
-         * @description For a signer slower than a blockhash lives: re-issues a build of the calling key that has not landed (built, submitted or expired) with the same mint, seed, reference and instructions and a fresh blockhash, the costs read again. Not a new build: nothing is counted against the daily limit. The fee stays the build's quote while it holds (600 s from it), and is re-priced at the current SOL price after; `feeQuote` says which. Every message issued for the build stays valid until its own blockhash expires, and the relay accepts each within the hour after the last refresh: whichever lands first is the creation, and the others then fail harmlessly (the mint exists). 400 invalid_request naming mint: the build has landed (confirmed, failed or unverified). Another key's mint answers 404 like an unknown one. 400 insufficient_funds and simulation_failed as for a build; its fields name the reason: `instruction` {index, program, raisedBy (the program that raised it, e.g. the System Program inside a CPI), code (a program's custom code or the runtime's error name), name (where the program publishes one), message}, `error` (the node's error JSON) and `logs` (the program logs).
+         * @description For a signer slower than a blockhash lives: re-issues a build of the calling key that has not landed (built, submitted or expired) with the same mint, seed, reference and instructions and a fresh blockhash, the costs read again. Not a new build: nothing is counted against the daily limit. The fee stays the build's quote while it holds (600 s from it), and is re-priced at the current SOL price after; `feeQuote` says which. Every message issued for the build stays valid until its own blockhash expires, and the relay accepts each within the hour after the last refresh: whichever lands first is the creation, and the others then fail harmlessly (the mint exists). 400 invalid_request naming mint: the build has landed (confirmed, failed or unverified), or it uses a durable nonce (it does not expire; once its nonce moved on without it, build again). Another key's mint answers 404 like an unknown one. 400 insufficient_funds and simulation_failed as for a build; its fields name the reason: `instruction` {index, program, raisedBy (the program that raised it, e.g. the System Program inside a CPI), code (a program's custom code or the runtime's error name), name (where the program publishes one), message}, `error` (the node's error JSON) and `logs` (the program logs).
          */
         post: operations["refreshBuild"];
         delete?: never;
@@ -160,7 +162,7 @@ export interface paths {
         put?: never;
         /**
          * Relay a signed transaction (optional)
-         * @description Accepts only a transaction whose message is byte-identical to one built for the calling key within the last hour, signed by its payer, before its blockhash expires; otherwise 400 invalid_request with fields.transaction saying which. Sent with preflight and re-sent until confirmed or expired. 400 simulation_failed: the network refused it; its fields name the reason: `instruction` {index, program, raisedBy (the program that raised it, e.g. the System Program inside a CPI), code (a program's custom code or the runtime's error name), name (where the program publishes one), message}, `error` (the node's error JSON) and `logs` (the program logs).
+         * @description Accepts only a transaction whose message is byte-identical to one built for the calling key within the last hour, signed by its payer, before its blockhash expires (a durable nonce build's: at any time while the build is open, i.e. until its nonce moves on); otherwise 400 invalid_request with fields.transaction saying which. Sent with preflight and re-sent until confirmed or expired. 400 simulation_failed: the network refused it; its fields name the reason: `instruction` {index, program, raisedBy (the program that raised it, e.g. the System Program inside a CPI), code (a program's custom code or the runtime's error name), name (where the program publishes one), message}, `error` (the node's error JSON) and `logs` (the program logs).
          */
         post: operations["submitTransaction"];
         delete?: never;
@@ -587,6 +589,11 @@ export interface components {
             freezeAuthority?: string;
             /** @description hands the metadata update authority to this address (base58) in the creating transaction, as the metadata account is created; still one signer. A wallet (on the ed25519 curve) or an existing account such as a multisig vault; an off-curve address with no account, a token account or a program is 400 naming the field. Token-2022: the update authority is the metadata's and the metadata pointer's; the transfer-fee authorities are transferFee.authority's. */
             updateAuthority?: string;
+            /**
+             * @description a durable nonce account (base58) whose nonce authority is the payer: the transaction then uses its stored nonce as recentBlockhash and begins with AdvanceNonceAccount, and stays valid until that nonce moves on (for hardware wallets, offline or second-person signing, however long it takes). Still one signer. An address with no account, an account that is not an initialized System nonce account (80 bytes) or a nonce held by another authority is 400 naming nonceAccount. Create one with SystemProgram.createNonceAccount (authorizedPubkey: the payer).
+             * @example 5Ya5XfJ4W1hfHvr5hLuk9h5aFkVsfc6sTGM8WJgqxzUf
+             */
+            nonceAccount?: string;
         } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown)) & (unknown | unknown);
         TokenBuilt: {
             buildId: number;
@@ -604,10 +611,12 @@ export interface components {
             format: "legacy-unsigned";
             /** @description the payer, the only required signer (base58) */
             requiredSigner: string;
+            /** @description the message's recent blockhash: the latest blockhash, or on a durable nonce the nonce account's stored nonce */
             recentBlockhash: string;
-            lastValidBlockHeight: number;
-            /** @description validity window in seconds (about 60) */
-            expiresInSeconds: number;
+            /** @description the last block height at which the transaction can land; null on a durable nonce, which does not expire by block height */
+            lastValidBlockHeight: number | null;
+            /** @description validity window in seconds (about 60); null on a durable nonce: the transaction stays valid until the nonce account's nonce moves on (this transaction moves it) */
+            expiresInSeconds: number | null;
             fee: {
                 usd: number;
                 /** @description fee in lamports, a string of decimal digits */
@@ -644,6 +653,8 @@ export interface components {
                 /** @description seeds tried until the mint address matched */
                 tries: number;
             };
+            /** @description present when the build uses a durable nonce (nonceAccount in the request): the transaction begins with AdvanceNonceAccount and does not expire */
+            nonceAccount?: string;
             /** @description for a metadataUri we do not host: the result of a POST /v1/metadata/check made for it in the last minutes, if any (never fetched during the build; not replayed with an Idempotency-Key) */
             displayCheck?: {
                 metadataUri: string;
@@ -696,10 +707,12 @@ export interface components {
             format: "legacy-unsigned";
             /** @description the payer, the only required signer (base58) */
             requiredSigner: string;
+            /** @description the message's recent blockhash: the latest blockhash, or on a durable nonce the nonce account's stored nonce */
             recentBlockhash: string;
-            lastValidBlockHeight: number;
-            /** @description validity window in seconds (about 60) */
-            expiresInSeconds: number;
+            /** @description the last block height at which the transaction can land; null on a durable nonce, which does not expire by block height */
+            lastValidBlockHeight: number | null;
+            /** @description validity window in seconds (about 60); null on a durable nonce: the transaction stays valid until the nonce account's nonce moves on (this transaction moves it) */
+            expiresInSeconds: number | null;
             fee: {
                 usd: number;
                 /** @description fee in lamports, a string of decimal digits */
@@ -736,6 +749,8 @@ export interface components {
                 /** @description seeds tried until the mint address matched */
                 tries: number;
             };
+            /** @description present when the build uses a durable nonce (nonceAccount in the request): the transaction begins with AdvanceNonceAccount and does not expire */
+            nonceAccount?: string;
             /**
              * @description quoted: the fee of the build's quote, which still held; repriced: the quote had run out, so the fee is converted at the current SOL price
              * @enum {string}
@@ -807,6 +822,8 @@ export interface components {
             freezeAuthority?: string;
             /** @description address the metadata update authority was handed to in the creating transaction (base58); absent: the payer */
             updateAuthority?: string;
+            /** @description the durable nonce account the transaction advances first; absent: a recent blockhash */
+            nonceAccount?: string;
         };
         WebhookRegistration: {
             url: string;
@@ -870,6 +887,8 @@ export interface components {
                 freezeAuthority?: string;
                 /** @description address the metadata update authority was handed to in the creating transaction (base58); absent: the payer */
                 updateAuthority?: string;
+                /** @description the durable nonce account the transaction advances first; absent: a recent blockhash */
+                nonceAccount?: string;
             }[];
             /** @description pass as cursor for the next page; null when there is nothing more */
             nextCursor: string | null;

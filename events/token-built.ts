@@ -39,8 +39,10 @@ export const TokenBuiltData = z.object({
   feeUsd: z.number(),
   solUsd: z.number(),
   treasury: base58("treasury"),
+  /** The message's recent blockhash: the latest blockhash, or a durable nonce's stored nonce. */
   blockhash: z.string(),
-  lastValidBlockHeight: z.number().int(),
+  /** Null: a durable nonce build, which holds until its nonce moves on (`nonceAccount`). */
+  lastValidBlockHeight: z.number().int().nullable(),
   /** SHA-256 (hex) of the exact message bytes the payer is asked to sign. */
   messageHash: z.string(),
   /** Absent: the classic SPL Token program (events from before carry none). */
@@ -60,6 +62,10 @@ export const TokenBuiltData = z.object({
   mintAuthority: handedTo("mint authority"),
   freezeAuthority: handedTo("freeze authority"),
   updateAuthority: handedTo("metadata update authority"),
+  /** The durable nonce account the message advances first; `blockhash` is its nonce then. */
+  nonceAccount: base58("durable nonce account").optional().describe(
+    "the durable nonce account the transaction advances first; absent: a recent blockhash",
+  ),
   /** The vanity pattern the seed was ground for, and how many seeds were tried. */
   vanity: z.object({
     prefix: z.string(),
@@ -79,7 +85,14 @@ type Field = keyof TokenBuiltData;
  */
 export const SERVED = {
   head: ["mint", "name", "symbol"],
-  tail: ["tokenProgram", "transferFee", "mintAuthority", "freezeAuthority", "updateAuthority"],
+  tail: [
+    "tokenProgram",
+    "transferFee",
+    "mintAuthority",
+    "freezeAuthority",
+    "updateAuthority",
+    "nonceAccount",
+  ],
 } as const satisfies { head: readonly Field[]; tail: readonly Field[] };
 
 /** What the build record keeps of the event, in its order: what the lifecycle needs, and `SERVED`. */

@@ -235,7 +235,13 @@ export interface CreationUnverified {
 export interface BuildExpired {
   type: "BuildExpired";
   v: 1;
-  data: { buildId: number; mint: string; blockHeight: number };
+  data: {
+    buildId: number;
+    mint: string;
+    blockHeight: number;
+    /** Why, when not the blockhash's height: a durable nonce build's nonce moved on. */
+    reason?: string;
+  };
 }
 
 /**

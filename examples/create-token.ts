@@ -130,8 +130,10 @@ interface BuildResponse {
   transaction: string;
   requiredSigner: string;
   recentBlockhash: string;
-  lastValidBlockHeight: number;
-  expiresInSeconds: number;
+  /** Both null on a durable nonce (nonceAccount): valid until the nonce moves on. */
+  lastValidBlockHeight: number | null;
+  expiresInSeconds: number | null;
+  nonceAccount?: string;
   fee: { usd: number; lamports: string; treasury: string };
   /** Present for Token-2022 mints. */
   tokenProgram?: "token-2022";
@@ -241,7 +243,10 @@ export async function createToken(o: CreateTokenOptions): Promise<CreateTokenRes
     }),
   );
   log(
-    `   mint ${build.mint}, valid for about ${build.expiresInSeconds} s` +
+    `   mint ${build.mint}, ` +
+      (build.expiresInSeconds === null
+        ? `valid until nonce account ${build.nonceAccount}'s nonce moves on`
+        : `valid for about ${build.expiresInSeconds} s`) +
       (build.vanity ? ` (vanity address after ${build.vanity.tries} tries)` : ""),
   );
 

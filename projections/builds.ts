@@ -120,7 +120,12 @@ export const buildsProjection: DeclaredProjection<BuildDoc> = {
           slot: e.data.slot,
         };
       case "BuildExpired":
-        return { ...doc, status: "expired" };
+        // A nonce build's expiry says why (its nonce moved on); a blockhash's is its height.
+        return {
+          ...doc,
+          status: "expired",
+          ...(e.data.reason ? { problems: [e.data.reason] } : {}),
+        };
       case "BuildRefreshed":
         return refreshed(doc, e.data, seconds(e.at));
       default:
@@ -212,7 +217,13 @@ export interface OpenBuildDoc {
   buildId: number;
   reference: string;
   mint: string;
-  lastValidBlockHeight: number;
+  /** Null: a durable nonce build, open until it lands or its nonce moves on (`nonce`). */
+  lastValidBlockHeight: number | null;
+  /**
+   * A durable nonce build's nonce account, the nonce its message uses and the authority that must
+   * still hold it (the payer, the message's only signer).
+   */
+  nonce?: { account: string; value: string; authority: string };
   /** Unix seconds: no transaction of the build can be older (bounds the watcher's first scan). */
   createdAt: number;
 }
@@ -238,6 +249,15 @@ export const openBuildsProjection: DeclaredProjection<OpenBuildDoc> = {
         reference: e.data.reference,
         mint: e.data.mint,
         lastValidBlockHeight: e.data.lastValidBlockHeight,
+        ...(e.data.nonceAccount
+          ? {
+            nonce: {
+              account: e.data.nonceAccount,
+              value: e.data.blockhash,
+              authority: e.data.payer,
+            },
+          }
+          : {}),
         createdAt: seconds(e.at),
       };
     }

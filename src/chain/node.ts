@@ -23,6 +23,7 @@ import { AccountSnap, RENT_EXEMPT_EPOCH } from "./accounts.ts";
 import { Blocks, FINALIZATION_DEPTH, SLOTS_PER_EPOCH } from "./blocks.ts";
 import { base58Decode, base58Encode, sha256 } from "./codec.ts";
 import { type Execution, Executor } from "./executor.ts";
+import { noncesToSettle, nonceTransactionValid, settledNonce } from "./nonce.ts";
 import { History, type TxRecord } from "./history.ts";
 import {
   isWritable,
@@ -310,11 +311,20 @@ export class ChainNode {
     return k;
   }
 
-  /** The bank's checks before execution: blockhash age, then the status cache. */
+  /**
+   * The bank's checks before execution: blockhash age (or, past it, a valid durable nonce, see
+   * nonce.ts), then the status cache.
+   */
   #checkAgeAndStatus(tx: ResolvedTransaction): TxErrorJson | null {
-    if (!this.blocks.isBlockhashValid(base58Encode(tx.recentBlockhash))) return "BlockhashNotFound";
+    const recent = this.blocks.isBlockhashValid(base58Encode(tx.recentBlockhash));
+    if (!recent && !this.#validNonce(tx)) return "BlockhashNotFound";
     if (this.history.recent(tx.signature)) return "AlreadyProcessed";
     return null;
+  }
+
+  #validNonce(tx: ResolvedTransaction): boolean {
+    const db = this.executor.db;
+    return nonceTransactionValid(tx, (i) => db.get(tx.keys[i]), this.blocks.current.blockhash);
   }
 
   submit(tx: ResolvedTransaction, skipPreflight: boolean): SubmitOutcome {
@@ -382,6 +392,16 @@ export class ChainNode {
   }
 
   #land(tx: ResolvedTransaction, exec: Execution): TxRecord {
+    const db = this.executor.db;
+    const failedNonce = exec.err !== null &&
+      !this.blocks.isBlockhashValid(base58Encode(tx.recentBlockhash));
+    for (const i of noncesToSettle(tx, exec.err === null, failedNonce)) {
+      const next = settledNonce(db.get(tx.keys[i]), this.blocks.current.blockhash);
+      if (next) {
+        db.set(tx.keys[i], next);
+        exec.post[i] = next;
+      }
+    }
     const slotInfo = this.blocks.current;
     const invoked = new Set(tx.instructions.map((ix) => ix.programIdIndex));
     const writable = tx.keyStrings.filter((_, i) => isWritable(tx, i) && !invoked.has(i));

@@ -29,8 +29,44 @@ export type LifecycleCommand =
      * blockhash's validity no other version can land, so a failure is the outcome.
      */
     blockHeight?: number;
+    /** A durable nonce build: its nonce has moved on, so no other version can land either. */
+    nonceMoved?: boolean;
   }
-  | { type: "RecordExpiry"; blockHeight: number };
+  | {
+    type: "RecordExpiry";
+    blockHeight: number;
+    /**
+     * A durable nonce build whose message can no longer land: the nonce its account holds now
+     * (null: no nonce any more), and the authority it was handed to if that is what changed.
+     */
+    nonceMoved?: { now: string | null; authority?: string };
+  };
+
+/**
+ * Whether no version of the build can land any more: past its blockhash's validity or, on a
+ * durable nonce (no last valid block height), once its nonce has moved on.
+ */
+function pastValidity(
+  b: Pick<BuildDoc, "lastValidBlockHeight">,
+  blockHeight: number | undefined,
+  nonceMoved: boolean,
+): boolean {
+  if (b.lastValidBlockHeight === null) return nonceMoved;
+  return blockHeight !== undefined && blockHeight > b.lastValidBlockHeight;
+}
+
+/** Why a durable nonce build expired, for its record and webhook. */
+export function nonceExpiryReason(now: string | null, authority?: string): string {
+  if (authority) {
+    return `the nonce account's authority is now ${authority}, not the payer, so this build's ` +
+      "transaction (signed by the payer alone) can no longer land; build again";
+  }
+  return now === null
+    ? "the nonce account no longer holds a durable nonce, and this build's transaction did not " +
+      "land: it can no longer land; build again"
+    : `the nonce account's nonce moved on (now ${now}) without this build's transaction ` +
+      "landing: it can no longer land; build again";
+}
 
 export interface LifecycleState {
   build: BuildDoc;
@@ -56,10 +92,16 @@ export function decideLifecycle(cmd: LifecycleCommand, s: LifecycleState): Creat
         data: { ...base, signature: cmd.signature, via: cmd.via },
       }];
     case "RecordExpiry": {
-      if (cmd.blockHeight <= b.lastValidBlockHeight) return [];
+      if (!pastValidity(b, cmd.blockHeight, cmd.nonceMoved !== undefined)) return [];
       const failed = b.failedAttempt;
       if (failed) return failure(b, failed.signature, failed.reason);
-      return [{ type: "BuildExpired", v: 1, data: { ...base, blockHeight: cmd.blockHeight } }];
+      const moved = cmd.nonceMoved;
+      const reason = moved ? { reason: nonceExpiryReason(moved.now, moved.authority) } : {};
+      return [{
+        type: "BuildExpired",
+        v: 1,
+        data: { ...base, blockHeight: cmd.blockHeight, ...reason },
+      }];
     }
     case "RecordLanding": {
       const a = cmd.assessment;
@@ -69,7 +111,7 @@ export function decideLifecycle(cmd: LifecycleCommand, s: LifecycleState): Creat
         data: { ...base, signature: cmd.signature, via: "watcher" },
       }];
       if (a.status === "failed") {
-        const expired = cmd.blockHeight !== undefined && cmd.blockHeight > b.lastValidBlockHeight;
+        const expired = pastValidity(b, cmd.blockHeight, cmd.nonceMoved === true);
         if (expired) return failure(b, cmd.signature, a.reason);
         if (b.failedAttempt?.signature === cmd.signature) return [];
         return [{

@@ -43,8 +43,14 @@ export async function relayTransaction(
   if (!b) throw await unknownBuild(s, caller, wire);
   // The hour runs from the build's last issue: a refresh issues every message of it anew (an
   // older one is accepted too, and the cluster refuses it once the mint exists or its blockhash
-  // has expired).
-  if (Math.max(b.createdAt, b.refreshedAt ?? 0) + RELAY_WINDOW_S < Math.floor(s.clock() / 1000)) {
+  // has expired). A durable nonce build is for signers slower than that: it is accepted while it
+  // is open, which the watcher ends when its nonce moves on.
+  const nonce = b.lastValidBlockHeight === null;
+  const open = b.status === "built" || b.status === "submitted";
+  if (
+    !(nonce && open) &&
+    Math.max(b.createdAt, b.refreshedAt ?? 0) + RELAY_WINDOW_S < Math.floor(s.clock() / 1000)
+  ) {
     throw refuse("build is older than one hour");
   }
   if (
@@ -61,11 +67,12 @@ export async function relayTransaction(
   // Side by side, so the relay stays at two round trips: a transaction the cluster already has
   // was sent by an earlier try whose commit failed (or by the caller), and sending it again would
   // only be refused as already processed.
+  // A durable nonce has no height to check: the send's preflight refuses a spent nonce.
   const [height, seen] = await Promise.all([
-    s.connection.getBlockHeight("confirmed"),
+    nonce ? null : s.connection.getBlockHeight("confirmed"),
     clusterHasSeen(s.connection, signature),
   ]);
-  if (!seen && height > b.lastValidBlockHeight) {
+  if (!seen && height !== null && height > b.lastValidBlockHeight!) {
     throw refuse("expired: the blockhash is no longer valid; build again");
   }
   if (!seen) await send(s, bytes);

@@ -48,7 +48,8 @@ export async function verifySignature(
       throw new ApiError("not_found", "No such transaction on chain or in our records");
     }
     const view = verification(b, signature);
-    if (view.status === "pending") {
+    // A durable nonce build has no height to pass: the watcher says when its nonce moved on.
+    if (view.status === "pending" && b.lastValidBlockHeight !== null) {
       const height = await s.connection.getBlockHeight("confirmed");
       if (height > b.lastValidBlockHeight) view.status = "failed";
     }

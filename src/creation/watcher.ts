@@ -8,8 +8,10 @@
  *   signed settles it; anyone else's is noted as foreign and ignored;
  * - every full sweep (10 s), the open builds' mints are read in batches of 100
  *   (getMultipleAccounts): a creation can land without paying us, and then only its mint shows
- *   it. A build whose mint exists, or whose blockhash has expired, is looked up by its mint or
- *   reference (paged, payer-signed only) once, to record it, fail it, or expire it.
+ *   it. A durable nonce build's nonce account is read in the same batches (no call of its own):
+ *   it does not expire by height but when its nonce moves on. A build whose mint exists, whose
+ *   blockhash has expired or whose nonce moved on is looked up by its mint or reference (paged,
+ *   payer-signed only) once, to record it, fail it, or expire it.
  *
  * With no open build a sweep makes no call at all. The open-build set is a projection and the
  * treasury cursor a KV entry, so a restart simply walks on. Relayed transactions are re-broadcast
@@ -42,6 +44,7 @@ import {
   speaksFor,
 } from "./chain-reader.ts";
 import { recordLifecycle } from "./handle.ts";
+import { storedNonce } from "../solana/nonce-account.ts";
 
 export const REBROADCAST_MS = 2_000;
 export const SWEEP_MS = 2_000;
@@ -216,37 +219,59 @@ async function settleWith(s: Services, tx: SignedLanding): Promise<void> {
 }
 
 /**
- * The slower pass: mints in batches of 100, and the block height. A build is looked up on its
- * own only when its mint exists (it landed, perhaps without paying us) or its blockhash expired.
+ * The slower pass: mints, and the nonce accounts of durable nonce builds, in batches of 100
+ * accounts; and the block height. A build is looked up on its own only when its mint exists (it
+ * landed, perhaps without paying us), its blockhash expired or its nonce moved on.
  */
 async function checkOpenBuilds(s: Services, limits?: LookupLimits): Promise<number> {
   const open = await openBuilds(s);
   if (open.length === 0) return 0;
   const height = await s.connection.getBlockHeight("confirmed");
   await s.kv.set(HEIGHT, { height, at: s.clock() } satisfies HeightReading);
+  const keys = open.flatMap((o) => o.nonce ? [o.mint, o.nonce.account] : [o.mint]);
+  const infos: (AccountInfo<Uint8Array> | null)[] = [];
+  for (let i = 0; i < keys.length; i += ACCOUNTS_PER_CALL) {
+    const chunk = keys.slice(i, i + ACCOUNTS_PER_CALL).map((k) => new PublicKey(k));
+    infos.push(...await s.connection.getMultipleAccountsInfo(chunk, "confirmed"));
+  }
   let settled = 0;
-  for (let i = 0; i < open.length; i += ACCOUNTS_PER_CALL) {
-    const chunk = open.slice(i, i + ACCOUNTS_PER_CALL);
-    const infos = await s.connection.getMultipleAccountsInfo(
-      chunk.map((o) => new PublicKey(o.mint)),
-      "confirmed",
-    );
-    for (let j = 0; j < chunk.length; j++) {
-      const created = isCreated(infos[j]);
-      if (!created && height <= chunk[j].lastValidBlockHeight) continue;
-      settled++;
-      try {
-        await settleOne(s, chunk[j], created, height, limits);
-      } catch (err) {
-        // One build's RPC trouble must not stop the others; it stays open for the next pass.
-        s.logger.log("warn", "watcher: build check failed", {
-          buildId: chunk[j].buildId,
-          error: String(err),
-        });
-      }
+  let at = 0;
+  for (const o of open) {
+    const created = isCreated(infos[at++]);
+    const moved = o.nonce ? nonceMoved(o.nonce, infos[at++]) : undefined;
+    const expired = o.lastValidBlockHeight === null
+      ? moved !== undefined
+      : height > o.lastValidBlockHeight;
+    if (!created && !expired) continue;
+    settled++;
+    try {
+      await settleOne(s, o, created, height, limits, moved);
+    } catch (err) {
+      // One build's RPC trouble must not stop the others; it stays open for the next pass.
+      s.logger.log("warn", "watcher: build check failed", {
+        buildId: o.buildId,
+        error: String(err),
+      });
     }
   }
   return settled;
+}
+
+/**
+ * Whether a durable nonce build's message can no longer land: undefined while the account still
+ * holds the nonce its message uses under the payer's authority; else what it holds now (null: no
+ * nonce any more, e.g. withdrawn) and, when the nonce stayed but was handed to another authority
+ * (the payer's signature no longer advances it), that authority.
+ */
+function nonceMoved(
+  nonce: { value: string; authority: string },
+  info: AccountInfo<Uint8Array> | null,
+): { now: string | null; authority?: string } | undefined {
+  const stored = storedNonce(info);
+  if (!stored) return { now: null };
+  const authority = stored.authority.toBase58();
+  if (stored.nonce !== nonce.value) return { now: stored.nonce };
+  return authority === nonce.authority ? undefined : { now: stored.nonce, authority };
 }
 
 /**
@@ -264,6 +289,7 @@ async function settleOne(
   created: boolean,
   height: number,
   limits?: LookupLimits,
+  nonceMoved?: { now: string | null; authority?: string },
 ) {
   const build = await buildById(s.kv, open.buildId);
   if (!build) return;
@@ -289,12 +315,26 @@ async function settleOne(
       assessment: assessCreation(build, found),
       // The lookup prefers a success: past the blockhash, a failure found is the outcome.
       blockHeight: height,
+      nonceMoved: nonceMoved !== undefined,
     });
     return;
   }
   // Listed but not readable yet, or a bound cut the lookup short: it may be the payer's
   // landing, so the build must not expire yet; the next full sweep looks again.
   if (created) return;
+  if (open.lastValidBlockHeight === null) {
+    // A durable nonce that moved on, and no mint: its message can never land now, so even an
+    // uncertain lookup leaves nothing to wait for. A failed version the treasury scan saw is the
+    // outcome (decide.ts).
+    if (nonceMoved) {
+      await recordLifecycle(s, open.buildId, {
+        type: "RecordExpiry",
+        blockHeight: height,
+        nonceMoved,
+      });
+    }
+    return;
+  }
   if (uncertain && height <= open.lastValidBlockHeight + UNCERTAIN_EXPIRY_BLOCKS) return;
   if (height > open.lastValidBlockHeight) {
     await recordLifecycle(s, open.buildId, { type: "RecordExpiry", blockHeight: height });
@@ -314,15 +354,24 @@ export async function rebroadcast(
   if (!build || build.status !== "submitted" || build.signature !== msg.signature) return false;
   if ((msg.attempt ?? 0) >= MAX_REBROADCASTS) return false;
   if (await clusterHasSeen(s.connection, msg.signature)) return false;
+  // A durable nonce build has no height to pass: MAX_REBROADCASTS bounds it, and a spent nonce
+  // makes the cluster drop the send.
+  if (build.lastValidBlockHeight === null) return await resend(s, msg.transaction);
   // The full sweep's reading when it is recent (at worst a few sends too many); else ask.
   const reading = (await s.kv.get<HeightReading>(HEIGHT)).value;
   const height = reading && s.clock() - reading.at <= 2 * FULL_SWEEP_MS
     ? reading.height
     : await s.connection.getBlockHeight("confirmed");
   if (height > build.lastValidBlockHeight) return false;
-  const bytes = base64Decode(msg.transaction);
+  return await resend(s, msg.transaction);
+}
+
+async function resend(s: Services, transaction: string): Promise<true> {
   try {
-    await s.connection.sendRawTransaction(bytes, { skipPreflight: true, maxRetries: 0 });
+    await s.connection.sendRawTransaction(base64Decode(transaction), {
+      skipPreflight: true,
+      maxRetries: 0,
+    });
   } catch {
     // Temporarily refused: the next attempt tries again.
   }

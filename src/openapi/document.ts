@@ -248,6 +248,16 @@ const tokenBuildRequest = (cfg: DocumentConfig) =>
         "rarer (most addresses are 44 characters and start with 1-9 or A-H).",
     },
     ...HANDED_AUTHORITIES,
+    nonceAccount: {
+      description: "a durable nonce account (base58) whose nonce authority is the payer: the " +
+        "transaction then uses its stored nonce as recentBlockhash and begins with " +
+        "AdvanceNonceAccount, and stays valid until that nonce moves on (for hardware wallets, " +
+        "offline or second-person signing, however long it takes). Still one signer. An " +
+        "address with no account, an account that is not an initialized System nonce account " +
+        "(80 bytes) or a nonce held by another authority is 400 naming nonceAccount. Create " +
+        "one with SystemProgram.createNonceAccount (authorizedPubkey: the payer).",
+      examples: ["5Ya5XfJ4W1hfHvr5hLuk9h5aFkVsfc6sTGM8WJgqxzUf"],
+    },
   }, {
     description:
       "Exactly one of supply / supplyRaw; supply * 10^decimals (or supplyRaw) must be > 0 and " +
@@ -590,6 +600,14 @@ const paths = ({ limits, fees, quoteTtlS }: DocumentConfig): Record<string, Json
         "mint-authority revocation, and the fee transfer to the treasury with a read-only " +
         "reference account. Sign and submit within about 60 seconds. Each successful build " +
         `${tokensPerDay.text(limits, count)}.\n\n` +
+        "Durable nonce (opt-in, for signers slower than a blockhash lives): with " +
+        '`"nonceAccount": "<a nonce account whose authority is the payer>"` the transaction ' +
+        "begins with AdvanceNonceAccount (then the compute budget and the rest, in the order " +
+        "above), its recentBlockhash is the account's stored nonce, and it does not expire: " +
+        "the 201 has lastValidBlockHeight and expiresInSeconds null and names nonceAccount. It " +
+        "stays valid until the nonce moves on, which landing it does; if the nonce moves on " +
+        "otherwise the build expires (webhook token.expired, with the reason). The nonce costs " +
+        "nothing beyond the signature's fee; costs are exact as for any build.\n\n" +
         "The 201 carries `costs`: every lamport the payer spends if the transaction lands " +
         "(network and priority fee, the rent of the mint, token account and metadata account, " +
         `the Token Metadata program's protocol fee and ${tokenFeeText.inBuild(fees)}) and ` +
@@ -640,7 +658,8 @@ const paths = ({ limits, fees, quoteTtlS }: DocumentConfig): Record<string, Json
         "blockhash expires, and the relay accepts each within the hour after the last refresh: " +
         "whichever lands first is the creation, and the others then fail harmlessly (the mint " +
         "exists). 400 invalid_request naming mint: the build has landed (confirmed, failed or " +
-        "unverified). Another key's mint answers 404 like an unknown one. 400 insufficient_funds " +
+        "unverified), or it uses a durable nonce (it does not expire; once its nonce moved on " +
+        "without it, build again). Another key's mint answers 404 like an unknown one. 400 insufficient_funds " +
         "and simulation_failed as for a build; " + SIMULATION_FAILED_FIELDS,
       parameters: [pathParam("mint", "mint address (base58)"), ref("parameters", "IdempotencyKey")],
       responses: {
@@ -658,8 +677,10 @@ const paths = ({ limits, fees, quoteTtlS }: DocumentConfig): Record<string, Json
       summary: "Relay a signed transaction (optional)",
       description:
         "Accepts only a transaction whose message is byte-identical to one built for the calling " +
-        "key within the last hour, signed by its payer, before its blockhash expires; otherwise " +
-        "400 invalid_request with fields.transaction saying which. Sent with preflight and " +
+        "key within the last hour, signed by its payer, before its blockhash expires (a durable " +
+        "nonce build's: at any time while the build is open, i.e. until its nonce moves on); " +
+        "otherwise 400 invalid_request with fields.transaction saying which. Sent with " +
+        "preflight and " +
         "re-sent until confirmed or expired. 400 simulation_failed: the network refused it; " +
         SIMULATION_FAILED_FIELDS,
       parameters: [ref("parameters", "IdempotencyKey")],

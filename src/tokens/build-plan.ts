@@ -120,10 +120,13 @@ export interface BuildPlan {
   rent: RentTable;
   /**
    * The accounts read beside the simulation: payer, recipient (unless the payer), token account,
-   * then each authority handed over (`authorities` names them, in that order).
+   * then each authority handed over (`authorities` names them, in that order), then the durable
+   * nonce account when the build uses one.
    */
   accounts: PublicKey[];
   authorities: AuthorityField[];
+  /** The durable nonce account (the last of `accounts`), or null: a recent blockhash. */
+  nonceAccount: PublicKey | null;
   /** Every account the transaction write-locks, for the fee market. */
   writable: PublicKey[];
 }
@@ -165,6 +168,7 @@ export function planBuild(
     ...shape.fields,
     feeLamports: tokenFeeLamports(settings, solUsd),
     mintRentLamports: rent.mint,
+    nonceAccount: req.nonceAccount ?? null,
     ...(shape.tokenProgram === "token-2022"
       ? {
         tokenProgram: shape.tokenProgram,
@@ -188,7 +192,13 @@ export function planBuild(
   // An authority goes to an address as a recipient does: the same policy, the same read.
   const handed = handedAuthorities(shape);
   const authorities = handed.map(([f]) => f);
-  const accounts = [...base, ...handed.map(([, a]) => new PublicKey(a))];
+  const nonceAccount = req.nonceAccount ?? null;
+  // The nonce account in the same read: what it must be, and the nonce the message then uses.
+  const accounts = [
+    ...base,
+    ...handed.map(([, a]) => new PublicKey(a)),
+    ...(nonceAccount ? [nonceAccount] : []),
+  ];
   // Only the payer and the treasury can have a history (the rest are created by this
   // transaction), and the treasury is the one that every build contends for.
   const writable = [
@@ -197,6 +207,7 @@ export function planBuild(
     addresses.recipientTokenAccount,
     addresses.metadataAccount,
     settings.treasury,
+    ...(nonceAccount ? [nonceAccount] : []),
   ].filter((k, i, all) => all.findIndex((o) => o.equals(k)) === i);
   return {
     shape,
@@ -207,6 +218,7 @@ export function planBuild(
     rent,
     accounts,
     authorities,
+    nonceAccount,
     writable,
   };
 }

@@ -17,9 +17,18 @@ export const TokenBuilt = z.object({
   transactionEncoding: z.literal("base64"),
   format: z.literal("legacy-unsigned"),
   requiredSigner: base58("the payer, the only required signer"),
-  recentBlockhash: z.string(),
-  lastValidBlockHeight: z.number().int(),
-  expiresInSeconds: z.number().int().describe("validity window in seconds (about 60)"),
+  recentBlockhash: z.string().describe(
+    "the message's recent blockhash: the latest blockhash, or on a durable nonce the nonce " +
+      "account's stored nonce",
+  ),
+  lastValidBlockHeight: z.number().int().nullable().describe(
+    "the last block height at which the transaction can land; null on a durable nonce, which " +
+      "does not expire by block height",
+  ),
+  expiresInSeconds: z.number().int().nullable().describe(
+    "validity window in seconds (about 60); null on a durable nonce: the transaction stays " +
+      "valid until the nonce account's nonce moves on (this transaction moves it)",
+  ),
   fee: z.object({
     usd: z.number(),
     lamports: digits("fee in lamports"),
@@ -55,6 +64,11 @@ export const TokenBuilt = z.object({
   vanity: z.object({
     tries: z.number().int().describe("seeds tried until the mint address matched"),
   }).optional().describe("present when a vanity address was asked for"),
+  nonceAccount: base58("the durable nonce account the transaction advances first").optional()
+    .describe(
+      "present when the build uses a durable nonce (nonceAccount in the request): the " +
+        "transaction begins with AdvanceNonceAccount and does not expire",
+    ),
 });
 
 export type BuildResponse = z.infer<typeof TokenBuilt>;

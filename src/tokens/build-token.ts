@@ -31,10 +31,10 @@ import {
   shapeToken,
 } from "./build-plan.ts";
 import {
-  type Blockhash,
   type Built,
   builtToken,
   judgeBuild,
+  type Lifetime,
   sealBuild,
   type Verdict,
 } from "./build-verdict.ts";
@@ -45,6 +45,7 @@ import type { TokenBuilt } from "../../events/types.ts";
 import { type CommandHandler, runCommand } from "../commands/run.ts";
 import type { BuildRequest } from "./request-schema.ts";
 import { tokensPerDay } from "./tokens-per-day.ts";
+import { nonceSizeProblem } from "./nonce.ts";
 
 /** Where a build's wall time went; the benchmark separates our own work from waiting on RPC. */
 export interface BuildTimings {
@@ -128,6 +129,10 @@ async function build(
   const shape = shapeToken(req, await drawIds(s, caller.keyId, req, opts.seed));
   const { rent, price } = await rentAndPrice(s, shape, timed);
   const plan = planBuild(shape, rent, price.usd, settings);
+  const oversize = plan.nonceAccount ? nonceSizeProblem(plan.probe.messageBytes.length) : null;
+  if (oversize) {
+    throw new ApiError("invalid_request", "Request is invalid", { nonceAccount: oversize });
+  }
 
   const { verdict, latest, sealed, messageHash, units } = await issue(s, plan, settings, timed);
   const built = builtToken(plan, verdict, latest, { wire: sealed.wire, messageHash });
@@ -146,7 +151,7 @@ async function build(
 /** What one round trip and the seal give: a build's message, as a build or a refresh issues it. */
 export interface Issued {
   verdict: Verdict;
-  latest: Blockhash;
+  latest: Lifetime;
   sealed: ReturnType<typeof sealBuild>;
   messageHash: string;
   /** Compute units the simulation used (null: the node did not say). */
@@ -176,9 +181,12 @@ export async function issue(
   const verdict = judgeBuild(plan, { accounts, recentFees, simulation: sim.value }, settings);
   if (verdict instanceof ApiError) throw verdict;
 
-  const latest = verdict.blockhash ??
-    // A node that does not say which blockhash it used: ask for the latest (one more round trip).
-    await timed("rpc", () => s.connection.getLatestBlockhash("confirmed"));
+  // A durable nonce stands in for the blockhash; else the one the simulation ran with, or from a
+  // node that does not say which blockhash it used, the latest (one more round trip).
+  const latest: Lifetime = verdict.nonce !== null
+    ? { blockhash: verdict.nonce, lastValidBlockHeight: null }
+    : verdict.blockhash ??
+      await timed("rpc", () => s.connection.getLatestBlockhash("confirmed"));
   const sealed = sealBuild(plan, verdict, latest);
   const messageHash = await sha256Hex(sealed.messageBytes);
   return { verdict, latest, sealed, messageHash, units: sim.value.unitsConsumed ?? null };

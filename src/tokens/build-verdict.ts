@@ -26,6 +26,8 @@ import {
 import type { BuildDraft } from "./decide.ts";
 import { payerProblem, recipientProblem } from "./recipient.ts";
 import { retarget, toBase64 } from "./transaction.ts";
+import { NONCE_LIFETIME, nonceAccountProblem, nonceSimulationProblem } from "./nonce.ts";
+import { storedNonce } from "../solana/nonce-account.ts";
 
 /**
  * A blockhash is valid for 150 blocks; at ~400 ms a slot that is about 60 s, which is what the
@@ -36,6 +38,15 @@ export const EXPIRES_IN_SECONDS = 60;
 export interface Blockhash {
   blockhash: string;
   lastValidBlockHeight: number;
+}
+
+/**
+ * What the message's recent blockhash is and until when it holds: a recent blockhash and its
+ * last valid block height, or a durable nonce (null: it holds until the nonce moves on).
+ */
+export interface Lifetime {
+  blockhash: string;
+  lastValidBlockHeight: number | null;
 }
 
 /** What the round trip read, in the order the plan asked for it. */
@@ -53,6 +64,8 @@ export interface Verdict {
   costs: CostBreakdown;
   /** The blockhash the simulation ran with; null when the node did not say. */
   blockhash: Blockhash | null;
+  /** The durable nonce the message uses instead (the nonce account's, as read); null: none. */
+  nonce: string | null;
 }
 
 export function judgeBuild(
@@ -61,7 +74,8 @@ export function judgeBuild(
   settings: Pick<BuildSettings, "maxPriorityFeeMicroLamports" | "airdropRpc">,
 ): Verdict | ApiError {
   const { req } = p.shape;
-  const baseCount = p.accounts.length - p.authorities.length;
+  const nonceAt = p.nonceAccount ? p.accounts.length - 1 : null;
+  const baseCount = p.accounts.length - p.authorities.length - (nonceAt === null ? 0 : 1);
   const sameRecipient = baseCount === 2;
   const payerAccount = facts.accounts[0];
   const recipientAccount = sameRecipient ? payerAccount : facts.accounts[1];
@@ -75,6 +89,10 @@ export function judgeBuild(
     payerAccount && { ...payerAccount, dataLength: payerAccount.data.length },
   );
   if (payerBad) fields.payer = payerBad;
+  const nonceBad = nonceAt === null
+    ? null
+    : nonceAccountProblem(facts.accounts[nonceAt], req.payer);
+  if (nonceBad) fields.nonceAccount = nonceBad;
   if (!sameRecipient) {
     const bad = recipientProblem(req.recipient, recipientAccount);
     if (bad) fields.recipient = bad;
@@ -107,6 +125,10 @@ export function judgeBuild(
     return insufficient(short.needed, balance, costs, req.payer.toBase58(), settings.airdropRpc);
   }
 
+  const nonceSimBad = nonceAt === null ? null : nonceSimulationProblem(sim.err);
+  if (nonceSimBad) {
+    return new ApiError("invalid_request", "Request is invalid", { nonceAccount: nonceSimBad });
+  }
   if (sim.err && !(payerRentOnly && balance === spend(costs))) {
     const logs = sim.logs ?? [];
     const failed = describeTransactionError(sim.err, (i) => {
@@ -121,11 +143,12 @@ export function judgeBuild(
       { instruction: failed, error: sim.err, logs },
     );
   }
-  return { unitLimit, microLamports, costs, blockhash: replacementBlockhash(sim) };
+  const nonce = nonceAt === null ? null : storedNonce(facts.accounts[nonceAt])!.nonce;
+  return { unitLimit, microLamports, costs, blockhash: replacementBlockhash(sim), nonce };
 }
 
 /** The transaction handed out: the simulated message with its three placeholders filled in. */
-export function sealBuild(p: BuildPlan, v: Verdict, latest: Blockhash) {
+export function sealBuild(p: BuildPlan, v: Verdict, latest: Lifetime) {
   return retarget(
     p.probe,
     { unitLimit: v.unitLimit, microLamportsPerUnit: v.microLamports },
@@ -142,7 +165,7 @@ export interface Built {
 export function builtToken(
   p: BuildPlan,
   v: Verdict,
-  latest: Blockhash,
+  latest: Lifetime,
   sealed: { wire: Uint8Array; messageHash: string },
 ): Built {
   const { shape, plan } = p;
@@ -168,6 +191,7 @@ export function builtToken(
     messageHash: sealed.messageHash,
     // Only when not the default, so a classic build's event is what it always was.
     ...(token2022 ? { tokenProgram: "token-2022" as const } : {}),
+    ...(p.nonceAccount ? { nonceAccount: p.nonceAccount.toBase58() } : {}),
     ...(transferFee
       ? {
         transferFee: {
@@ -192,13 +216,16 @@ export function builtToken(
     format: "legacy-unsigned",
     requiredSigner: draft.payer,
     recentBlockhash: latest.blockhash,
-    lastValidBlockHeight: latest.lastValidBlockHeight,
-    expiresInSeconds: EXPIRES_IN_SECONDS,
+    ...(latest.lastValidBlockHeight === null ? NONCE_LIFETIME : {
+      lastValidBlockHeight: latest.lastValidBlockHeight,
+      expiresInSeconds: EXPIRES_IN_SECONDS,
+    }),
     fee: { usd: draft.feeUsd, lamports: draft.feeLamports, treasury: draft.treasury },
     costs: costsView(v.costs),
     // Only for Token-2022: a classic build's 201 is exactly what it always was.
     ...(token2022 ? { tokenProgram: "token-2022" as const } : {}),
     ...(vanityTries !== null ? { vanity: { tries: vanityTries } } : {}),
+    ...(draft.nonceAccount ? { nonceAccount: draft.nonceAccount } : {}),
   });
   return { draft, respond };
 }

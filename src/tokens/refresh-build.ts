@@ -77,6 +77,8 @@ export async function refreshBuild(
   const plan = planBuild(shape, rent, solUsd, settings);
   const { verdict, latest, sealed, messageHash } = await issue(s, plan, settings, untimed);
   const built = builtToken(plan, verdict, latest, { wire: sealed.wire, messageHash });
+  // requestOf carries no nonce account (refreshRefusal turns nonce builds away).
+  if (latest.lastValidBlockHeight === null) throw new Error("a refresh is never on a nonce");
 
   const feeQuote = quoted ? "quoted" as const : "repriced" as const;
   const call: RefreshCall = {

@@ -14,8 +14,22 @@ import type { BuildRequest } from "./request-schema.ts";
 /** Statuses a build may be refreshed in: nothing of it has landed. */
 const REFRESHABLE = new Set(["built", "submitted", "expired"]);
 
-/** Why a build cannot be refreshed (its status says it landed), or null. */
-export function refreshRefusal(b: Pick<BuildDoc, "status">): Rejection | null {
+/**
+ * Why a build cannot be refreshed (its status says it landed, or it is on a durable nonce), or
+ * null. A nonce build does not expire, so a fresh blockhash would only trade its lifetime for 60
+ * seconds; once its nonce has moved on, it is over, and a new build is the way on.
+ */
+export function refreshRefusal(
+  b: Pick<BuildDoc, "status" | "nonceAccount">,
+): Rejection | null {
+  if (b.nonceAccount && REFRESHABLE.has(b.status)) {
+    return reject("invalid_request", "Request is invalid", {
+      mint: b.status === "expired"
+        ? "the build's durable nonce moved on without it landing; build again"
+        : "the build uses a durable nonce and does not expire: sign and send the transaction " +
+          "as built, there is nothing to refresh",
+    });
+  }
   if (REFRESHABLE.has(b.status)) return null;
   return reject("invalid_request", "Request is invalid", {
     mint: `the build has landed (${b.status}); there is nothing to refresh`,

@@ -47,6 +47,11 @@ export interface BuildRequest {
   mintAuthority?: string | null;
   freezeAuthority?: string | null;
   updateAuthority?: string | null;
+  /**
+   * A durable nonce account whose authority is the payer: the transaction uses its nonce and
+   * does not expire (src/tokens/nonce.ts). Absent: a recent blockhash, valid about 60 s.
+   */
+  nonceAccount?: PublicKey | null;
 }
 
 /** The authorities a build can hand to another address, each conflicting with its revoke. */
@@ -169,6 +174,7 @@ const buildRequestSchema = (publicBaseUrl: string | null) =>
     mintAuthority: address.optional(),
     freezeAuthority: address.optional(),
     updateAuthority: address.optional(),
+    nonceAccount: address.optional(),
   });
 
 /**
@@ -260,6 +266,7 @@ export function parseBuildRequest(
     // A freeze authority handed over is not revoked (revokeFreeze defaults to true otherwise).
     ...(d.freezeAuthority ? { revokeFreeze: false } : {}),
     updateAuthority: d.updateAuthority ?? null,
+    nonceAccount: d.nonceAccount ? new PublicKey(d.nonceAccount) : null,
   };
 }
 

@@ -28,6 +28,7 @@ import { createMetadataAccountV3Instruction, metadataPda } from "../solana/token
 import { mintAccountFor, revokeMintInstructions, supplyInstructions } from "./mint-steps.ts";
 import type { TokenSpec } from "./token-spec.ts";
 import { token2022Instructions, type Token2022Sizes, type TransferFeeSpec } from "./token-2022.ts";
+import { ADVANCE_NONCE_TAG, advanceNonce } from "./nonce.ts";
 
 /** Which token program owns the mint: the classic one (Metaplex metadata) or Token-2022. */
 export type TokenProgramName = "spl-token" | "token-2022";
@@ -85,6 +86,8 @@ export interface TokenPlan extends TokenAddresses, TokenSpec {
   transferFee?: TransferFeeSpec | null;
   /** Token-2022 only: the mint's sizes, as the rent was computed for them. */
   token2022Sizes?: Token2022Sizes;
+  /** A durable nonce account of the payer's: the message begins by advancing it. */
+  nonceAccount?: PublicKey | null;
 }
 
 export interface ComputeBudget {
@@ -92,9 +95,13 @@ export interface ComputeBudget {
   microLamportsPerUnit: bigint;
 }
 
-/** The instructions, in the order the contract lists them. */
+/**
+ * The instructions, in the order the contract lists them. On a durable nonce, AdvanceNonceAccount
+ * comes first, as the runtime requires of a nonce transaction (the one change of order).
+ */
 export function tokenInstructions(p: TokenPlan, budget: ComputeBudget): TransactionInstruction[] {
   const ixs: TransactionInstruction[] = [
+    ...(p.nonceAccount ? [advanceNonce(p.nonceAccount, p.payer)] : []),
     ComputeBudgetProgram.setComputeUnitLimit({ units: budget.unitLimit }),
     ComputeBudgetProgram.setComputeUnitPrice({ microLamports: budget.microLamportsPerUnit }),
   ];
@@ -177,8 +184,9 @@ export function toBase64(bytes: Uint8Array): string {
  * `compiled` with other compute-budget values and another blockhash, by rewriting those bytes of
  * its message: the same as compiling again (pinned by tests/tokens/unit.test.ts), at a fraction of
  * the cost, and by construction different from the simulated transaction in nothing else. The
- * layout cannot move: the two compute-budget instructions come first and their data has a fixed
- * size (SetComputeUnitLimit: tag 2 + u32; SetComputeUnitPrice: tag 3 + u64, little-endian).
+ * layout cannot move: the two compute-budget instructions come first (after AdvanceNonceAccount
+ * on a durable nonce) and their data has a fixed size (SetComputeUnitLimit: tag 2 + u32;
+ * SetComputeUnitPrice: tag 3 + u64, little-endian).
  */
 export function retarget(
   compiled: CompiledToken,
@@ -203,6 +211,21 @@ export function retarget(
   at += 32;
   compactU16(); // instruction count
   const budgetProgram = ComputeBudgetProgram.programId.toBytes();
+  const systemProgram = SystemProgram.programId.toBytes();
+  // A durable nonce's AdvanceNonceAccount (System, 4-byte tag) goes before the budget: skipped.
+  const skipAdvanceNonce = () => {
+    const start = at;
+    const program = m[at++];
+    const programKey = m.subarray(keysStart + 32 * program, keysStart + 32 * program + 32);
+    const accounts = compactU16();
+    at += accounts;
+    const length = compactU16();
+    const advance = programKey.every((b, i) => b === systemProgram[i]) && length === 4 &&
+      view.getUint32(at, true) === ADVANCE_NONCE_TAG;
+    if (advance) at += length;
+    else at = start;
+  };
+  skipAdvanceNonce();
   const rewrite = (tag: number, size: number, write: (dataAt: number) => void) => {
     const program = m[at++];
     const programKey = m.subarray(keysStart + 32 * program, keysStart + 32 * program + 32);

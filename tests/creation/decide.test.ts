@@ -298,3 +298,42 @@ Deno.test("expiry happens only past lastValidBlockHeight, and final records neve
     assertEquals(given(b).when({ type: "RecordSubmission", signature: "Other", via: "relay" }), []);
   }
 });
+
+Deno.test("a durable nonce build: no height expires it; its nonce moving on does, with the reason", () => {
+  const nonceBuild = build({ lastValidBlockHeight: null, nonceAccount: "Nonce", blockhash: "N1" });
+  // Any height, nonce unmoved: still open.
+  assertEquals(given(nonceBuild).when({ type: "RecordExpiry", blockHeight: 10 ** 9 }), []);
+  const moved = { type: "RecordExpiry", blockHeight: 5, nonceMoved: { now: "N2" } } as const;
+  assertEquals(given(nonceBuild).when(moved), [{
+    type: "BuildExpired",
+    v: 1,
+    data: {
+      buildId: 7,
+      mint: "Mint",
+      blockHeight: 5,
+      reason: "the nonce account's nonce moved on (now N2) without this build's transaction " +
+        "landing: it can no longer land; build again",
+    },
+  }]);
+  const gone = given(nonceBuild).when({ ...moved, nonceMoved: { now: null } });
+  assertEquals(gone.map((e) => e.type), ["BuildExpired"]);
+  // A failed version seen before is the outcome instead.
+  const failedBefore = build({
+    lastValidBlockHeight: null,
+    nonceAccount: "Nonce",
+    failedAttempt: { signature: "F", reason: "landed with an error" },
+  });
+  assertEquals(given(failedBefore).when(moved).map((e) => e.type), [
+    "TransactionSubmitted",
+    "CreationFailed",
+  ]);
+  // A failure found: final once the nonce moved on (the failed one moved it), not before.
+  const failed = landing({ status: "failed", reason: "landed with an error" });
+  assertEquals(given(nonceBuild).when({ ...failed, blockHeight: 10 ** 9 }).map((e) => e.type), [
+    "TransactionFailed",
+  ]);
+  assertEquals(given(nonceBuild).when({ ...failed, nonceMoved: true }).map((e) => e.type), [
+    "TransactionSubmitted",
+    "CreationFailed",
+  ]);
+});

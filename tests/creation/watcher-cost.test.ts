@@ -136,7 +136,7 @@ Deno.test("lamports sent to a mint's address by someone else do not make the bui
     // Past its blockhash it expires as any build nobody sent.
     const { lastValidBlockHeight } = (await buildBy(h.kv, "build_by_mint", b.mint))!;
     const height = await h.services.connection.getBlockHeight("confirmed");
-    h.chain.advanceSlots(lastValidBlockHeight - height + 2);
+    h.chain.advanceSlots(lastValidBlockHeight! - height + 2);
     await sweepOpenBuilds(h.services);
     assertEquals(await status(h, b.mint), "expired");
   } finally {

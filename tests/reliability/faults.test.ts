@@ -628,7 +628,7 @@ Deno.test("a landing the node lists but cannot serve yet is not expired by the w
 
     lagging = true;
     const height = await h.services.connection.getBlockHeight("confirmed");
-    h.chain.advanceSlots(lastValidBlockHeight - height + 5);
+    h.chain.advanceSlots(lastValidBlockHeight! - height + 5);
     await sweepOpenBuilds(h.services);
     assertEquals((await record()).status, "built", "expired although it landed");
 

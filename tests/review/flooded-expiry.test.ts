@@ -33,7 +33,7 @@ Deno.test("watcher: a never-sent build whose reference is flooded past the page 
     h.chain.airdrop(b.reference, 1_000_000_000n);
     for (let i = 1; i <= 14; i++) h.chain.airdrop(b.reference, BigInt(i));
     // Long past its blockhash's validity.
-    h.chain.advanceSlots(b.lastValidBlockHeight - h.chain.blockHeight() + 400);
+    h.chain.advanceSlots(b.lastValidBlockHeight! - h.chain.blockHeight() + 400);
     const lookup = { pageSize: 5, maxPages: 2 };
     for (let sweep = 0; sweep < 3; sweep++) {
       await sweepOpenBuilds(h.services, { full: true, lookup });

@@ -76,6 +76,7 @@ Deno.test("one shape: every field the event's schema serves is kept, served in o
     mintAuthority: "Mint1Authority111",
     freezeAuthority: "Freeze1Authority111",
     updateAuthority: "Update1Authority111",
+    nonceAccount: "Nonce1Account111",
   }) as unknown as Record<string, unknown>;
   for (const k of served) assert(doc[k] !== undefined, k);
 });

@@ -112,7 +112,7 @@ step(
     // The blockhash the node simulated with is the one handed out, and it is a live one.
     const height = await h.services.connection.getBlockHeight("confirmed");
     for (const b of [first, second]) {
-      assert(b.lastValidBlockHeight > height, `${b.lastValidBlockHeight} <= ${height}`);
+      assert(b.lastValidBlockHeight! > height, `${b.lastValidBlockHeight} <= ${height}`);
       assert(b.recentBlockhash !== PublicKey.default.toBase58());
     }
   },
@@ -131,7 +131,7 @@ step(
     waves.length = 0;
     const res = await buildToken(s, await keyDoc(h, keyId), request(wallet.publicKey));
     assertEquals(waves.map((w) => w.sort()), [BUILD_WAVE, ["getLatestBlockhash"]]);
-    assert(res.lastValidBlockHeight > await connection.getBlockHeight("confirmed"));
+    assert(res.lastValidBlockHeight! > await connection.getBlockHeight("confirmed"));
   },
 );
 

@@ -412,35 +412,39 @@ Deno.test("the transaction: instructions in the contract's order, one signer, re
 Deno.test("the longest allowed name, symbol and uri fit in one transaction with every option", async () => {
   const payer = Keypair.generate().publicKey;
   let largest = 0;
-  // Every combination; a recipient of its own adds an account key, a freeze authority 32 bytes.
-  for (const sameRecipient of [false, true]) {
-    for (const revokeMint of [false, true]) {
-      for (const revokeFreeze of [false, true]) {
-        const seed = newSeed();
-        const recipient = sameRecipient ? payer : Keypair.generate().publicKey;
-        const plan: TokenPlan = {
-          ...(await deriveAddresses(payer, seed, recipient)),
-          payer,
-          recipient,
-          seed,
-          reference: newReference(),
-          treasury: Keypair.generate().publicKey,
-          name: "N".repeat(MAX_NAME_BYTES),
-          symbol: "S".repeat(MAX_SYMBOL_BYTES),
-          uri: "https://" + "u".repeat(MAX_URI_BYTES - 8),
-          decimals: 9,
-          supplyRaw: U64_MAX,
-          revokeMint,
-          revokeFreeze,
-          immutableMetadata: true,
-          feeLamports: U64_MAX,
-          mintRentLamports: U64_MAX,
-        };
-        const { transaction } = compileToken(plan, {
-          unitLimit: MAX_COMPUTE_UNIT_LIMIT,
-          microLamportsPerUnit: U64_MAX,
-        }, Keypair.generate().publicKey.toBase58());
-        largest = Math.max(largest, transaction.serialize().length);
+  // Every combination; a recipient of its own adds an account key, a freeze authority 32 bytes,
+  // a durable nonce its account, the RecentBlockhashes sysvar and AdvanceNonceAccount.
+  for (const nonce of [false, true]) {
+    for (const sameRecipient of [false, true]) {
+      for (const revokeMint of [false, true]) {
+        for (const revokeFreeze of [false, true]) {
+          const seed = newSeed();
+          const recipient = sameRecipient ? payer : Keypair.generate().publicKey;
+          const plan: TokenPlan = {
+            ...(await deriveAddresses(payer, seed, recipient)),
+            payer,
+            recipient,
+            seed,
+            reference: newReference(),
+            treasury: Keypair.generate().publicKey,
+            name: "N".repeat(MAX_NAME_BYTES),
+            symbol: "S".repeat(MAX_SYMBOL_BYTES),
+            uri: "https://" + "u".repeat(MAX_URI_BYTES - 8),
+            decimals: 9,
+            supplyRaw: U64_MAX,
+            revokeMint,
+            revokeFreeze,
+            immutableMetadata: true,
+            feeLamports: U64_MAX,
+            mintRentLamports: U64_MAX,
+            nonceAccount: nonce ? Keypair.generate().publicKey : null,
+          };
+          const { transaction } = compileToken(plan, {
+            unitLimit: MAX_COMPUTE_UNIT_LIMIT,
+            microLamportsPerUnit: U64_MAX,
+          }, Keypair.generate().publicKey.toBase58());
+          largest = Math.max(largest, transaction.serialize().length);
+        }
       }
     }
   }
@@ -470,6 +474,8 @@ Deno.test("retarget equals compiling again with the new budget and blockhash", a
       immutableMetadata: sameRecipient,
       feeLamports: 19_933_334n,
       mintRentLamports: 1_461_600n,
+      // On a durable nonce, AdvanceNonceAccount comes before the compute budget.
+      nonceAccount: sameRecipient ? Keypair.generate().publicKey : null,
     } satisfies TokenPlan;
   }));
   const placeholder = PublicKey.default.toBase58();
