@@ -165,7 +165,7 @@ export function buildsBlock(k) {
           h("code", null, b.mint),
           h("span", { class: "muted small" }, ` built ${formatTime(b.createdAt * 1000)} `),
           b.status === "expired"
-            ? button("Refresh", () => refresh(k.keyId, b), {
+            ? button("Refresh build", () => refresh(k.keyId, b), {
               class: "btn btn-small btn-secondary",
               fid: `refresh-build-${b.mint}`,
             })
