@@ -3,11 +3,16 @@
  * watcher says so), is refreshed, expires and is refreshed again, and the last refreshed message
  * lands. The receiver gets, in order and each verified, token.expired, token.refreshed,
  * token.expired, token.refreshed, token.confirmed, every one under its own webhook-id; the stale
- * messages relayed afterwards fail harmlessly and schedule nothing.
+ * messages relayed afterwards fail harmlessly and schedule nothing. A first message still valid
+ * when the refreshed one landed, sent straight to the chain, lands failed and changes nothing.
  */
 import type { Keypair, VersionedTransaction } from "@solana/web3.js";
+import bs58 from "bs58";
 import { allProjections } from "../../projections/index.ts";
+import { runAudit } from "../../src/audit/audit.ts";
+import { rpcTxReader } from "../../src/audit/chain-check.ts";
 import { replayAndCompare } from "../../src/audit/replay-memory.ts";
+import { MemorySink } from "../../src/audit/sink.ts";
 import type { Config } from "../../src/config.ts";
 import { sweepOpenBuilds } from "../../src/creation/watcher.ts";
 import type { DeliveryMessage } from "../../src/services.ts";
@@ -181,5 +186,92 @@ Deno.test("an endpoint that did not subscribe to token.refreshed gets the outcom
   } finally {
     await h.close();
     await receiver.close();
+  }
+});
+
+Deno.test("refreshed while the first message is still valid; the refreshed one lands; the first, sent straight to the chain after, lands failed: nothing more is sent, and the audit agrees", async () => {
+  const h = await startHarness({
+    config: { webhooks: { allowLoopback: true } } as Partial<Config>,
+    chain: { slotMs: "manual" },
+  });
+  const scheduled: DeliveryMessage[] = [];
+  h.services.webhookScheduler = {
+    schedule: (msg) => {
+      scheduled.push(msg);
+      return [];
+    },
+  };
+  try {
+    const { apiKey, wallet } = await h.newApiKey();
+    await post(h, apiKey, "/v1/webhooks", { url: "http://127.0.0.1:9/hooks" });
+    const built = await post(h, apiKey, "/v1/tokens", {
+      payer: wallet.publicKey.toBase58(),
+      name: "Two Valid",
+      symbol: "TWO",
+      metadataUri: "https://example.com/m/two.json",
+      supply: "7",
+    });
+    const { mint, buildId } = built.body;
+    h.chain.advanceSlots(5);
+    const r = await post(h, apiKey, `/v1/tokens/${mint}/refresh`);
+    assertEquals(r.status, 200, JSON.stringify(r.body));
+    const sent = await relay(h, apiKey, decodeTx(r.body.transaction), wallet);
+    assertEquals(sent.status, 202, JSON.stringify(sent.body));
+    await h.waitForConfirmation(sent.body.signature);
+    await sweepOpenBuilds(h.services);
+
+    // The first message is still within its blockhash: the cluster takes it, and it fails there
+    // (the mint account exists). The payer pays its network fee; nothing of the build changes.
+    const stale = decodeTx(built.body.transaction);
+    stale.sign([wallet]);
+    const staleSig = bs58.encode(stale.signatures[0]);
+    await h.services.connection.sendRawTransaction(stale.serialize(), { skipPreflight: true });
+    const landedFailed = await h.waitForConfirmation(staleSig).then(() => false, () => true);
+    assert(landedFailed, "the stale message failed on chain");
+    // An error is reported once processed; a slot on, it is confirmed, as the watcher lists.
+    h.chain.advanceSlots(2);
+    const onChain = await h.services.connection.getTransaction(staleSig, {
+      commitment: "confirmed",
+      maxSupportedTransactionVersion: 0,
+    });
+    assert(onChain?.meta?.err, "it landed, with an error");
+    await sweepOpenBuilds(h.services);
+
+    const rec = await (await h.request(`/v1/tokens/${mint}`, { headers: bearer(apiKey) })).json();
+    assertEquals([rec.status, rec.signature, rec.feeVerified], [
+      "confirmed",
+      sent.body.signature,
+      true,
+    ]);
+    const events = await allEvents(h.kv);
+    const ofBuild = events.filter((e) => (e.data as { buildId?: number }).buildId === buildId);
+    assertEquals(
+      ofBuild.filter((e) => e.type === "WebhookDeliveryScheduled")
+        .map((e) => (e.data as { messageId: string }).messageId),
+      [`msg_${buildId}_refreshed_1`, `msg_${buildId}_confirmed_1`],
+    );
+    assertEquals(ofBuild.filter((e) => e.type.startsWith("Creation")).map((e) => e.type), [
+      "CreationConfirmed",
+    ]);
+    assertEquals(scheduled.length, 2);
+
+    const scratch = await Deno.openKv(":memory:");
+    try {
+      const sink = new MemorySink();
+      const summary = await runAudit({
+        kv: h.kv,
+        scratch,
+        sink,
+        readTx: rpcTxReader(h.services.connection),
+      });
+      assertEquals(sink.rows("exceptions"), []);
+      assert(summary.ok, JSON.stringify(summary));
+      const [row] = sink.rows("builds");
+      assertEquals([row.mint, row.status, row.signature], [mint, "confirmed", sent.body.signature]);
+    } finally {
+      scratch.close();
+    }
+  } finally {
+    await h.close();
   }
 });
