@@ -214,6 +214,23 @@ const b64 = (bytes: Uint8Array) => {
 const fromB64 = (s: string) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
 const sol = (lamports: bigint) => `${(Number(lamports) / LAMPORTS_PER_SOL).toFixed(9)} SOL`;
 
+// A retry after a timeout replays the first answer instead of doing the work twice.
+const once = () => ({ "idempotency-key": crypto.randomUUID() });
+
+/** The answer's body, or an ApiCallError with the service's error code, message and fields. */
+function answer<T>(r: { data?: T; error?: unknown; response: Response }): T {
+  if (r.response.ok && r.data !== undefined) return r.data;
+  const e = (r.error as { error?: Partial<ApiCallError> } | undefined)?.error ?? {};
+  throw new ApiCallError(
+    r.response.status,
+    e.code ?? "unknown",
+    e.message ?? r.response.statusText,
+    e.fields ?? {},
+  );
+}
+
+type Client = ReturnType<typeof createClient>;
+
 export async function createToken(o: CreateTokenOptions): Promise<CreateTokenResult> {
   const log = o.log ?? console.log;
   const doFetch = o.fetch ?? fetch;
@@ -222,20 +239,6 @@ export async function createToken(o: CreateTokenOptions): Promise<CreateTokenRes
   const payer = o.payer.publicKey.toBase58();
 
   const client = createClient({ baseUrl: base, apiKey: o.apiKey, fetch: (r) => doFetch(r) });
-  // A retry after a timeout replays the first answer instead of doing the work twice.
-  const once = () => ({ "idempotency-key": crypto.randomUUID() });
-  /** The answer's body, or an ApiCallError with the service's error code, message and fields. */
-  function answer<T>(r: { data?: T; error?: unknown; response: Response }): T {
-    if (r.response.ok && r.data !== undefined) return r.data;
-    const e = (r.error as { error?: Partial<ApiCallError> } | undefined)?.error ?? {};
-    throw new ApiCallError(
-      r.response.status,
-      e.code ?? "unknown",
-      e.message ?? r.response.statusText,
-      e.fields ?? {},
-    );
-  }
-
   // 1. Host the metadata.
   log("1. hosting metadata…");
   const hosted = answer(
@@ -288,57 +291,21 @@ export async function createToken(o: CreateTokenOptions): Promise<CreateTokenRes
     // The service built a legacy transaction whose only signer is the payer.
     tx.sign(o.payer);
     log(refreshed ? "   signed again; submitting…" : "4. signed; 5. submitting…");
-    try {
-      submitted = answer(
-        await client.POST("/v1/transactions", {
-          headers: once(),
-          body: { transaction: b64(tx.serialize()) },
-        }),
-      );
-      break;
-    } catch (e) {
+    submitted = await submit(client, tx).catch((e) => {
       // Expired unsent (the signer took longer than the blockhash lives): refresh, once.
       if (refreshed || !expiredUnsent(e)) throw e;
-    }
-    log("   refused: the blockhash expired before it was sent; refreshing the build…");
-    const r = answer(
-      await client.POST("/v1/tokens/{mint}/refresh", {
-        params: { path: { mint: current.mint } },
-        headers: once(),
-      }),
-    );
-    refreshed = {
-      fromBlockhash: current.recentBlockhash,
-      toBlockhash: r.recentBlockhash,
-      feeQuote: r.feeQuote,
-      feeLamportsBefore: current.fee.lamports,
-      feeLamports: r.fee.lamports,
-    };
-    log(
-      `   refreshed: the same mint ${r.mint}, blockhash ${r.recentBlockhash}, valid for about ` +
-        `${r.expiresInSeconds} s; fee ${
-          r.feeQuote === "quoted" ? "as quoted" : "re-priced at the current SOL price"
-        }: ${sol(BigInt(r.fee.lamports))}`,
-    );
+      return null;
+    });
+    if (submitted) break;
+    ({ build: current, refreshed } = await refreshExpired(client, current, log));
     // The refreshed message is checked as the first was, against what was asked (same mint).
-    current = r;
     tx = await reviewed(current, "3. review of the refreshed transaction:");
   }
   log(`   signature ${submitted.signature}`);
 
   // 6. Poll the verification until it is final.
   log("6. waiting for verification…");
-  const deadline = Date.now() + (o.verifyTimeoutMs ?? 90_000);
-  let v: Verification;
-  for (;;) {
-    v = answer(
-      await client.GET("/v1/transactions/{signature}", {
-        params: { path: { signature: submitted.signature } },
-      }),
-    );
-    if (v.status !== "pending" || Date.now() > deadline) break;
-    await new Promise((r) => setTimeout(r, 1000));
-  }
+  const v = await verification(client, submitted.signature, o.verifyTimeoutMs ?? 90_000);
   log(`   ${v.status}; fee verified: ${v.feeVerified}; supply ${v.supplyRaw} base units`);
   return {
     metadataUri: hosted.metadataUri,
@@ -348,6 +315,52 @@ export async function createToken(o: CreateTokenOptions): Promise<CreateTokenRes
     costs: current.costs,
     verification: v,
   };
+}
+
+async function submit(client: Client, tx: Transaction) {
+  return answer(
+    await client.POST("/v1/transactions", {
+      headers: once(),
+      body: { transaction: b64(tx.serialize()) },
+    }),
+  );
+}
+
+/** Re-issues the build whose message expired unsent, and says what changed. */
+async function refreshExpired(client: Client, current: BuildResponse, log: (l: string) => void) {
+  log("   refused: the blockhash expired before it was sent; refreshing the build…");
+  const r = answer(
+    await client.POST("/v1/tokens/{mint}/refresh", {
+      params: { path: { mint: current.mint } },
+      headers: once(),
+    }),
+  );
+  const refreshed: Refreshed = {
+    fromBlockhash: current.recentBlockhash,
+    toBlockhash: r.recentBlockhash,
+    feeQuote: r.feeQuote,
+    feeLamportsBefore: current.fee.lamports,
+    feeLamports: r.fee.lamports,
+  };
+  log(
+    `   refreshed: the same mint ${r.mint}, blockhash ${r.recentBlockhash}, valid for about ` +
+      `${r.expiresInSeconds} s; fee ${
+        r.feeQuote === "quoted" ? "as quoted" : "re-priced at the current SOL price"
+      }: ${sol(BigInt(r.fee.lamports))}`,
+  );
+  return { build: r as BuildResponse, refreshed };
+}
+
+/** GET /v1/transactions/{signature} until it is final or `timeoutMs` has passed. */
+async function verification(client: Client, signature: string, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v: Verification = answer(
+      await client.GET("/v1/transactions/{signature}", { params: { path: { signature } } }),
+    );
+    if (v.status !== "pending" || Date.now() > deadline) return v;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
 }
 
 /** The relay's refusal of a message whose blockhash expired before it was sent. */

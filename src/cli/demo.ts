@@ -142,18 +142,7 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
     log: (line) => log(line),
     verifyTimeoutMs: 25_000,
   });
-  if (o.refresh && !result.refreshed) {
-    throw new DemoError(`--refresh: the first transaction was not refused as expired`);
-  }
-  const v = result.verification;
-  if (v.status !== "confirmed") {
-    throw new DemoError(
-      `the creation is ${v.status}, not confirmed (signature ${result.signature})`,
-    );
-  }
-  if (!v.feeVerified) {
-    throw new DemoError(`confirmed, but the service fee was not verified (${result.signature})`);
-  }
+  const v = checkOutcome(o, result);
   const after = BigInt(await connection.getBalance(wallet));
   const lamportsSpent = before - after;
   const tokenProgram = await mintOwner(connection, result.mint);
@@ -198,6 +187,23 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
     reusedKey,
     refreshed,
   };
+}
+
+/** The verification, if the creation went as the demo says it does; else why not. */
+function checkOutcome(o: DemoOptions, result: Awaited<ReturnType<typeof createToken>>) {
+  if (o.refresh && !result.refreshed) {
+    throw new DemoError(`--refresh: the first transaction was not refused as expired`);
+  }
+  const v = result.verification;
+  if (v.status !== "confirmed") {
+    throw new DemoError(
+      `the creation is ${v.status}, not confirmed (signature ${result.signature})`,
+    );
+  }
+  if (!v.feeVerified) {
+    throw new DemoError(`confirmed, but the service fee was not verified (${result.signature})`);
+  }
+  return v;
 }
 
 /**
