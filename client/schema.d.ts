@@ -142,7 +142,7 @@ export interface paths {
         put?: never;
         /**
          * Re-issue a build under a fresh blockhash
-         * @description For a signer slower than a blockhash lives: re-issues a build of the calling key that has not landed (built, submitted or expired) with the same mint, seed, reference and instructions and a fresh blockhash, the costs read again. Not a new build: nothing is counted against the daily limit. The fee stays the build's quote while it holds (600 s from it), and is re-priced at the current SOL price after; `feeQuote` says which. Every message issued for the build stays valid until its own blockhash expires, and the relay accepts each within the hour after the last refresh: whichever lands first is the creation, and the others then fail harmlessly (the mint exists). 400 invalid_request naming mint: the build has landed (confirmed, failed or unverified), or it uses a durable nonce (it does not expire; once its nonce moved on without it, build again). Another key's mint answers 404 like an unknown one. 400 insufficient_funds and simulation_failed as for a build; its fields name the reason: `instruction` {index, program, raisedBy (the program that raised it, e.g. the System Program inside a CPI), code (a program's custom code or the runtime's error name), name (where the program publishes one), message}, `error` (the node's error JSON) and `logs` (the program logs).
+         * @description For a signer slower than a blockhash lives: re-issues a build of the calling key that has not landed (built, submitted or expired) with the same mint, seed, reference and instructions and a fresh blockhash, the costs read again. Not a new build: nothing is counted against the daily limit. The fee stays the build's quote while it holds (600 s from it), and is re-priced at the current SOL price after; `feeQuote` says which. Every message issued for the build stays valid until its own blockhash expires, and the relay accepts each within the hour after the last refresh: whichever lands first is the creation, and the others then fail harmlessly (the mint exists). Webhook endpoints subscribed to token.refreshed get one per refresh. 400 invalid_request naming mint: the build has landed (confirmed, failed or unverified), or it uses a durable nonce (it does not expire; once its nonce moved on without it, build again). Another key's mint answers 404 like an unknown one. 400 insufficient_funds and simulation_failed as for a build; its fields name the reason: `instruction` {index, program, raisedBy (the program that raised it, e.g. the System Program inside a CPI), code (a program's custom code or the runtime's error name), name (where the program publishes one), message}, `error` (the node's error JSON) and `logs` (the program logs).
          */
         post: operations["refreshBuild"];
         delete?: never;
@@ -220,7 +220,7 @@ export interface paths {
         put?: never;
         /**
          * Register a webhook endpoint
-         * @description Each build of the calling key sends one event per final outcome: token.confirmed, token.unverified, token.failed, token.expired (all four unless `events` narrows them). Requests follow Standard Webhooks: a JSON body {type, timestamp, data} signed with the whsec_ secret returned here once, in the webhook-id, webhook-timestamp and webhook-signature headers; verify them with any Standard Webhooks library. Delivery is at least once: an attempt succeeds on a 2xx within 10 s; otherwise it is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (8 attempts over 27 h 35 min). Redirects are not followed. The URL must be https on a public address (checked again on every attempt, and the connection goes to the checked address). An endpoint whose every attempt failed for 3 days is disabled. At most 10 endpoints per key.
+         * @description Each build of the calling key sends one event per final outcome: token.confirmed, token.unverified, token.failed, token.expired; and token.refreshed each time POST /v1/tokens/{mint}/refresh re-issues it (an expired build is then open again). All five unless `events` narrows them. Requests follow Standard Webhooks: a JSON body {type, timestamp, data} signed with the whsec_ secret returned here once, in the webhook-id, webhook-timestamp and webhook-signature headers; verify them with any Standard Webhooks library. Delivery is at least once: an attempt succeeds on a 2xx within 10 s; otherwise it is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (8 attempts over 27 h 35 min). Redirects are not followed. The URL must be https on a public address (checked again on every attempt, and the connection goes to the checked address). An endpoint whose every attempt failed for 3 days is disabled. At most 10 endpoints per key.
          */
         post: operations["registerWebhook"];
         delete?: never;
@@ -827,7 +827,7 @@ export interface components {
         };
         WebhookRegistration: {
             url: string;
-            events?: ("token.confirmed" | "token.unverified" | "token.failed" | "token.expired")[];
+            events?: ("token.confirmed" | "token.unverified" | "token.failed" | "token.expired" | "token.refreshed")[];
             description?: string;
         };
         Health: {
@@ -897,7 +897,7 @@ export interface components {
             /** @description endpoint id (we_...) */
             id: string;
             url: string;
-            events: ("token.confirmed" | "token.unverified" | "token.failed" | "token.expired")[];
+            events: ("token.confirmed" | "token.unverified" | "token.failed" | "token.expired" | "token.refreshed")[];
             description: string | null;
             /**
              * @description disabled after every attempt failed for 3 days; register the endpoint again to resume
@@ -913,7 +913,7 @@ export interface components {
             /** @description endpoint id (we_...) */
             id: string;
             url: string;
-            events: ("token.confirmed" | "token.unverified" | "token.failed" | "token.expired")[];
+            events: ("token.confirmed" | "token.unverified" | "token.failed" | "token.expired" | "token.refreshed")[];
             description: string | null;
             /**
              * @description disabled after every attempt failed for 3 days; register the endpoint again to resume
@@ -932,7 +932,7 @@ export interface components {
                 /** @description endpoint id (we_...) */
                 id: string;
                 url: string;
-                events: ("token.confirmed" | "token.unverified" | "token.failed" | "token.expired")[];
+                events: ("token.confirmed" | "token.unverified" | "token.failed" | "token.expired" | "token.refreshed")[];
                 description: string | null;
                 /**
                  * @description disabled after every attempt failed for 3 days; register the endpoint again to resume
@@ -951,7 +951,7 @@ export interface components {
             /** @description the webhook-id header; the same for a replay */
             messageId: string;
             /** @enum {string} */
-            type: "token.confirmed" | "token.unverified" | "token.failed" | "token.expired";
+            type: "token.confirmed" | "token.unverified" | "token.failed" | "token.expired" | "token.refreshed";
             buildId: number;
             /** @enum {string} */
             status: "pending" | "delivered" | "failed";
@@ -975,10 +975,10 @@ export interface components {
             /** @description the exact body that was signed and sent */
             payload: {
                 /** @enum {string} */
-                type: "token.confirmed" | "token.unverified" | "token.failed" | "token.expired";
+                type: "token.confirmed" | "token.unverified" | "token.failed" | "token.expired" | "token.refreshed";
                 /** @description when the outcome was recorded (ISO 8601, UTC) */
                 timestamp: string;
-                /** @description buildId, mint, status, signature, name, symbol, payer, recipient, supplyRaw, supplyRawSeen, slot, confirmedAt, problems, fee {lamports, lamportsSeen, verified, treasury} */
+                /** @description buildId, mint, status, signature, name, symbol, payer, recipient, supplyRaw, supplyRawSeen, slot, confirmedAt, problems, fee {lamports, lamportsSeen, verified, treasury}, refreshes; token.refreshed adds refresh {blockhash, lastValidBlockHeight, feeQuote} */
                 data: {
                     [key: string]: unknown;
                 };
@@ -992,7 +992,7 @@ export interface components {
                 /** @description the webhook-id header; the same for a replay */
                 messageId: string;
                 /** @enum {string} */
-                type: "token.confirmed" | "token.unverified" | "token.failed" | "token.expired";
+                type: "token.confirmed" | "token.unverified" | "token.failed" | "token.expired" | "token.refreshed";
                 buildId: number;
                 /** @enum {string} */
                 status: "pending" | "delivered" | "failed";
@@ -1016,10 +1016,10 @@ export interface components {
                 /** @description the exact body that was signed and sent */
                 payload: {
                     /** @enum {string} */
-                    type: "token.confirmed" | "token.unverified" | "token.failed" | "token.expired";
+                    type: "token.confirmed" | "token.unverified" | "token.failed" | "token.expired" | "token.refreshed";
                     /** @description when the outcome was recorded (ISO 8601, UTC) */
                     timestamp: string;
-                    /** @description buildId, mint, status, signature, name, symbol, payer, recipient, supplyRaw, supplyRawSeen, slot, confirmedAt, problems, fee {lamports, lamportsSeen, verified, treasury} */
+                    /** @description buildId, mint, status, signature, name, symbol, payer, recipient, supplyRaw, supplyRawSeen, slot, confirmedAt, problems, fee {lamports, lamportsSeen, verified, treasury}, refreshes; token.refreshed adds refresh {blockhash, lastValidBlockHeight, feeQuote} */
                     data: {
                         [key: string]: unknown;
                     };

@@ -272,12 +272,16 @@ export interface BuildRefreshed {
 
 // Webhooks (issue 20): endpoints a key registers, and every delivery attempt to them.
 
-/** The Standard Webhooks event types sent per build, one per final outcome. */
+/**
+ * The Standard Webhooks event types sent per build: one per final outcome, and one per refresh
+ * (which reopens a build the watcher had expired).
+ */
 export type WebhookEventType =
   | "token.confirmed"
   | "token.unverified"
   | "token.failed"
-  | "token.expired";
+  | "token.expired"
+  | "token.refreshed";
 
 export interface WebhookEndpointRegistered {
   type: "WebhookEndpointRegistered";

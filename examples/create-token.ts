@@ -21,6 +21,10 @@
  *   5. POST /v1/transactions   submit (you could send it through your own RPC instead)
  *   6. GET /v1/transactions/…  poll until the creation is verified
  *
+ * A signer slower than a blockhash lives (about 60 s): the relay refuses the signed transaction
+ * as expired, and the example refreshes the build (POST /v1/tokens/{mint}/refresh: the same mint
+ * and instructions under a fresh blockhash, not counted again), reviews it again and signs that.
+ *
  * The API key is read from the environment, never from a flag (shell history) and never sent
  * anywhere but the API. The private key never leaves this process.
  *
@@ -87,6 +91,12 @@ export interface CreateTokenOptions {
   maxFeeLamports?: bigint;
   /** Asked once the transaction is reviewed; return false to stop before signing. */
   confirm?: (review: Review) => Promise<boolean> | boolean;
+  /**
+   * Called with the reviewed build just before it is signed: where a slow signer (a hardware
+   * wallet, a second person's approval) spends its time. `deno task demo --refresh` waits past
+   * the blockhash here.
+   */
+  beforeSigning?: (build: SigningBuild) => Promise<void> | void;
   log?: (line: string) => void;
   fetch?: typeof fetch;
   /** How long to poll the verification. */
@@ -102,10 +112,32 @@ export interface Review {
   problems: string[];
 }
 
+/** What a build, or a refresh of it, gives the signer. */
+export interface SigningBuild {
+  mint: string;
+  recentBlockhash: string;
+  /** null: a durable nonce build, which does not expire. */
+  lastValidBlockHeight: number | null;
+}
+
+/** The refresh made when the first signed transaction had expired. */
+export interface Refreshed {
+  /** The blockhash of the message that expired, and of the one signed instead. */
+  fromBlockhash: string;
+  toBlockhash: string;
+  /** "quoted": the build's fee; "repriced": converted again at the current SOL price. */
+  feeQuote: "quoted" | "repriced";
+  /** Our fee in the expired message and in the refreshed one. */
+  feeLamportsBefore: string;
+  feeLamports: string;
+}
+
 export interface CreateTokenResult {
   metadataUri: string;
   mint: string;
   signature: string;
+  /** Set when the build was refreshed because the first transaction expired unsent. */
+  refreshed: Refreshed | null;
   /** What the build said the payer spends if it lands (lamports as decimal strings). */
   costs: BuildResponse["costs"];
   verification: Verification;
@@ -185,6 +217,23 @@ const b64 = (bytes: Uint8Array) => {
 const fromB64 = (s: string) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
 const sol = (lamports: bigint) => `${(Number(lamports) / LAMPORTS_PER_SOL).toFixed(9)} SOL`;
 
+// A retry after a timeout replays the first answer instead of doing the work twice.
+const once = () => ({ "idempotency-key": crypto.randomUUID() });
+
+/** The answer's body, or an ApiCallError with the service's error code, message and fields. */
+function answer<T>(r: { data?: T; error?: unknown; response: Response }): T {
+  if (r.response.ok && r.data !== undefined) return r.data;
+  const e = (r.error as { error?: Partial<ApiCallError> } | undefined)?.error ?? {};
+  throw new ApiCallError(
+    r.response.status,
+    e.code ?? "unknown",
+    e.message ?? r.response.statusText,
+    e.fields ?? {},
+  );
+}
+
+type Client = ReturnType<typeof createClient>;
+
 export async function createToken(o: CreateTokenOptions): Promise<CreateTokenResult> {
   const log = o.log ?? console.log;
   const doFetch = o.fetch ?? fetch;
@@ -193,20 +242,6 @@ export async function createToken(o: CreateTokenOptions): Promise<CreateTokenRes
   const payer = o.payer.publicKey.toBase58();
 
   const client = createClient({ baseUrl: base, apiKey: o.apiKey, fetch: (r) => doFetch(r) });
-  // A retry after a timeout replays the first answer instead of doing the work twice.
-  const once = () => ({ "idempotency-key": crypto.randomUUID() });
-  /** The answer's body, or an ApiCallError with the service's error code, message and fields. */
-  function answer<T>(r: { data?: T; error?: unknown; response: Response }): T {
-    if (r.response.ok && r.data !== undefined) return r.data;
-    const e = (r.error as { error?: Partial<ApiCallError> } | undefined)?.error ?? {};
-    throw new ApiCallError(
-      r.response.status,
-      e.code ?? "unknown",
-      e.message ?? r.response.statusText,
-      e.fields ?? {},
-    );
-  }
-
   // 1. Host the metadata.
   log("1. hosting metadata…");
   const hosted = answer(
@@ -250,7 +285,107 @@ export async function createToken(o: CreateTokenOptions): Promise<CreateTokenRes
       (build.vanity ? ` (vanity address after ${build.vanity.tries} tries)` : ""),
   );
 
-  // 3. Review what we are about to sign.
+  // 3. Review what we are about to sign; 4. sign it locally; 5. submit it through the relay.
+  const reviewed = (b: BuildResponse, heading: string) =>
+    reviewBuild(o, b, { payer, decimals, log, heading });
+  let current = build;
+  let tx = await reviewed(current, "3. review:");
+  let refreshed: Refreshed | null = null;
+  let submitted;
+  for (;;) {
+    await o.beforeSigning?.(current);
+    // The service built a legacy transaction whose only signer is the payer.
+    tx.sign(o.payer);
+    log(refreshed ? "   signed again; submitting…" : "4. signed; 5. submitting…");
+    submitted = await submit(client, tx).catch((e) => {
+      // Expired unsent (the signer took longer than the blockhash lives): refresh, once.
+      if (refreshed || !expiredUnsent(e)) throw e;
+      return null;
+    });
+    if (submitted) break;
+    ({ build: current, refreshed } = await refreshExpired(client, current, log));
+    // The refreshed message is checked as the first was, against what was asked (same mint).
+    tx = await reviewed(current, "3. review of the refreshed transaction:");
+  }
+  log(`   signature ${submitted.signature}`);
+
+  // 6. Poll the verification until it is final.
+  log("6. waiting for verification…");
+  const v = await verification(client, submitted.signature, o.verifyTimeoutMs ?? 90_000);
+  log(`   ${v.status}; fee verified: ${v.feeVerified}; supply ${v.supplyRaw} base units`);
+  return {
+    metadataUri: hosted.metadataUri,
+    mint: build.mint,
+    signature: submitted.signature,
+    refreshed,
+    costs: current.costs,
+    verification: v,
+  };
+}
+
+async function submit(client: Client, tx: Transaction) {
+  return answer(
+    await client.POST("/v1/transactions", {
+      headers: once(),
+      body: { transaction: b64(tx.serialize()) },
+    }),
+  );
+}
+
+/** Re-issues the build whose message expired unsent, and says what changed. */
+async function refreshExpired(client: Client, current: BuildResponse, log: (l: string) => void) {
+  log("   refused: the blockhash expired before it was sent; refreshing the build…");
+  const r = answer(
+    await client.POST("/v1/tokens/{mint}/refresh", {
+      params: { path: { mint: current.mint } },
+      headers: once(),
+    }),
+  );
+  const refreshed: Refreshed = {
+    fromBlockhash: current.recentBlockhash,
+    toBlockhash: r.recentBlockhash,
+    feeQuote: r.feeQuote,
+    feeLamportsBefore: current.fee.lamports,
+    feeLamports: r.fee.lamports,
+  };
+  log(
+    `   refreshed: the same mint ${r.mint}, blockhash ${r.recentBlockhash}, valid for about ` +
+      `${r.expiresInSeconds} s; fee ${
+        r.feeQuote === "quoted" ? "as quoted" : "re-priced at the current SOL price"
+      }: ${sol(BigInt(r.fee.lamports))}`,
+  );
+  return { build: r as BuildResponse, refreshed };
+}
+
+/** GET /v1/transactions/{signature} until it is final or `timeoutMs` has passed. */
+async function verification(client: Client, signature: string, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v: Verification = answer(
+      await client.GET("/v1/transactions/{signature}", { params: { path: { signature } } }),
+    );
+    if (v.status !== "pending" || Date.now() > deadline) return v;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}
+
+/** The relay's refusal of a message whose blockhash expired before it was sent. */
+function expiredUnsent(e: unknown): boolean {
+  if (!(e instanceof ApiCallError) || e.status !== 400) return false;
+  const why = String(e.fields.transaction ?? "");
+  return why.startsWith("expired") || /Blockhash ?not ?found/i.test(why);
+}
+
+/**
+ * Step 3: decodes the build's transaction and checks every instruction against what was asked,
+ * logging what it finds; throws before anything is signed if something differs.
+ */
+async function reviewBuild(
+  o: CreateTokenOptions,
+  build: BuildResponse,
+  ctx: { payer: string; decimals: number; log: (line: string) => void; heading: string },
+): Promise<Transaction> {
+  const { payer, decimals, log } = ctx;
   const tx = Transaction.from(fromB64(build.transaction));
   const expectedSupplyRaw = BigInt(o.supply) * 10n ** BigInt(decimals);
   const review = reviewTransaction(tx, {
@@ -274,7 +409,7 @@ export async function createToken(o: CreateTokenOptions): Promise<CreateTokenRes
       `fee ${review.feeLamports} lamports is above your cap ${o.maxFeeLamports}`,
     );
   }
-  log("3. review:");
+  log(ctx.heading);
   for (const line of review.lines) log(`   ${line}`);
   log(`   fee to treasury ${review.treasury}: ${sol(review.feeLamports)} ($${build.fee.usd})`);
   // The ATA and Token Metadata programs take their share without it showing in the instruction
@@ -311,41 +446,7 @@ export async function createToken(o: CreateTokenOptions): Promise<CreateTokenRes
   }
   if (o.confirm && !(await o.confirm(review))) throw new Error("stopped before signing");
 
-  // 4. Sign locally. The service built a legacy transaction whose only signer is the payer.
-  tx.sign(o.payer);
-  const signed = tx.serialize();
-
-  // 5. Submit through the relay.
-  log("4. signed; 5. submitting…");
-  const submitted = answer(
-    await client.POST("/v1/transactions", {
-      headers: once(),
-      body: { transaction: b64(signed) },
-    }),
-  );
-  log(`   signature ${submitted.signature}`);
-
-  // 6. Poll the verification until it is final.
-  log("6. waiting for verification…");
-  const deadline = Date.now() + (o.verifyTimeoutMs ?? 90_000);
-  let v: Verification;
-  for (;;) {
-    v = answer(
-      await client.GET("/v1/transactions/{signature}", {
-        params: { path: { signature: submitted.signature } },
-      }),
-    );
-    if (v.status !== "pending" || Date.now() > deadline) break;
-    await new Promise((r) => setTimeout(r, 1000));
-  }
-  log(`   ${v.status}; fee verified: ${v.feeVerified}; supply ${v.supplyRaw} base units`);
-  return {
-    metadataUri: hosted.metadataUri,
-    mint: build.mint,
-    signature: submitted.signature,
-    costs: build.costs,
-    verification: v,
-  };
+  return tx;
 }
 
 export interface Expectation {

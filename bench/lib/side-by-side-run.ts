@@ -90,12 +90,14 @@ const A = await side(args.a!);
 const B = await side(args.b!);
 try {
   for (let i = 0; i < 60; i++) (await A.one(), await B.one());
-  const seq = { A: [] as { ownMs: number; cpuMs: number }[], B: [] as typeof seq.A };
+  type Alone = { ownMs: number; cpuMs: number };
+  type Burst = { perSec: number; cpuMs: number };
+  const seq: Record<"A" | "B", Alone[]> = { A: [], B: [] };
   for (let i = 0; i < Number(args.rounds); i++) {
     const order = i % 2 ? [["A", A], ["B", B]] as const : [["B", B], ["A", A]] as const;
     for (const [name, s] of order) seq[name].push(await s.one());
   }
-  const bursts = { A: [] as { perSec: number; cpuMs: number }[], B: [] as typeof bursts.A };
+  const bursts: Record<"A" | "B", Burst[]> = { A: [], B: [] };
   await A.burst(300), await B.burst(300);
   for (let i = 0; i < Number(args.bursts); i++) {
     const order = i % 2 ? [["A", A], ["B", B]] as const : [["B", B], ["A", A]] as const;

@@ -7,6 +7,12 @@
  * the wallet spent (both read from the chain). The example client's program flags pass through:
  * `--token-2022`, a transfer fee, a vanity prefix/suffix (`deno task demo --help`).
  *
+ * `--refresh` plays a signer slower than a blockhash lives: before signing, it moves the embedded
+ * chain's slots past the build's last valid block height (POST /admin/slots), so the relay refuses
+ * the signed transaction as expired; the example client then refreshes the build (same mint, a
+ * fresh blockhash, not counted again), reviews and signs that, and it lands. The demo prints both
+ * blockhashes, the one the landed transaction carries (read from the chain) and how the fee was set.
+ *
  * Talks to SERVICE_URL (else http://127.0.0.1:$PORT, 8000) and the embedded chain at
  * SOLANA_RPC_URL (else http://127.0.0.1:$CHAIN_PORT, 8899); keeps its key in
  * DATA_DIR/demo-key.json (DATA_DIR defaults to .data, like the service). Exit 0 on a verified
@@ -23,6 +29,8 @@ import {
   PROGRAM_ARGS,
   PROGRAM_USAGE,
   programChoice,
+  type Refreshed,
+  type SigningBuild,
 } from "../../examples/create-token.ts";
 import { defaultRpcUrl } from "./kv.ts";
 import { checkChain, checkService, LocalServiceError } from "./local-service.ts";
@@ -44,6 +52,8 @@ export interface DemoOptions {
   dataDir: string;
   /** Token program, transfer fee and vanity address, as the example client takes them. */
   program?: Pick<CreateTokenOptions, "tokenProgram" | "transferFee" | "vanity">;
+  /** Wait past the blockhash before signing (on the embedded chain), then refresh and land. */
+  refresh?: boolean;
   log?: (line: string) => void;
 }
 
@@ -56,6 +66,8 @@ export interface DemoResult {
   tokenProgram: "spl-token" | "token-2022";
   lamportsSpent: bigint;
   reusedKey: boolean;
+  /** With --refresh: the refresh the example client made, and the landed message's blockhash. */
+  refreshed: (Refreshed & { landedBlockhash: string }) | null;
 }
 
 /** The key this demo made before, if it still works and has room for one more token today. */
@@ -126,18 +138,11 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
     description: "Made by deno task demo on the local chain.",
     imageBytes: Uint8Array.from(atob(DEMO_IMAGE_BASE64), (c) => c.charCodeAt(0)),
     ...o.program,
+    ...(o.refresh ? { beforeSigning: slowSigner(o.rpcUrl, connection, log) } : {}),
     log: (line) => log(line),
     verifyTimeoutMs: 25_000,
   });
-  const v = result.verification;
-  if (v.status !== "confirmed") {
-    throw new DemoError(
-      `the creation is ${v.status}, not confirmed (signature ${result.signature})`,
-    );
-  }
-  if (!v.feeVerified) {
-    throw new DemoError(`confirmed, but the service fee was not verified (${result.signature})`);
-  }
+  const v = checkOutcome(o, result);
   const after = BigInt(await connection.getBalance(wallet));
   const lamportsSpent = before - after;
   const tokenProgram = await mintOwner(connection, result.mint);
@@ -166,6 +171,10 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
         })`,
     );
   }
+  const refreshed = result.refreshed
+    ? { ...result.refreshed, landedBlockhash: await landedBlockhash(connection, result.signature) }
+    : null;
+  if (refreshed) logRefresh(log, refreshed);
   log(`  check it again: curl -H "Authorization: Bearer ${key.apiKey}" \\`);
   log(`                    ${service}/v1/transactions/${result.signature}`);
   return {
@@ -176,7 +185,79 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
     tokenProgram,
     lamportsSpent,
     reusedKey,
+    refreshed,
   };
+}
+
+/** The verification, if the creation went as the demo says it does; else why not. */
+function checkOutcome(o: DemoOptions, result: Awaited<ReturnType<typeof createToken>>) {
+  if (o.refresh && !result.refreshed) {
+    throw new DemoError(`--refresh: the first transaction was not refused as expired`);
+  }
+  const v = result.verification;
+  if (v.status !== "confirmed") {
+    throw new DemoError(
+      `the creation is ${v.status}, not confirmed (signature ${result.signature})`,
+    );
+  }
+  if (!v.feeVerified) {
+    throw new DemoError(`confirmed, but the service fee was not verified (${result.signature})`);
+  }
+  return v;
+}
+
+/**
+ * The slow signer of --refresh: the first time it is about to sign, it moves the embedded chain
+ * past the build's last valid block height, as 60 s and more at a hardware wallet would.
+ */
+function slowSigner(rpcUrl: string, connection: Connection, log: (line: string) => void) {
+  let waited = false;
+  return async (build: SigningBuild) => {
+    // A durable nonce build has no height to wait past.
+    if (waited || build.lastValidBlockHeight === null) return;
+    waited = true;
+    const height = await connection.getBlockHeight("confirmed");
+    const advance = Math.max(0, build.lastValidBlockHeight - height) + 2;
+    log(
+      `   --refresh: a slow signer; moving the local chain ${advance} slots on, past block ` +
+        `height ${build.lastValidBlockHeight} where this blockhash ends…`,
+    );
+    const res = await fetch(`${rpcUrl.replace(/\/+$/, "")}/admin/slots`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ advance }),
+    }).catch((e) => new Response(String(e), { status: 599 }));
+    await res.body?.cancel();
+    if (!res.ok) {
+      throw new DemoError(
+        `--refresh needs the embedded chain's POST /admin/slots at ${rpcUrl} (deno task start ` +
+          `or deno task chain); it answered HTTP ${res.status}`,
+      );
+    }
+  };
+}
+
+async function landedBlockhash(connection: Connection, signature: string): Promise<string> {
+  const tx = await connection.getTransaction(signature, {
+    commitment: "confirmed",
+    maxSupportedTransactionVersion: 0,
+  });
+  if (!tx) throw new DemoError(`the landed transaction ${signature} is not on the chain`);
+  return tx.transaction.message.recentBlockhash;
+}
+
+function logRefresh(log: (line: string) => void, r: Refreshed & { landedBlockhash: string }) {
+  log(`  refreshed      the first message expired unsent; the same build, re-issued:`);
+  log(`    blockhash    ${r.fromBlockhash} (expired)`);
+  log(`              -> ${r.toBlockhash} (refreshed)`);
+  log(`    landed with  ${r.landedBlockhash} (read from the chain)`);
+  log(
+    r.feeQuote === "quoted"
+      ? `    fee          as quoted: ${r.feeLamports} lamports (the expired message's: ` +
+        `${r.feeLamportsBefore})`
+      : `    fee          re-priced: ${r.feeLamportsBefore} -> ${r.feeLamports} lamports (the ` +
+        `quote had run out)`,
+  );
 }
 
 const PROGRAM_NAMES = { "spl-token": "SPL Token", "token-2022": "Token-2022" } as const;
@@ -193,7 +274,7 @@ async function mintOwner(connection: Connection, mint: string) {
   throw new DemoError(`the mint ${mint} is not owned by a token program on the chain`);
 }
 
-const USAGE = `usage: deno task demo ${PROGRAM_USAGE}
+const USAGE = `usage: deno task demo [--refresh] ${PROGRAM_USAGE}
 
 Creates a token on the local chain through the running service (\`deno task start\`): a dev key,
 hosted metadata, the build, your review, the signature, the submission, the verification.
@@ -206,6 +287,9 @@ hosted metadata, the build, your review, the signature, the submission, the veri
   --vanity-prefix P       a mint address starting with P (base58; at most 4 characters in
   --vanity-suffix S       all) and/or ending with S
   --vanity-ignore-case    match the vanity pattern in either case (much faster)
+  --refresh               play a slow signer: wait past the blockhash on the local chain before
+                          signing, so the relay refuses it as expired; the build is refreshed
+                          (same mint, fresh blockhash, not counted again) and that one lands
   -h, --help              this text
 
 Environment: SERVICE_URL (default http://127.0.0.1:$PORT, PORT 8000), SOLANA_RPC_URL (default
@@ -217,7 +301,11 @@ if (import.meta.main) {
   try {
     args = parseArgs({
       args: Deno.args,
-      options: { ...PROGRAM_ARGS, help: { type: "boolean", short: "h", default: false } },
+      options: {
+        ...PROGRAM_ARGS,
+        refresh: { type: "boolean", default: false },
+        help: { type: "boolean", short: "h", default: false },
+      },
     }).values;
   } catch (e) {
     console.error(`demo: ${(e as Error).message}\n\n${USAGE}`);
@@ -233,6 +321,7 @@ if (import.meta.main) {
       rpcUrl: defaultRpcUrl(env),
       dataDir: env.DATA_DIR ?? ".data",
       program: programChoice(args),
+      refresh: args.refresh,
     });
     Deno.exit(0);
   } catch (e) {

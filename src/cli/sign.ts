@@ -104,7 +104,8 @@ if (import.meta.main) {
       throw new Error(`refusing to sign:\n  - ${review.problems.join("\n  - ")}`);
     }
     console.error(
-      "submit it within about 60 s of the build (its blockhash expires); after that, build again",
+      "submit it within about 60 s of the build (its blockhash expires); after that, refresh " +
+        "the build (POST /v1/tokens/{mint}/refresh) and sign the refreshed one",
     );
     tx.sign(payer);
     console.log(tx.serialize().toString("base64"));

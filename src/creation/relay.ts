@@ -73,7 +73,9 @@ export async function relayTransaction(
     clusterHasSeen(s.connection, signature),
   ]);
   if (!seen && height !== null && height > b.lastValidBlockHeight!) {
-    throw refuse("expired: the blockhash is no longer valid; build again");
+    throw refuse(
+      "expired: the blockhash is no longer valid; refresh the build (POST /v1/tokens/{mint}/refresh)",
+    );
   }
   if (!seen) await send(s, bytes);
   await recordLifecycle(

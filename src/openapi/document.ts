@@ -657,7 +657,8 @@ const paths = ({ limits, fees, quoteTtlS }: DocumentConfig): Record<string, Json
         "`feeQuote` says which. Every message issued for the build stays valid until its own " +
         "blockhash expires, and the relay accepts each within the hour after the last refresh: " +
         "whichever lands first is the creation, and the others then fail harmlessly (the mint " +
-        "exists). 400 invalid_request naming mint: the build has landed (confirmed, failed or " +
+        "exists). Webhook endpoints subscribed to token.refreshed get one per refresh. " +
+        "400 invalid_request naming mint: the build has landed (confirmed, failed or " +
         "unverified), or it uses a durable nonce (it does not expire; once its nonce moved on " +
         "without it, build again). Another key's mint answers 404 like an unknown one. 400 insufficient_funds " +
         "and simulation_failed as for a build; " + SIMULATION_FAILED_FIELDS,

@@ -99,7 +99,8 @@ export const WebhookDelivery = z.object({
     data: z.record(z.string(), z.unknown()).describe(
       "buildId, mint, status, signature, name, symbol, payer, recipient, supplyRaw, " +
         "supplyRawSeen, slot, confirmedAt, problems, fee {lamports, lamportsSeen, verified, " +
-        "treasury}",
+        "treasury}, refreshes; token.refreshed adds refresh {blockhash, lastValidBlockHeight, " +
+        "feeQuote}",
     ),
   }).describe("the exact body that was signed and sent"),
 });
@@ -161,7 +162,9 @@ const retries = RETRY_DELAYS_MS.map(duration);
 
 const WEBHOOKS_TEXT =
   "Each build of the calling key sends one event per final outcome: token.confirmed, " +
-  "token.unverified, token.failed, token.expired (all four unless `events` narrows them). " +
+  "token.unverified, token.failed, token.expired; and token.refreshed each time POST " +
+  "/v1/tokens/{mint}/refresh re-issues it (an expired build is then open again). All five " +
+  "unless `events` narrows them. " +
   "Requests follow Standard Webhooks: a JSON body {type, timestamp, data} signed with the " +
   "whsec_ secret returned here once, in the webhook-id, webhook-timestamp and webhook-signature " +
   "headers; verify them with any Standard Webhooks library. Delivery is at least once: an " +

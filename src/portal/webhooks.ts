@@ -14,7 +14,8 @@ import {
 } from "../webhooks/endpoints.ts";
 import type { z } from "zod";
 
-async function walletKey(s: Services, keyId: string, wallet: string): Promise<KeyDoc> {
+/** The key `keyId` if `wallet` bought it and it can be used; else 404, as for an unknown key. */
+export async function walletKey(s: Services, keyId: string, wallet: string): Promise<KeyDoc> {
   const key = await read(kvReads(s.kv), keysProjection, [keyId]);
   // Another wallet's key reads as unknown; a key that can't be used has no webhooks to manage.
   if (!key || key.wallet !== wallet || !keyUsable(key)) {

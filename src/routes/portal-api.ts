@@ -1,12 +1,12 @@
 /**
- * The portal's JSON API (server side of the page at /): wallet sign-in, the access purchase and
- * the key's life (create, rotate, delete). Authenticated by an HttpOnly, SameSite=Strict session
+ * The portal's JSON API (server side of the page at /): wallet sign-in, the access purchase, the
+ * key's life (create, rotate, delete), its webhooks, and its recent builds (refresh one). Authenticated by an HttpOnly, SameSite=Strict session
  * cookie; state-changing calls also require JSON and a same-origin Origin, so a cross-site form
  * or fetch can't ride on the session.
  */
 import { Hono } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
-import type { Context, MiddlewareHandler } from "hono";
+import type { MiddlewareHandler } from "hono";
 import { z } from "zod";
 import { deleteKey, issueKey, rotateKey } from "../domain/access/key-life.ts";
 import { isKeyId } from "../keys/api-key.ts";
@@ -30,6 +30,7 @@ import {
   portalListWebhooks,
   portalRegisterWebhook,
 } from "../portal/webhooks.ts";
+import { portalListBuilds, portalRefreshBuild } from "../portal/builds.ts";
 import { RegisterRequest } from "../webhooks/endpoints.ts";
 import type { Services } from "../services.ts";
 
@@ -208,6 +209,19 @@ function accountRoutes(app: Hono<AppEnv>, s: Services) {
     const body = await readBody(c, RegisterRequest);
     const keyId = keyIdParam(c.req.param("keyId"));
     return c.json(await portalRegisterWebhook(s, keyId, c.get("portalWallet"), body), 201);
+  });
+
+  // The key's newest builds, and the refresh of one a slow signer let expire.
+  app.get("/portal/api/keys/:keyId/builds", signedIn, async (c) => {
+    return c.json(
+      await portalListBuilds(s, keyIdParam(c.req.param("keyId")), c.get("portalWallet")),
+    );
+  });
+
+  app.post("/portal/api/keys/:keyId/builds/:mint/refresh", signedIn, async (c) => {
+    const keyId = keyIdParam(c.req.param("keyId"));
+    const mint = c.req.param("mint");
+    return c.json(await portalRefreshBuild(s, keyId, c.get("portalWallet"), mint));
   });
 
   app.post("/portal/api/keys/:keyId/webhooks/:id/delete", signedIn, async (c) => {

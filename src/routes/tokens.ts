@@ -10,7 +10,7 @@ import type { AppEnv } from "../http/env.ts";
 import { ApiError } from "../kernel/errors.ts";
 import type { Services } from "../services.ts";
 import { buildToken } from "../tokens/build-token.ts";
-import { refreshBuild } from "../tokens/refresh-build.ts";
+import { refreshBuild, type RefreshReaction } from "../tokens/refresh-build.ts";
 import { parseBuildRequest } from "../tokens/request-schema.ts";
 import { buildRecord } from "../tokens/build-record.ts";
 import { currentWellKnownMatcher } from "../admin/well-known-names.ts";
@@ -19,6 +19,7 @@ import { routeNeeds } from "./needs.ts";
 import { recentCheck } from "../metadata/display-check.ts";
 import { hostedMetadataId } from "../metadata/document.ts";
 import { bodyLimit, DEFAULT_BODY_LIMIT } from "../http/body-limit.ts";
+import { outcomeDeliveries } from "../webhooks/outcomes.ts";
 
 export function tokensRoutes(s: Services) {
   const app = new Hono<AppEnv>();
@@ -50,7 +51,9 @@ export function tokensRoutes(s: Services) {
   app.post("/v1/tokens/:mint/refresh", limit, apiKey, rateLimit, idempotent, async (c) => {
     const mint = mintParam(c.req.param("mint"));
     const key = c.get("key");
-    return c.json(await refreshBuild(s, key, mint, c.get("idempotency")), 200);
+    // The refresh's token.refreshed deliveries, in its commit.
+    const react: RefreshReaction = (tx, build, events) => outcomeDeliveries(s, tx, build, events);
+    return c.json(await refreshBuild(s, key, mint, react, c.get("idempotency")), 200);
   });
 
   app.get("/v1/tokens/:mint", apiKey, rateLimit, async (c) => {

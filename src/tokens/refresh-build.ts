@@ -3,12 +3,18 @@
  * (refresh.ts). It reads the build's record and events, rebuilds the same plan from what the
  * `TokenBuilt` recorded (same seed, reference and instructions), makes the build's one round trip
  * (build-token.ts `issue`: accounts, fee market, simulation with the latest blockhash) and commits
- * `BuildRefreshed` with the idempotency record. The fee is the quote in force while it holds
- * (QUOTE_TTL_S from its making), else re-priced at the current SOL price.
+ * `BuildRefreshed` with the idempotency record and what `react` adds (the `token.refreshed`
+ * webhook deliveries). The fee is the quote in force while it holds (QUOTE_TTL_S from its
+ * making), else re-priced at the current SOL price.
  */
 import { PublicKey } from "@solana/web3.js";
+import type { Enqueue, StreamAppend, Tx } from "../../events/store.ts";
 import type { BuildRefreshed, TokenBuilt } from "../../events/types.ts";
-import { buildByMintProjection, buildsProjection } from "../../projections/builds.ts";
+import {
+  buildByMintProjection,
+  type BuildDoc,
+  buildsProjection,
+} from "../../projections/builds.ts";
 import { keysProjection } from "../../projections/keys.ts";
 import { kvReads, read, readMany } from "../commands/read.ts";
 import { type CommandHandler, runCommand } from "../commands/run.ts";
@@ -34,10 +40,21 @@ import { deriveAddresses } from "./transaction.ts";
 
 const untimed: Timed = (_bucket, p) => p();
 
+/**
+ * What a refresh sets off in its own commit: its `token.refreshed` webhook deliveries
+ * (src/webhooks/outcomes.ts). Passed in by the caller because webhooks sit above tokens.
+ */
+export type RefreshReaction = (
+  tx: Tx,
+  build: BuildDoc,
+  events: BuildRefreshed[],
+) => Promise<{ append: StreamAppend[]; enqueue: Enqueue[] }>;
+
 export async function refreshBuild(
   s: Services,
   caller: Caller,
   mint: string,
+  react: RefreshReaction,
   idempotency: IdempotencyScope | null = null,
 ): Promise<RefreshResponse> {
   // Another key's mint answers exactly like an unknown one, as GET /v1/tokens/{mint} does.
@@ -97,7 +114,7 @@ export async function refreshBuild(
       feeQuote,
     },
   };
-  const { result } = await runCommand(refreshCommand(caller, built.respond), call, {
+  const { result } = await runCommand(refreshCommand(caller, built.respond, react), call, {
     store: s.store,
     clock: s.clock,
     idempotency: { scope: idempotency, status: 200 },
@@ -115,6 +132,7 @@ export async function refreshBuild(
 function refreshCommand(
   caller: Caller,
   respond: (buildId: number) => Omit<RefreshResponse, "feeQuote" | "refreshes">,
+  react: RefreshReaction,
 ): CommandHandler<RefreshCall, RefreshState, BuildRefreshed, Rejection, RefreshResponse> {
   return {
     load: async (tx, cmd) => {
@@ -126,6 +144,8 @@ function refreshCommand(
     },
     decide: decideRefresh,
     stream: (cmd) => `build-${cmd.buildId}`,
+    // `token.refreshed` is scheduled in the refresh's own commit, as outcomes are.
+    react: (tx, events, { build }) => react(tx, build!, events),
     respond: (_events, state, cmd) => ({
       ...respond(cmd.buildId),
       feeQuote: cmd.refreshed.feeQuote,

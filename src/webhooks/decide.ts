@@ -18,6 +18,7 @@ export const WEBHOOK_EVENT_TYPES = [
   "token.unverified",
   "token.failed",
   "token.expired",
+  "token.refreshed",
 ] as const satisfies readonly WebhookEventType[];
 
 /**
@@ -51,13 +52,39 @@ export function webhookTypeOf(e: DomainEvent): WebhookEventType | null {
       return "token.failed";
     case "BuildExpired":
       return "token.expired";
+    case "BuildRefreshed":
+      return "token.refreshed";
     default:
       return null;
   }
 }
 
-/** The Standard Webhooks body `{type, timestamp, data}` for a build's outcome. */
-export function outcomePayload(type: WebhookEventType, b: BuildDoc, at: number): string {
+/** What a `token.refreshed` body adds: the re-issued message and how its fee was set. */
+export interface RefreshDetail {
+  blockhash: string;
+  lastValidBlockHeight: number;
+  feeQuote: "quoted" | "repriced";
+}
+
+const refreshDetail = (e: DomainEvent): RefreshDetail | undefined =>
+  e.type === "BuildRefreshed"
+    ? {
+      blockhash: e.data.blockhash,
+      lastValidBlockHeight: e.data.lastValidBlockHeight,
+      feeQuote: e.data.feeQuote,
+    }
+    : undefined;
+
+/**
+ * The Standard Webhooks body `{type, timestamp, data}` for a build's outcome. `b` is the record
+ * with the outcome folded in: after a refresh its fee is the newest message's.
+ */
+export function outcomePayload(
+  type: WebhookEventType,
+  b: BuildDoc,
+  at: number,
+  refresh?: RefreshDetail,
+): string {
   return JSON.stringify({
     type,
     timestamp: new Date(at).toISOString(),
@@ -81,12 +108,20 @@ export function outcomePayload(type: WebhookEventType, b: BuildDoc, at: number):
         verified: b.feeVerified,
         treasury: b.treasury,
       },
+      refreshes: b.refreshes ?? 0,
+      ...(refresh ? { refresh } : {}),
     },
   });
 }
 
-export const messageIdOf = (buildId: number, type: WebhookEventType) =>
-  `msg_${buildId}_${type.slice("token.".length)}`;
+/**
+ * The webhook-id receivers deduplicate on: one per outcome that happened. A refresh reopens an
+ * expired build, so `token.refreshed` and a later `token.expired` can happen again for one build:
+ * after a refresh an outcome's id carries the build's refresh count (`refreshes`), so a second
+ * expiry is not dropped as a copy of the first. Before any refresh it is `msg_<buildId>_<outcome>`.
+ */
+export const messageIdOf = (buildId: number, type: WebhookEventType, refreshes = 0) =>
+  `msg_${buildId}_${type.slice("token.".length)}${refreshes > 0 ? `_${refreshes}` : ""}`;
 
 /** Time-ordered, so an endpoint's deliveries list newest first by key. */
 export function newDeliveryId(now: number): string {
@@ -118,7 +153,7 @@ export function scheduleOutcomeDeliveries(
     after = buildsProjection.evolve(after, { ...e, at: now } as StoredEvent, [build.buildId]);
     const type = webhookTypeOf(e);
     if (!type || !after) continue;
-    const payload = outcomePayload(type, after, now);
+    const payload = outcomePayload(type, after, now, refreshDetail(e));
     for (const ep of endpoints) {
       if (ep.status !== "enabled" || !ep.eventTypes.includes(type)) continue;
       out.push({
@@ -128,7 +163,7 @@ export function scheduleOutcomeDeliveries(
           deliveryId: newDeliveryId(now),
           endpointId: ep.endpointId,
           keyId: ep.keyId,
-          messageId: messageIdOf(build.buildId, type),
+          messageId: messageIdOf(build.buildId, type, after.refreshes ?? 0),
           eventType: type,
           buildId: build.buildId,
           payload,

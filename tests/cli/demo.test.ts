@@ -201,6 +201,61 @@ Deno.test("deno task demo --token-2022 with a transfer fee and a vanity suffix: 
   }
 });
 
+Deno.test("deno task demo --refresh: a slow signer's transaction expires unsent, the build is refreshed (same mint, new blockhash, fee as quoted, not counted again) and lands", async () => {
+  const h = await startHarness();
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, h.app.fetch);
+  const dataDir = await Deno.makeTempDir({ prefix: "tcb-demo-" });
+  const service = `http://127.0.0.1:${(server.addr as Deno.NetAddr).port}`;
+  const env = { SERVICE_URL: service, SOLANA_RPC_URL: h.chain.url, DATA_DIR: dataDir };
+  try {
+    const r = await demo(env, ["--refresh"]);
+    if (Deno.env.get("SHOW_DEMO")) console.log(r.stdout);
+    assertEquals(r.code, 0, r.stdout + r.stderr);
+    const out = r.stdout;
+    for (
+      const step of [
+        "--refresh: a slow signer; moving the local chain",
+        "refused: the blockhash expired before it was sent; refreshing the build",
+        "3. review of the refreshed transaction:",
+        "signed again; submitting",
+      ]
+    ) {
+      assert(out.includes(step), `missing "${step}":\n${out}`);
+    }
+    const mint = field(out, "mint")!;
+    assertMatch(out, new RegExp(`refreshed: the same mint ${mint}, blockhash`));
+    const expired = /^ {4}blockhash {4}(\S+) \(expired\)$/m.exec(out)?.[1];
+    const fresh = /^ {14}-> (\S+) \(refreshed\)$/m.exec(out)?.[1];
+    const landed = /^ {4}landed with {2}(\S+) \(read from the chain\)$/m.exec(out)?.[1];
+    assert(expired && fresh && landed, out);
+    assert(expired !== fresh, "a new blockhash");
+    const fee = /^ {4}fee {10}as quoted: (\d+) lamports \(the expired message's: (\d+)\)$/m
+      .exec(out);
+    assert(fee, out);
+    assertEquals(fee[1], fee[2]);
+
+    // What it printed is what the chain holds: the landed message carries the refreshed blockhash.
+    const signature = field(out, "signature")!;
+    const tx = await h.services.connection.getTransaction(signature, {
+      commitment: "confirmed",
+      maxSupportedTransactionVersion: 0,
+    });
+    assertEquals(tx!.transaction.message.recentBlockhash, fresh);
+    assertEquals(landed, fresh);
+    const saved = JSON.parse(await Deno.readTextFile(`${dataDir}/demo-key.json`));
+    const rec = await (await h.request(`/v1/tokens/${mint}`, { headers: bearer(saved.apiKey) }))
+      .json();
+    assertEquals([rec.status, rec.signature, rec.feeVerified], ["confirmed", signature, true]);
+    // One build, counted once, whatever the refresh did.
+    const me = await (await h.request("/v1/me", { headers: bearer(saved.apiKey) })).json();
+    assertEquals(me.usageToday.tokens, 1);
+  } finally {
+    await server.shutdown();
+    await h.close();
+    await Deno.remove(dataDir, { recursive: true });
+  }
+});
+
 Deno.test("deno task demo --help lists the program, transfer-fee and vanity options; an unknown one exits 2 with the usage", async () => {
   const help = await demo({}, ["--help"]);
   assertEquals(help.code, 0, help.stderr);
@@ -213,6 +268,7 @@ Deno.test("deno task demo --help lists the program, transfer-fee and vanity opti
       "--vanity-prefix",
       "--vanity-suffix",
       "--vanity-ignore-case",
+      "--refresh",
     ]
   ) {
     assertMatch(help.stdout, new RegExp(`^  ${flag} `, "m"), flag);

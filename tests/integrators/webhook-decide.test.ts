@@ -99,6 +99,53 @@ Deno.test("each final outcome schedules its event type, with the status after th
   );
 });
 
+Deno.test("a refresh sends token.refreshed with the new message; after it, an outcome's webhook-id carries the refresh count", () => {
+  const expiredBuild = { ...build, status: "expired" } as BuildDoc;
+  const refreshed: DomainEvent = {
+    type: "BuildRefreshed",
+    v: 1,
+    data: {
+      ...base,
+      reference: "Ref11111111111111111111111111111111111111111",
+      blockhash: "Hash1111111111111111111111111111111111111111",
+      lastValidBlockHeight: 321,
+      messageHash: "ab",
+      feeLamports: "1200",
+      feeUsd: 2.99,
+      solUsd: 120,
+      feeQuote: "repriced",
+    },
+  };
+  const all = endpoint("we_all", ["token.expired", "token.refreshed"]);
+  const [r] = scheduleOutcomeDeliveries(expiredBuild, [refreshed], [all], 0);
+  assertEquals([r.data.eventType, r.data.messageId], ["token.refreshed", "msg_7_refreshed_1"]);
+  const body = JSON.parse(r.data.payload);
+  assertEquals([body.data.status, body.data.refreshes, body.data.fee.lamports], [
+    "built",
+    1,
+    "1200",
+  ]);
+  assertEquals(body.data.refresh, {
+    blockhash: "Hash1111111111111111111111111111111111111111",
+    lastValidBlockHeight: 321,
+    feeQuote: "repriced",
+  });
+  // The same build expiring again is another outcome, not a copy of the first expiry.
+  const again = { ...build, refreshes: 1 } as BuildDoc;
+  const expired: DomainEvent = { type: "BuildExpired", v: 1, data: { ...base, blockHeight: 400 } };
+  const [e] = scheduleOutcomeDeliveries(again, [expired], [all], 0);
+  assertEquals(e.data.messageId, "msg_7_expired_1");
+  assertEquals(
+    scheduleOutcomeDeliveries(build, [expired], [all], 0)[0].data.messageId,
+    "msg_7_expired",
+  );
+  // Only endpoints that asked for it get token.refreshed.
+  assertEquals(
+    scheduleOutcomeDeliveries(expiredBuild, [refreshed], [endpoint("we_x", ["token.expired"])], 0),
+    [],
+  );
+});
+
 Deno.test("the retry schedule spans at least 24 h", () => {
   assert(RETRY_DELAYS_MS.reduce((a, b) => a + b, 0) >= 24 * 3_600_000);
   for (let i = 1; i < RETRY_DELAYS_MS.length; i++) {

@@ -72,6 +72,7 @@ Deno.test("a confirmed build reaches a verifying receiver through the KV queue a
       "token.unverified",
       "token.failed",
       "token.expired",
+      "token.refreshed",
     ]);
     receiver.setSecret(ep.secret);
     receiver.downFor(2);

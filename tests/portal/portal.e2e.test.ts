@@ -19,6 +19,7 @@ import {
 } from "../../src/pricing/price-source.ts";
 import { assert, assertEquals, assertMatch, assertNotEquals } from "../support/assert.ts";
 import { bearer, type Harness, signMessage, startHarness } from "../support/harness.ts";
+import { sweepOpenBuilds } from "../../src/creation/watcher.ts";
 
 const CHROMIUM = findChromium();
 const ARTIFACTS = new URL("../../artifacts/portal/", import.meta.url);
@@ -739,6 +740,66 @@ Deno.test({
  * What a tap at the centre of the named button would reach: "" when it is the button itself,
  * else a description of what covers it.
  */
+/**
+ * A build its payer did not sign in time: the watcher expires it, the key panel lists it with
+ * "Refresh build", the refresh shows the same mint under a new blockhash with the fee as quoted,
+ * and the wallet signs and sends the refreshed transaction from the page; it lands. At 360 px
+ * nothing covers the buttons and nothing scrolls sideways (long addresses, the base64 box).
+ */
+async function slowSignerRefresh(s: Served, page: Page, wallet: TestWallet, key: string) {
+  const res = await s.h.request("/v1/tokens", {
+    method: "POST",
+    headers: bearer(key),
+    json: {
+      payer: wallet.keypair.publicKey.toBase58(),
+      name: "Slow Signer",
+      symbol: "SLOW",
+      metadataUri: "https://example.com/m/slow.json",
+      supply: "1000",
+    },
+  });
+  const built = await res.json();
+  assertEquals(res.status, 201, JSON.stringify(built));
+  const height = await s.h.services.connection.getBlockHeight("confirmed");
+  s.h.chain.advanceSlots(built.lastValidBlockHeight - height + 2);
+  await sweepOpenBuilds(s.h.services);
+
+  await page.getByRole("button", { name: "Refresh usage" }).click();
+  const row = page.locator(`li[data-build="${built.mint}"]`);
+  await row.getByText("expired").waitFor();
+  assertEquals(await coverOf(page, "Refresh build"), "", "Refresh build is covered");
+  await shot(page, "phone-build-expired");
+  await page.getByRole("button", { name: "Refresh build" }).click();
+  await page.locator("#refreshed-heading").getByText("Slow Signer refreshed").waitFor();
+  // The chain keeps making 40 ms slots, so the refreshed blockhash lives about 6 s here: only
+  // quick DOM reads until it is sent; the slower checks come after.
+  const blockhash = await page.locator("#refreshed-blockhash").textContent();
+  const sendName = `Sign and send with ${WALLET_NAME}`;
+  assertEquals(await coverOf(page, sendName), "", "the send button is covered");
+  const overflow = await page.evaluate(
+    "document.documentElement.scrollWidth - document.documentElement.clientWidth",
+  ) as number;
+  assert(overflow <= 0, `the refreshed build scrolls sideways by ${overflow} px at 360 px`);
+  await page.getByRole("button", { name: sendName }).click();
+  const sent = (await page.locator("#refreshed-sent code").textContent())!;
+  assertNotEquals(blockhash, built.recentBlockhash);
+  assertMatch((await page.locator("#refreshed-fee").textContent())!, /^Service fee as quoted: /);
+  await shot(page, "phone-build-refreshed-sent");
+  await s.h.waitForConfirmation(sent);
+  await sweepOpenBuilds(s.h.services);
+  const landed = await (await s.h.request(`/v1/tokens/${built.mint}`, { headers: bearer(key) }))
+    .json();
+  assertEquals([landed.status, landed.signature, landed.feeVerified], ["confirmed", sent, true]);
+  const tx = await s.h.services.connection.getTransaction(sent, {
+    commitment: "confirmed",
+    maxSupportedTransactionVersion: 0,
+  });
+  assertEquals(tx!.transaction.message.recentBlockhash, blockhash, "the refreshed message landed");
+  await page.getByRole("button", { name: "Refresh usage" }).click();
+  await row.getByText("confirmed").waitFor();
+  assertEquals(await row.getByRole("button", { name: "Refresh build" }).count(), 0);
+}
+
 async function coverOf(page: Page, name: string): Promise<string> {
   // The page rebuilds its sections on each render (a reload of the state, an announcement), so
   // the button found may be replaced before it is measured: look again, a bounded number of times.
@@ -860,6 +921,7 @@ Deno.test({
       ) as number;
       assert(overflow <= 0, `the page scrolls sideways by ${overflow} px at 360 px`);
       await shot(page, "phone-key-shown");
+      await slowSignerRefresh(s, page, wallet, key);
 
       await page.setViewportSize({ width: 1280, height: 900 });
       await shot(page, "desktop-key-shown");

@@ -8,6 +8,7 @@ import { formatTime } from "./format.js";
 import { loadState, run } from "./load.js";
 import { render, S } from "./state.js";
 import { announce, button, clearError, h } from "./ui.js";
+import { buildsBlock } from "./builds-panel.js";
 import { webhooksBlock } from "./webhooks-panel.js";
 
 /** @param {string} purchaseId */
@@ -158,6 +159,7 @@ export function keyBlock(p, k) {
       ),
     ),
     conductBlock(k),
+    active ? buildsBlock(k) : null,
     active ? webhooksBlock(k) : null,
     h(
       "div",

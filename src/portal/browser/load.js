@@ -66,6 +66,7 @@ export async function loadState() {
     S.signedIn = st.wallet;
     S.purchases = st.purchases;
     await loadWebhooks();
+    await loadBuilds();
   } catch (e) {
     if (!(e instanceof ApiFailure && e.status === 401)) throw e;
     dropSession();
@@ -83,4 +84,15 @@ export async function loadWebhooks() {
     next[k.keyId] = (await api(`/portal/api/keys/${k.keyId}/webhooks`)).items;
   }
   S.webhooks = next;
+}
+
+export async function loadBuilds() {
+  /** @type {Record<string, import("./state.js").BuildItem[]>} */
+  const next = {};
+  for (const p of S.purchases) {
+    const k = p.key;
+    if (!k || k.status !== "active") continue;
+    next[k.keyId] = (await api(`/portal/api/keys/${k.keyId}/builds`)).items;
+  }
+  S.builds = next;
 }

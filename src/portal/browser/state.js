@@ -63,6 +63,39 @@ import { chainFor } from "./wallets.js";
 
 /** @typedef {{ id: string, url: string, status: string }} Webhook */
 
+/**
+ * One of a key's newest builds, as GET /portal/api/keys/{keyId}/builds lists it
+ * (src/portal/builds.ts).
+ * @typedef {{
+ *   buildId: number,
+ *   mint: string,
+ *   name: string,
+ *   symbol: string,
+ *   status: string,
+ *   signature: string | null,
+ *   createdAt: number,
+ * }} BuildItem
+ */
+
+/**
+ * A build just refreshed (POST /portal/api/keys/{keyId}/builds/{mint}/refresh): the new
+ * transaction to sign, and what changed. `sent`: the wallet's signature once it sent it.
+ * @typedef {{
+ *   keyId: string,
+ *   mint: string,
+ *   name: string,
+ *   transaction: string,
+ *   requiredSigner: string,
+ *   recentBlockhash: string,
+ *   lastValidBlockHeight: number,
+ *   expiresInSeconds: number,
+ *   fee: { lamports: string, usd: number },
+ *   feeQuote: "quoted" | "repriced",
+ *   refreshes: number,
+ *   sent: string | null,
+ * }} RefreshedBuild
+ */
+
 /** What an amount is shown from: a quote, a payment, a purchase. */
 /** @typedef {{ currency: string, amount: string, usd: number }} Amount */
 
@@ -114,6 +147,10 @@ export const S = {
   webhookSecret: /** @type {null | {keyId: string, id: string, url: string, secret: string}} */ (
     null
   ),
+  /** Each active key's newest builds, by key id. */
+  builds: /** @type {Record<string, BuildItem[]>} */ ({}),
+  /** @type {RefreshedBuild | null} */
+  refreshed: null,
   /** The element (data-fid or id) the next render moves the focus to. */
   focusNext: /** @type {string | null} */ (null),
 };
@@ -158,4 +195,6 @@ export function dropSession() {
   S.signedIn = null;
   S.purchases = [];
   S.confirm = null;
+  S.builds = {};
+  S.refreshed = null;
 }

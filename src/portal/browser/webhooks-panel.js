@@ -46,8 +46,9 @@ export function webhooksBlock(k) {
     h(
       "p",
       { class: "muted small" },
-      "Each build's outcome (token.confirmed, token.unverified, token.failed, token.expired) is " +
-        "POSTed to these https URLs, signed the Standard Webhooks way.",
+      "Each build's outcome (token.confirmed, token.unverified, token.failed, token.expired) " +
+        "and each refresh (token.refreshed) is POSTed to these https URLs, signed the Standard " +
+        "Webhooks way.",
     ),
     items.length === 0 ? h("p", { class: "muted small" }, "No endpoints yet.") : h(
       "ul",
