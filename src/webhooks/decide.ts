@@ -18,6 +18,8 @@ export const WEBHOOK_EVENT_TYPES = [
   "token.unverified",
   "token.failed",
   "token.expired",
+  "token.updated",
+  "token.update_failed",
 ] as const satisfies readonly WebhookEventType[];
 
 /**
