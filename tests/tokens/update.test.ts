@@ -14,6 +14,10 @@ import { bearer, decodeTx, type Harness, startHarness } from "../support/harness
 import { METADATA_PROGRAM_MODES, needsMetaplexSo } from "../support/metaplex-fixture.ts";
 import { decodeMetadataAccount, metadataPda } from "../../src/solana/token-metadata.ts";
 import { makePng, toBase64 } from "../metadata/image/fixtures.ts";
+import { startReceiver } from "../integrators/receiver.ts";
+import { replayAndCompare } from "../../src/audit/replay-memory.ts";
+import { allProjections } from "../../projections/index.ts";
+import type { Config } from "../../src/config.ts";
 
 const b64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));
 
@@ -378,5 +382,43 @@ Deno.test("update: bad bodies are named, another key's mint is 404, a typo'd aut
     await unknown.body?.cancel();
   } finally {
     await h.close();
+  }
+});
+
+Deno.test("update: a landed update is delivered as token.updated; replay rebuilds every projection", async () => {
+  const receiver = startReceiver();
+  const h = await startHarness({
+    config: { webhooks: { allowLoopback: true } } as Partial<Config>,
+    watch: true,
+  });
+  try {
+    const { apiKey, wallet } = await h.newApiKey();
+    const reg = await h.request("/v1/webhooks", {
+      method: "POST",
+      headers: bearer(apiKey),
+      json: { url: receiver.url, events: ["token.updated"] },
+    });
+    const ep = await reg.json();
+    assertEquals(reg.status, 201, JSON.stringify(ep));
+    receiver.setSecret(ep.secret);
+    const mint = await createToken(h, apiKey, wallet);
+    const u = await update(h, apiKey, mint, {
+      authority: wallet.publicKey.toBase58(),
+      mintAuthority: null,
+    });
+    assertEquals(u.status, 201, JSON.stringify(u.body));
+    await land(h, apiKey, mint, u.body, wallet);
+    await receiver.waitFor(1);
+    const [got] = receiver.verified;
+    assertEquals(got.payload.type, "token.updated");
+    assertEquals(got.payload.data.updateId, u.body.updateId);
+    assertEquals((got.payload.data.after as { mintAuthority: unknown }).mintAuthority, null);
+    assertEquals(got.headers["webhook-id"], `msg_upd_${u.body.updateId}_updated`);
+
+    const report = await replayAndCompare(h.kv, allProjections);
+    assert(report.equal, JSON.stringify(report.mismatches));
+  } finally {
+    await h.close();
+    await receiver.close();
   }
 });
