@@ -25,13 +25,12 @@ import { updateCharged, updateFeeLamports } from "../pricing/update-fee.ts";
 import type { Services } from "../services.ts";
 import { metadataPda } from "../solana/token-metadata.ts";
 import { clusterRent } from "./build-inputs.ts";
-import { EXPIRES_IN_SECONDS } from "./build-verdict.ts";
 import type { Caller } from "./build-token.ts";
 import { hostedDocumentId, onOwnOrigin } from "./hosted-match.ts";
 import { MAX_COMPUTE_UNIT_LIMIT, newReference, retarget, toBase64 } from "./transaction.ts";
 import { decideUpdate, type HostedAnswer, type UpdateChanges } from "./update-decide.ts";
 import { CHANGE_FIELDS, type UpdateRequest } from "./update-request.ts";
-import type { UpdateBuiltResponse } from "./update-response.ts";
+import { type UpdateBuiltResponse, updateBuiltView } from "./update-response.ts";
 import { decodeTokenState, type TokenState } from "./update-state.ts";
 import {
   compileUpdate,
@@ -65,24 +64,8 @@ export async function buildUpdate(
 
   const { state, changes, authorityAccount } = await readAndDecide(s, mintKey, tokenProgram, req);
   const authority = new PublicKey(req.authority);
-  const rent = await clusterRent(s);
-  const topUp = tokenProgram === "token-2022"
-    ? rentTopUp(state, await minimumFor(s, rent.forSize, token2022LengthAfter(state, changes)))
-    : 0n;
-  const solUsd = updateCharged(s.config.fees)
-    ? (await solPriceOr503(s.price, (d) => s.logger.log("warn", "price unavailable", d))).usd
-    : null;
-  const feeLamports = solUsd === null ? 0n : updateFeeLamports(s.config.fees, solUsd);
-  const plan: UpdatePlan = {
-    mint: mintKey,
-    authority,
-    state,
-    changes,
-    rentTopUpLamports: topUp,
-    treasury: s.treasury,
-    reference: feeLamports > 0n ? newReference() : null,
-    feeLamports,
-  };
+  const { plan, walletRent, solUsd } = await planOf(s, mintKey, authority, state, changes);
+  const { rentTopUpLamports: topUp, feeLamports } = plan;
   const probe = compileUpdate(
     plan,
     { unitLimit: MAX_COMPUTE_UNIT_LIMIT, microLamportsPerUnit: 0n },
@@ -98,7 +81,7 @@ export async function buildUpdate(
   ]);
   const verdict = judgeUpdate(
     probe,
-    { rentTopUp: topUp, serviceFee: feeLamports, walletRent: rent.wallet },
+    { rentTopUp: topUp, serviceFee: feeLamports, walletRent },
     { authorityAccount, recentFees, simulation: sim.value },
     s.config.maxPriorityFeeMicroLamports,
   );
@@ -134,28 +117,7 @@ export async function buildUpdate(
     rentTopUpLamports: topUp.toString(),
     totalLamports: verdict.costs.totalLamports,
   };
-  const response: UpdateBuiltResponse = {
-    updateId: data.updateId,
-    mint,
-    transaction: toBase64(sealed.wire),
-    transactionEncoding: "base64",
-    format: "legacy-unsigned",
-    requiredSigner: req.authority,
-    recentBlockhash: latest.blockhash,
-    lastValidBlockHeight: latest.lastValidBlockHeight,
-    expiresInSeconds: EXPIRES_IN_SECONDS,
-    messageHash,
-    fee: {
-      usd: data.feeUsd,
-      lamports: data.feeLamports,
-      treasury: data.treasury,
-      reference: data.reference,
-    },
-    costs: verdict.costs,
-    changes: data.changes,
-    before: data.before,
-    after: data.after,
-  };
+  const response = updateBuiltView(data, toBase64(sealed.wire), verdict.costs);
   await runCommand(updateCommand(caller, response), data, {
     store: s.store,
     clock: s.clock,
@@ -178,6 +140,35 @@ const asked = (req: UpdateRequest, f: typeof CHANGE_FIELDS[number]) =>
     : f === "metadataUri" || f === "updateAuthority"
     ? req[f] !== null
     : req[f] !== undefined;
+
+/** The rent top-up, the fee (a price read only when updates are charged) and the plan. */
+async function planOf(
+  s: Services,
+  mint: PublicKey,
+  authority: PublicKey,
+  state: TokenState,
+  changes: UpdateChanges,
+): Promise<{ plan: UpdatePlan; walletRent: bigint; solUsd: number | null }> {
+  const rent = await clusterRent(s);
+  const topUp = state.tokenProgram === "token-2022"
+    ? rentTopUp(state, await minimumFor(s, rent.forSize, token2022LengthAfter(state, changes)))
+    : 0n;
+  const solUsd = updateCharged(s.config.fees)
+    ? (await solPriceOr503(s.price, (d) => s.logger.log("warn", "price unavailable", d))).usd
+    : null;
+  const feeLamports = solUsd === null ? 0n : updateFeeLamports(s.config.fees, solUsd);
+  const plan: UpdatePlan = {
+    mint,
+    authority,
+    state,
+    changes,
+    rentTopUpLamports: topUp,
+    treasury: s.treasury,
+    reference: feeLamports > 0n ? newReference() : null,
+    feeLamports,
+  };
+  return { plan, walletRent: rent.wallet, solUsd };
+}
 
 /** The first round trip and the decision on it; throws the refusal. */
 async function readAndDecide(

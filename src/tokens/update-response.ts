@@ -3,7 +3,9 @@
  * zod schemas the handlers shape their answers through and the OpenAPI document is made from.
  */
 import { z } from "zod";
-import { TokenView } from "../../events/token-update.ts";
+import { type TokenUpdateBuiltData, TokenView } from "../../events/token-update.ts";
+import { EXPIRES_IN_SECONDS } from "./build-verdict.ts";
+import type { UpdateCosts } from "./update-costs.ts";
 import { base58, digits } from "../kernel/described.ts";
 import type { UpdateDoc } from "../../projections/updates.ts";
 
@@ -42,6 +44,29 @@ export const TokenUpdateBuilt = z.object({
   after: TokenView.describe("the token once this transaction lands"),
 });
 export type UpdateBuiltResponse = z.infer<typeof TokenUpdateBuilt>;
+
+/** The 201 of an update, from what its `TokenUpdateBuilt` records and the transaction issued. */
+export const updateBuiltView = (
+  d: TokenUpdateBuiltData,
+  transaction: string,
+  costs: UpdateCosts,
+): UpdateBuiltResponse => ({
+  updateId: d.updateId,
+  mint: d.mint,
+  transaction,
+  transactionEncoding: "base64",
+  format: "legacy-unsigned",
+  requiredSigner: d.authority,
+  recentBlockhash: d.blockhash,
+  lastValidBlockHeight: d.lastValidBlockHeight,
+  expiresInSeconds: EXPIRES_IN_SECONDS,
+  messageHash: d.messageHash,
+  fee: { usd: d.feeUsd, lamports: d.feeLamports, treasury: d.treasury, reference: d.reference },
+  costs,
+  changes: d.changes,
+  before: d.before,
+  after: d.after,
+});
 
 /** GET /v1/tokens/{mint}/updates/{updateId}: the update's record. */
 export const TokenUpdateRecord = z.object({
