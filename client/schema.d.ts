@@ -837,25 +837,6 @@ export interface components {
             createdAt: number;
             /** @description Unix seconds; null until it lands */
             confirmedAt: number | null;
-            /**
-             * @description present for a Token-2022 mint; absent: the classic SPL Token program
-             * @constant
-             */
-            tokenProgram?: "token-2022";
-            /** @description the Token-2022 transfer fee, when the mint has one */
-            transferFee?: {
-                basisPoints: number;
-                /** @description largest fee of one transfer in base units, a string of decimal digits */
-                maximum: string;
-                /** @description null: the fee is permanent */
-                authority: string | null;
-            };
-            /** @description address the mint authority was handed to in the creating transaction (base58); absent: the payer */
-            mintAuthority?: string;
-            /** @description address the freeze authority was handed to in the creating transaction (base58); absent: the payer */
-            freezeAuthority?: string;
-            /** @description address the metadata update authority was handed to in the creating transaction (base58); absent: the payer */
-            updateAuthority?: string;
             /** @description present once an update (POST /v1/tokens/{mint}/update) has landed: the token's current name, symbol, uri and authorities as the last landed update set them */
             current?: {
                 name: string;
@@ -875,6 +856,25 @@ export interface components {
                 /** @description Unix seconds */
                 updatedAt: number;
             };
+            /**
+             * @description present for a Token-2022 mint; absent: the classic SPL Token program
+             * @constant
+             */
+            tokenProgram?: "token-2022";
+            /** @description the Token-2022 transfer fee, when the mint has one */
+            transferFee?: {
+                basisPoints: number;
+                /** @description largest fee of one transfer in base units, a string of decimal digits */
+                maximum: string;
+                /** @description null: the fee is permanent */
+                authority: string | null;
+            };
+            /** @description address the mint authority was handed to in the creating transaction (base58); absent: the payer */
+            mintAuthority?: string;
+            /** @description address the freeze authority was handed to in the creating transaction (base58); absent: the payer */
+            freezeAuthority?: string;
+            /** @description address the metadata update authority was handed to in the creating transaction (base58); absent: the payer */
+            updateAuthority?: string;
         };
         WebhookRegistration: {
             url: string;
@@ -919,25 +919,6 @@ export interface components {
                 createdAt: number;
                 /** @description Unix seconds; null until it lands */
                 confirmedAt: number | null;
-                /**
-                 * @description present for a Token-2022 mint; absent: the classic SPL Token program
-                 * @constant
-                 */
-                tokenProgram?: "token-2022";
-                /** @description the Token-2022 transfer fee, when the mint has one */
-                transferFee?: {
-                    basisPoints: number;
-                    /** @description largest fee of one transfer in base units, a string of decimal digits */
-                    maximum: string;
-                    /** @description null: the fee is permanent */
-                    authority: string | null;
-                };
-                /** @description address the mint authority was handed to in the creating transaction (base58); absent: the payer */
-                mintAuthority?: string;
-                /** @description address the freeze authority was handed to in the creating transaction (base58); absent: the payer */
-                freezeAuthority?: string;
-                /** @description address the metadata update authority was handed to in the creating transaction (base58); absent: the payer */
-                updateAuthority?: string;
                 /** @description present once an update (POST /v1/tokens/{mint}/update) has landed: the token's current name, symbol, uri and authorities as the last landed update set them */
                 current?: {
                     name: string;
@@ -957,6 +938,25 @@ export interface components {
                     /** @description Unix seconds */
                     updatedAt: number;
                 };
+                /**
+                 * @description present for a Token-2022 mint; absent: the classic SPL Token program
+                 * @constant
+                 */
+                tokenProgram?: "token-2022";
+                /** @description the Token-2022 transfer fee, when the mint has one */
+                transferFee?: {
+                    basisPoints: number;
+                    /** @description largest fee of one transfer in base units, a string of decimal digits */
+                    maximum: string;
+                    /** @description null: the fee is permanent */
+                    authority: string | null;
+                };
+                /** @description address the mint authority was handed to in the creating transaction (base58); absent: the payer */
+                mintAuthority?: string;
+                /** @description address the freeze authority was handed to in the creating transaction (base58); absent: the payer */
+                freezeAuthority?: string;
+                /** @description address the metadata update authority was handed to in the creating transaction (base58); absent: the payer */
+                updateAuthority?: string;
             }[];
             /** @description pass as cursor for the next page; null when there is nothing more */
             nextCursor: string | null;

@@ -31,7 +31,6 @@ export const BuildRecord = z.object({
   feeVerified: z.boolean(),
   createdAt: z.number().int().describe("Unix seconds"),
   confirmedAt: z.number().int().nullable().describe("Unix seconds; null until it lands"),
-  ...TokenBuiltData.pick(fieldSet(SERVED.tail)).shape,
   current: TokenView.extend({
     updates: z.number().int().describe("how many updates have landed"),
     lastUpdateId: z.string().describe("the last landed update's id"),
@@ -40,6 +39,7 @@ export const BuildRecord = z.object({
     "present once an update (POST /v1/tokens/{mint}/update) has landed: the token's current " +
       "name, symbol, uri and authorities as the last landed update set them",
   ),
+  ...TokenBuiltData.pick(fieldSet(SERVED.tail)).shape,
 });
 export type BuildRecord = z.infer<typeof BuildRecord>;
 
