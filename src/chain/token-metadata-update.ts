@@ -43,8 +43,9 @@ interface ProgramResult {
 
 const META = TOKEN_METADATA_PROGRAM_ID.toBase58();
 /**
- * Compute the emulation reports for an update: above the real program's 24,861 CU for a create of
- * this service (tests/chain/token-metadata-update.test.ts), so a limit sized from it holds.
+ * Compute the emulation reports for an update: above the real program's 24,861 CU for an update of a
+ * token this service created (tests/chain/token-metadata-update.test.ts), so a limit sized from
+ * it holds.
  */
 export const CU_UPDATE = 30_000;
 

@@ -161,7 +161,9 @@ const retries = RETRY_DELAYS_MS.map(duration);
 
 const WEBHOOKS_TEXT =
   "Each build of the calling key sends one event per final outcome: token.confirmed, " +
-  "token.unverified, token.failed, token.expired (all four unless `events` narrows them). " +
+  "token.unverified, token.failed, token.expired; each token update one per outcome: " +
+  "token.updated (landed and read back), token.update_failed (landed with an error); all six " +
+  "unless `events` narrows them. " +
   "Requests follow Standard Webhooks: a JSON body {type, timestamp, data} signed with the " +
   "whsec_ secret returned here once, in the webhook-id, webhook-timestamp and webhook-signature " +
   "headers; verify them with any Standard Webhooks library. Delivery is at least once: an " +
