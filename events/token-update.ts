@@ -65,6 +65,12 @@ export const TokenUpdateLandedData = z.object({
   feeLamportsSeen: digits("fee seen"),
   /** The token after the update, as the landed transaction set it. */
   after: TokenView,
+  /**
+   * What the update changed (the fields of `after` that differ from its `before`): another update
+   * built from the same state changes other fields, and the token's current state applies each
+   * landing's own changes, later slots winning.
+   */
+  set: TokenView.partial(),
 });
 export type TokenUpdateLandedData = z.infer<typeof TokenUpdateLandedData>;
 

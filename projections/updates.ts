@@ -69,6 +69,10 @@ export interface TokenCurrentDoc extends TokenView {
   updates: number;
   lastUpdateId: string;
   updatedAt: number;
+  /** The slot that last set each field: a landing verified late does not undo a later one. */
+  fieldSlots: Partial<Record<keyof TokenView, number>>;
+  /** The latest slot of a landed update. */
+  lastSlot: number;
 }
 
 export const tokenCurrentProjection: DeclaredProjection<TokenCurrentDoc> = {
@@ -77,11 +81,36 @@ export const tokenCurrentProjection: DeclaredProjection<TokenCurrentDoc> = {
   keysOf: (e) => (e.type === "TokenUpdateLanded" ? [[e.data.buildId]] : []),
   evolve(doc, e) {
     if (e.type !== "TokenUpdateLanded") return doc;
+    const d = e.data;
+    const view: TokenView = doc ?? d.after;
+    const next: Record<string, unknown> = { ...pickView(view) };
+    const fieldSlots: Partial<Record<keyof TokenView, number>> = { ...doc?.fieldSlots };
+    for (const [k, v] of Object.entries(d.set) as [keyof TokenView, unknown][]) {
+      if ((fieldSlots[k] ?? -1) > d.slot) continue;
+      next[k] = v;
+      fieldSlots[k] = d.slot;
+    }
+    const latest = !doc || (doc.lastSlot ?? -1) <= d.slot;
     return {
-      ...e.data.after,
+      ...(next as unknown as TokenView),
       updates: (doc?.updates ?? 0) + 1,
-      lastUpdateId: e.data.updateId,
-      updatedAt: e.data.blockTime ?? seconds(e.at),
+      lastUpdateId: latest ? d.updateId : doc!.lastUpdateId,
+      updatedAt: latest ? d.blockTime ?? seconds(e.at) : doc!.updatedAt,
+      fieldSlots,
+      lastSlot: Math.max(d.slot, doc?.lastSlot ?? -1),
     };
   },
 };
+
+const VIEW_KEYS = [
+  "name",
+  "symbol",
+  "uri",
+  "updateAuthority",
+  "isMutable",
+  "mintAuthority",
+  "freezeAuthority",
+] as const satisfies readonly (keyof TokenView)[];
+
+const pickView = (v: TokenView): TokenView =>
+  Object.fromEntries(VIEW_KEYS.map((k) => [k, v[k]])) as unknown as TokenView;

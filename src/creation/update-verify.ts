@@ -8,6 +8,7 @@
  * the same commit; afterwards the record is served without any RPC call.
  */
 import type { TokenUpdateFailed, TokenUpdateLanded } from "../../events/types.ts";
+import type { TokenView } from "../../events/token-update.ts";
 import { keysProjection } from "../../projections/keys.ts";
 import { type UpdateDoc, updatesProjection } from "../../projections/updates.ts";
 import { kvReads, read } from "../commands/read.ts";
@@ -66,8 +67,18 @@ export function assessUpdate(
       blockTime: t.blockTime,
       feeLamportsSeen: String(seen),
       after: u.after,
+      set: changedFields(u.before, u.after),
     },
   };
+}
+
+/** The fields of `after` that differ from `before`. */
+export function changedFields(before: TokenView, after: TokenView): Partial<TokenView> {
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(after) as (keyof TokenView)[]) {
+    if (after[k] !== before[k]) out[k] = after[k];
+  }
+  return out as Partial<TokenView>;
 }
 
 export async function verifyUpdate(

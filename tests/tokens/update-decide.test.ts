@@ -118,3 +118,36 @@ Deno.test("update folds: built then landed; the token's current state counts lan
   assertEquals((current[0] as { updates: number; uri: string }).updates, 1);
   assertEquals((current[0] as { uri: string }).uri, "https://example.com/new.json");
 });
+
+Deno.test("token current: two updates built from one state both apply; a late-verified older one loses", () => {
+  const landed = SAMPLES.TokenUpdateLanded;
+  const at = (slot: number, set: Record<string, unknown>, id: string) =>
+    stored(
+      {
+        ...landed,
+        data: {
+          ...landed.data,
+          updateId: id,
+          slot,
+          set,
+          after: { ...landed.data.after, ...set },
+        },
+      } as typeof landed,
+    );
+  // B (slot 20) revokes the mint authority; A (slot 10, verified after B) changed the uri and
+  // had handed the mint authority over: the later slot's mint authority stands.
+  const b = at(20, { mintAuthority: null }, "b");
+  const a = at(10, { uri: "https://example.com/a.json", mintAuthority: "Auth111" }, "a");
+  const [doc] = [...fold(tokenCurrentProjection, [b, a]).values()] as {
+    uri: string;
+    mintAuthority: string | null;
+    updates: number;
+    lastUpdateId: string;
+  }[];
+  assertEquals([doc.uri, doc.mintAuthority, doc.updates, doc.lastUpdateId], [
+    "https://example.com/a.json",
+    null,
+    2,
+    "b",
+  ]);
+});

@@ -291,6 +291,18 @@ Deno.test("update: bad bodies are named, another key's mint is 404, a typo'd aut
     assertEquals([typo.status, Object.keys(typo.body.error.fields)], [400, ["freezeAuthority"]]);
     assertMatch(typo.body.error.fields.freezeAuthority, /off-curve/);
 
+    // An Idempotency-Key answers the same update again, with nothing built twice.
+    const send = () =>
+      h.request(`/v1/tokens/${mint}/update`, {
+        method: "POST",
+        headers: { ...bearer(apiKey), "idempotency-key": "update-1" },
+        json: { authority: me, mintAuthority: null },
+      });
+    const first = await (await send()).json();
+    const again = await send();
+    assertEquals(again.headers.get("idempotent-replayed"), "true");
+    assertEquals((await again.json()).updateId, first.updateId);
+
     const other = await h.newApiKey();
     const foreign = await update(h, other.apiKey, mint, { authority: me, mintAuthority: null });
     assertEquals(foreign.status, 404);

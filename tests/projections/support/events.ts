@@ -294,6 +294,7 @@ export const SAMPLES: { [T in EventType]: EventOf<T> } = {
       blockTime: 1_700_000_100,
       feeLamportsSeen: "0",
       after: { ...VIEW, uri: "https://example.com/new.json" },
+      set: { uri: "https://example.com/new.json" },
     },
   },
   TokenUpdateFailed: {
