@@ -220,7 +220,7 @@ export interface paths {
         put?: never;
         /**
          * Register a webhook endpoint
-         * @description Each build of the calling key sends one event per final outcome: token.confirmed, token.unverified, token.failed, token.expired; and token.refreshed each time POST /v1/tokens/{mint}/refresh re-issues it (an expired build is then open again). All five unless `events` narrows them. Requests follow Standard Webhooks: a JSON body {type, timestamp, data} signed with the whsec_ secret returned here once, in the webhook-id, webhook-timestamp and webhook-signature headers; verify them with any Standard Webhooks library. Delivery is at least once: an attempt succeeds on a 2xx within 10 s; otherwise it is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (8 attempts over 27 h 35 min). Redirects are not followed. The URL must be https on a public address (checked again on every attempt, and the connection goes to the checked address). An endpoint whose every attempt failed for 3 days is disabled. At most 10 endpoints per key.
+         * @description Each build of the calling key sends one event per final outcome: token.confirmed, token.unverified, token.failed, token.expired; token.refreshed each time POST /v1/tokens/{mint}/refresh re-issues it (an expired build is then open again); and for each token update one per outcome: token.updated (landed and read back), token.update_failed (landed with an error). All seven unless `events` narrows them. Requests follow Standard Webhooks: a JSON body {type, timestamp, data} signed with the whsec_ secret returned here once, in the webhook-id, webhook-timestamp and webhook-signature headers; verify them with any Standard Webhooks library. Delivery is at least once: an attempt succeeds on a 2xx within 10 s; otherwise it is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (8 attempts over 27 h 35 min). Redirects are not followed. The URL must be https on a public address (checked again on every attempt, and the connection goes to the checked address). An endpoint whose every attempt failed for 3 days is disabled. At most 10 endpoints per key.
          */
         post: operations["registerWebhook"];
         delete?: never;
@@ -304,6 +304,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tokens/{mint}/update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Build an unsigned transaction updating a token's metadata or authorities
+         * @description For a token the calling key created (another key's mint answers 404 like an unknown one). One unsigned legacy transaction for the token's current authority, named `authority`: the one signer and fee payer. Any of: a new metadataUri (a document we host gives the name and symbol, as for a build; an external one keeps the token's unless name/symbol are sent), a new update authority, the metadata made immutable (isMutable: false, for good), the mint or freeze authority handed to an address or revoked (null). Classic mints: Metaplex UpdateMetadataAccountV2 and SetAuthority. Token-2022: UpdateField per changed field, UpdateAuthority (with the metadata pointer's authority), SetAuthority; a longer field grows the mint, and since the program does not fund that, a transfer to the mint tops its rent up first (costs.rentTopUpLamports). Then no fee: updates are free (UPDATE_FEE_USD is 0).
+         *
+         *     Decided against the chain's current state, read in one round trip: immutable metadata, an authority already revoked, or an `authority` that does not hold every authority the changes need is 400 invalid_request naming the field and why, before anything is built; so is an address an authority goes to that is neither a wallet (on-curve) nor an existing account (a typo must not give a token away). `costs` is every lamport the authority spends if it lands. Not counted against the daily build limit. Sign and send within about 60 seconds, then read it back with GET /v1/tokens/{mint}/updates/{updateId}?signature=.
+         */
+        post: operations["buildTokenUpdate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tokens/{mint}/updates/{updateId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An update's record; with a signature, verify it landed
+         * @description With `signature`: the confirmed transaction is read back; it is the update's when the update's authority signed it and its message is the one issued (the two compute-budget values aside, which a wallet may raise). Its outcome is recorded once: landed (the token's record then shows it under `current`; webhook token.updated) or failed (landed with an error; token.update_failed). A signature not yet confirmed leaves the record as it is; one that is not this update's is 400 naming signature. Without one, the record as it stands, without an RPC call.
+         */
+        get: operations["getTokenUpdate"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -344,6 +386,13 @@ export interface components {
                 networkLamports?: string;
                 /** @description the same for a Token-2022 token (`tokenProgram: "token-2022"`): the network fee and the rent of the mint, which holds the metadata, and of the token account; no metadata account and no Token Metadata program fee. The mint's size follows the metadata, so this is the most any Token-2022 build pays: the longest name, symbol and uri, with a transfer fee. A build's costs are exact for its token. Absent when the rent can't be read, a string of decimal digits */
                 token2022NetworkLamports?: string;
+            };
+            /** @description the fee of POST /v1/tokens/{mint}/update */
+            update: {
+                /** @description fee per token update in USD (UPDATE_FEE_USD; 0: free) */
+                usd: number;
+                /** @description fee per update in lamports at the current SOL price (0: no fee transfer), a string of decimal digits */
+                lamports: string;
             };
             limits: {
                 requestsPerHour: number;
@@ -803,6 +852,25 @@ export interface components {
             createdAt: number;
             /** @description Unix seconds; null until it lands */
             confirmedAt: number | null;
+            /** @description present once an update (POST /v1/tokens/{mint}/update) has landed: the token's current name, symbol, uri and authorities as the last landed update set them */
+            current?: {
+                name: string;
+                symbol: string;
+                uri: string;
+                /** @description null: nobody (Token-2022 immutable metadata); a Metaplex account keeps one when immutable */
+                updateAuthority: string | null;
+                isMutable: boolean;
+                /** @description null: revoked */
+                mintAuthority: string | null;
+                /** @description null: revoked */
+                freezeAuthority: string | null;
+                /** @description how many updates have landed */
+                updates: number;
+                /** @description the last landed update's id */
+                lastUpdateId: string;
+                /** @description Unix seconds */
+                updatedAt: number;
+            };
             /**
              * @description present for a Token-2022 mint; absent: the classic SPL Token program
              * @constant
@@ -827,7 +895,7 @@ export interface components {
         };
         WebhookRegistration: {
             url: string;
-            events?: ("token.confirmed" | "token.unverified" | "token.failed" | "token.expired" | "token.refreshed")[];
+            events?: ("token.confirmed" | "token.unverified" | "token.failed" | "token.expired" | "token.refreshed" | "token.updated" | "token.update_failed")[];
             description?: string;
         };
         Health: {
@@ -868,6 +936,25 @@ export interface components {
                 createdAt: number;
                 /** @description Unix seconds; null until it lands */
                 confirmedAt: number | null;
+                /** @description present once an update (POST /v1/tokens/{mint}/update) has landed: the token's current name, symbol, uri and authorities as the last landed update set them */
+                current?: {
+                    name: string;
+                    symbol: string;
+                    uri: string;
+                    /** @description null: nobody (Token-2022 immutable metadata); a Metaplex account keeps one when immutable */
+                    updateAuthority: string | null;
+                    isMutable: boolean;
+                    /** @description null: revoked */
+                    mintAuthority: string | null;
+                    /** @description null: revoked */
+                    freezeAuthority: string | null;
+                    /** @description how many updates have landed */
+                    updates: number;
+                    /** @description the last landed update's id */
+                    lastUpdateId: string;
+                    /** @description Unix seconds */
+                    updatedAt: number;
+                };
                 /**
                  * @description present for a Token-2022 mint; absent: the classic SPL Token program
                  * @constant
@@ -897,7 +984,7 @@ export interface components {
             /** @description endpoint id (we_...) */
             id: string;
             url: string;
-            events: ("token.confirmed" | "token.unverified" | "token.failed" | "token.expired" | "token.refreshed")[];
+            events: ("token.confirmed" | "token.unverified" | "token.failed" | "token.expired" | "token.refreshed" | "token.updated" | "token.update_failed")[];
             description: string | null;
             /**
              * @description disabled after every attempt failed for 3 days; register the endpoint again to resume
@@ -913,7 +1000,7 @@ export interface components {
             /** @description endpoint id (we_...) */
             id: string;
             url: string;
-            events: ("token.confirmed" | "token.unverified" | "token.failed" | "token.expired" | "token.refreshed")[];
+            events: ("token.confirmed" | "token.unverified" | "token.failed" | "token.expired" | "token.refreshed" | "token.updated" | "token.update_failed")[];
             description: string | null;
             /**
              * @description disabled after every attempt failed for 3 days; register the endpoint again to resume
@@ -932,7 +1019,7 @@ export interface components {
                 /** @description endpoint id (we_...) */
                 id: string;
                 url: string;
-                events: ("token.confirmed" | "token.unverified" | "token.failed" | "token.expired" | "token.refreshed")[];
+                events: ("token.confirmed" | "token.unverified" | "token.failed" | "token.expired" | "token.refreshed" | "token.updated" | "token.update_failed")[];
                 description: string | null;
                 /**
                  * @description disabled after every attempt failed for 3 days; register the endpoint again to resume
@@ -951,7 +1038,7 @@ export interface components {
             /** @description the webhook-id header; the same for a replay */
             messageId: string;
             /** @enum {string} */
-            type: "token.confirmed" | "token.unverified" | "token.failed" | "token.expired" | "token.refreshed";
+            type: "token.confirmed" | "token.unverified" | "token.failed" | "token.expired" | "token.refreshed" | "token.updated" | "token.update_failed";
             buildId: number;
             /** @enum {string} */
             status: "pending" | "delivered" | "failed";
@@ -975,7 +1062,7 @@ export interface components {
             /** @description the exact body that was signed and sent */
             payload: {
                 /** @enum {string} */
-                type: "token.confirmed" | "token.unverified" | "token.failed" | "token.expired" | "token.refreshed";
+                type: "token.confirmed" | "token.unverified" | "token.failed" | "token.expired" | "token.refreshed" | "token.updated" | "token.update_failed";
                 /** @description when the outcome was recorded (ISO 8601, UTC) */
                 timestamp: string;
                 /** @description buildId, mint, status, signature, name, symbol, payer, recipient, supplyRaw, supplyRawSeen, slot, confirmedAt, problems, fee {lamports, lamportsSeen, verified, treasury}, refreshes; token.refreshed adds refresh {blockhash, lastValidBlockHeight, feeQuote} */
@@ -992,7 +1079,7 @@ export interface components {
                 /** @description the webhook-id header; the same for a replay */
                 messageId: string;
                 /** @enum {string} */
-                type: "token.confirmed" | "token.unverified" | "token.failed" | "token.expired" | "token.refreshed";
+                type: "token.confirmed" | "token.unverified" | "token.failed" | "token.expired" | "token.refreshed" | "token.updated" | "token.update_failed";
                 buildId: number;
                 /** @enum {string} */
                 status: "pending" | "delivered" | "failed";
@@ -1016,7 +1103,7 @@ export interface components {
                 /** @description the exact body that was signed and sent */
                 payload: {
                     /** @enum {string} */
-                    type: "token.confirmed" | "token.unverified" | "token.failed" | "token.expired" | "token.refreshed";
+                    type: "token.confirmed" | "token.unverified" | "token.failed" | "token.expired" | "token.refreshed" | "token.updated" | "token.update_failed";
                     /** @description when the outcome was recorded (ISO 8601, UTC) */
                     timestamp: string;
                     /** @description buildId, mint, status, signature, name, symbol, payer, recipient, supplyRaw, supplyRawSeen, slot, confirmedAt, problems, fee {lamports, lamportsSeen, verified, treasury}, refreshes; token.refreshed adds refresh {blockhash, lastValidBlockHeight, feeQuote} */
@@ -1026,6 +1113,147 @@ export interface components {
                 };
             }[];
             nextCursor: string | null;
+        };
+        /** @description At least one of metadataUri, updateAuthority, isMutable, mintAuthority, freezeAuthority; name and symbol only with metadataUri; isMutable not with updateAuthority. Unknown members are refused. */
+        TokenUpdateRequest: {
+            /** @description the token's current authority for every change asked (base58): the one signer and fee payer */
+            authority: string;
+            /** @description new metadata document; a hosted one gives the name and symbol */
+            metadataUri?: string;
+            /** @description with metadataUri: the new name (a hosted document's otherwise) */
+            name?: string;
+            /** @description with metadataUri: the new symbol (a hosted document's otherwise) */
+            symbol?: string;
+            /** @description hand the metadata update authority over (base58) */
+            updateAuthority?: string;
+            /**
+             * @description false: make the metadata immutable, for good
+             * @constant
+             */
+            isMutable?: false;
+            /** @description hand the mint authority over (base58), or null to revoke it */
+            mintAuthority?: string | null;
+            /** @description hand the freeze authority over (base58), or null to revoke it */
+            freezeAuthority?: string | null;
+        } | unknown | unknown | unknown | unknown | unknown;
+        TokenUpdateBuilt: {
+            /** @description the update's id: GET /v1/tokens/{mint}/updates/{updateId} */
+            updateId: string;
+            /** @description the token's mint (base58) */
+            mint: string;
+            /** @description base64 unsigned legacy transaction */
+            transaction: string;
+            /** @constant */
+            transactionEncoding: "base64";
+            /** @constant */
+            format: "legacy-unsigned";
+            /** @description the authority, the only required signer and fee payer (base58) */
+            requiredSigner: string;
+            recentBlockhash: string;
+            lastValidBlockHeight: number;
+            /** @description validity window in seconds (about 60) */
+            expiresInSeconds: number;
+            /** @description SHA-256 (hex) of the message to sign */
+            messageHash: string;
+            fee: {
+                usd: number;
+                /** @description fee in lamports (0: no fee transfer), a string of decimal digits */
+                lamports: string;
+                /** @description address receiving the fee (base58) */
+                treasury: string;
+                /** @description null when updates are free */
+                reference: string | null;
+            };
+            /** @description Every lamport the authority spends if the transaction lands. */
+            costs: {
+                /** @description base fee of the one signature, a string of decimal digits */
+                networkFeeLamports: string;
+                /** @description priority fee: the compute-unit limit times the unit price set, a string of decimal digits */
+                priorityFeeLamports: string;
+                /** @description Token-2022: what the mint needs for its new size (a longer field); 0 otherwise, a string of decimal digits */
+                rentTopUpLamports: string;
+                /** @description our fee (UPDATE_FEE_USD; 0 by default), a string of decimal digits */
+                serviceFeeLamports: string;
+                /** @description the sum: exactly what leaves the authority's balance if it lands, a string of decimal digits */
+                totalLamports: string;
+            };
+            /** @description the request's fields that change the token */
+            changes: string[];
+            /** @description the token as the chain holds it now */
+            before: {
+                name: string;
+                symbol: string;
+                uri: string;
+                /** @description null: nobody (Token-2022 immutable metadata); a Metaplex account keeps one when immutable */
+                updateAuthority: string | null;
+                isMutable: boolean;
+                /** @description null: revoked */
+                mintAuthority: string | null;
+                /** @description null: revoked */
+                freezeAuthority: string | null;
+            };
+            /** @description the token once this transaction lands */
+            after: {
+                name: string;
+                symbol: string;
+                uri: string;
+                /** @description null: nobody (Token-2022 immutable metadata); a Metaplex account keeps one when immutable */
+                updateAuthority: string | null;
+                isMutable: boolean;
+                /** @description null: revoked */
+                mintAuthority: string | null;
+                /** @description null: revoked */
+                freezeAuthority: string | null;
+            };
+        };
+        TokenUpdateRecord: {
+            updateId: string;
+            /** @description the token's mint (base58) */
+            mint: string;
+            /**
+             * @description built: not seen on chain yet; landed: succeeded and read back; failed: landed with an error or expired
+             * @enum {string}
+             */
+            status: "built" | "landed" | "failed";
+            signature: string | null;
+            /** @description the signer (base58) */
+            authority: string;
+            changes: string[];
+            before: {
+                name: string;
+                symbol: string;
+                uri: string;
+                /** @description null: nobody (Token-2022 immutable metadata); a Metaplex account keeps one when immutable */
+                updateAuthority: string | null;
+                isMutable: boolean;
+                /** @description null: revoked */
+                mintAuthority: string | null;
+                /** @description null: revoked */
+                freezeAuthority: string | null;
+            };
+            after: {
+                name: string;
+                symbol: string;
+                uri: string;
+                /** @description null: nobody (Token-2022 immutable metadata); a Metaplex account keeps one when immutable */
+                updateAuthority: string | null;
+                isMutable: boolean;
+                /** @description null: revoked */
+                mintAuthority: string | null;
+                /** @description null: revoked */
+                freezeAuthority: string | null;
+            };
+            /** @description our fee, a string of decimal digits */
+            feeLamports: string;
+            feeLamportsSeen: string | null;
+            /** @description what the signer spends if it lands, a string of decimal digits */
+            totalLamports: string;
+            /** @description why it failed */
+            reason: string | null;
+            /** @description Unix seconds */
+            createdAt: number;
+            /** @description Unix seconds */
+            landedAt: number | null;
         };
     };
     responses: {
@@ -1217,6 +1445,10 @@ export interface operations {
                      *         "solUsd": 150,
                      *         "networkLamports": "18621480",
                      *         "token2022NetworkLamports": "7730600"
+                     *       },
+                     *       "update": {
+                     *         "usd": 0,
+                     *         "lamports": "0"
                      *       },
                      *       "limits": {
                      *         "requestsPerHour": 600,
@@ -2201,6 +2433,195 @@ export interface operations {
                 };
             };
             503: components["responses"]["NotReady"];
+        };
+    };
+    buildTokenUpdate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1 to 255 printable ASCII characters, scoped to the key, kept 24 h. A retry with the same key and body replays the stored response without doing the work again. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description mint address (base58)
+                 * @example 7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU
+                 */
+                mint: string;
+            };
+            cookie?: never;
+        };
+        /** @description What to change, and who signs */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "authority": "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin",
+                 *       "metadataUri": "https://api.example.com/m/0c5b1f0e6d2a4c3b9e8f7a6d5c4b3a21.json",
+                 *       "mintAuthority": null
+                 *     }
+                 */
+                "application/json": components["schemas"]["TokenUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description The unsigned update transaction, and the token before and after */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "updateId": "3b9f2c7e1a4d6f8b0c2e4a6d8f0b1c3e",
+                     *       "mint": "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU",
+                     *       "transaction": "AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA…",
+                     *       "transactionEncoding": "base64",
+                     *       "format": "legacy-unsigned",
+                     *       "requiredSigner": "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin",
+                     *       "recentBlockhash": "EkSnNWid2cvwEVnVx9aBqawnmiCNiDgp3gUdkDPTKN1N",
+                     *       "lastValidBlockHeight": 287654321,
+                     *       "expiresInSeconds": 60,
+                     *       "messageHash": "5f1c7e0d9b2a4c6e8f0a1b3c5d7e9f1a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e",
+                     *       "fee": {
+                     *         "usd": 0,
+                     *         "lamports": "0",
+                     *         "treasury": "7c3hvvQt9TKVt9nB3aUT1ugxL5Zhk9vkvLEiV3cd91tq",
+                     *         "reference": null
+                     *       },
+                     *       "costs": {
+                     *         "networkFeeLamports": "5000",
+                     *         "priorityFeeLamports": "4000",
+                     *         "rentTopUpLamports": "0",
+                     *         "serviceFeeLamports": "0",
+                     *         "totalLamports": "9000"
+                     *       },
+                     *       "changes": [
+                     *         "metadataUri",
+                     *         "mintAuthority"
+                     *       ],
+                     *       "before": {
+                     *         "name": "Example Token",
+                     *         "symbol": "EXT",
+                     *         "uri": "https://api.example.com/m/ae16d68708974b4bc7fc83b16c142bc2.json",
+                     *         "updateAuthority": "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin",
+                     *         "isMutable": true,
+                     *         "mintAuthority": "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin",
+                     *         "freezeAuthority": null
+                     *       },
+                     *       "after": {
+                     *         "name": "Example Token v2",
+                     *         "symbol": "EXT",
+                     *         "uri": "https://api.example.com/m/0c5b1f0e6d2a4c3b9e8f7a6d5c4b3a21.json",
+                     *         "updateAuthority": "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin",
+                     *         "isMutable": true,
+                     *         "mintAuthority": null,
+                     *         "freezeAuthority": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TokenUpdateBuilt"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["PriceUnavailable"];
+        };
+    };
+    getTokenUpdate: {
+        parameters: {
+            query?: {
+                /** @description the signature of the signed update transaction */
+                signature?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description mint address (base58)
+                 * @example 7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU
+                 */
+                mint: string;
+                /**
+                 * @description the update's id, from its 201
+                 * @example 3b9f2c7e1a4d6f8b0c2e4a6d8f0b1c3e
+                 */
+                updateId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The update's record */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "updateId": "3b9f2c7e1a4d6f8b0c2e4a6d8f0b1c3e",
+                     *       "mint": "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU",
+                     *       "status": "landed",
+                     *       "signature": "5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW",
+                     *       "authority": "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin",
+                     *       "changes": [
+                     *         "metadataUri",
+                     *         "mintAuthority"
+                     *       ],
+                     *       "before": {
+                     *         "name": "Example Token",
+                     *         "symbol": "EXT",
+                     *         "uri": "https://api.example.com/m/ae16d68708974b4bc7fc83b16c142bc2.json",
+                     *         "updateAuthority": "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin",
+                     *         "isMutable": true,
+                     *         "mintAuthority": "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin",
+                     *         "freezeAuthority": null
+                     *       },
+                     *       "after": {
+                     *         "name": "Example Token v2",
+                     *         "symbol": "EXT",
+                     *         "uri": "https://api.example.com/m/0c5b1f0e6d2a4c3b9e8f7a6d5c4b3a21.json",
+                     *         "updateAuthority": "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin",
+                     *         "isMutable": true,
+                     *         "mintAuthority": null,
+                     *         "freezeAuthority": null
+                     *       },
+                     *       "feeLamports": "0",
+                     *       "feeLamportsSeen": "0",
+                     *       "totalLamports": "9000",
+                     *       "reason": null,
+                     *       "createdAt": 1764115200,
+                     *       "landedAt": 1764115206
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TokenUpdateRecord"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
         };
     };
 }

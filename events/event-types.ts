@@ -35,12 +35,20 @@ export const BUILD_EVENT_TYPES = [
   "BuildRefreshed",
 ] as const satisfies readonly EventType[];
 
+/** The events of one token update, each naming its `updateId` and the `buildId` of its token. */
+export const UPDATE_EVENT_TYPES = [
+  "TokenUpdateBuilt",
+  "TokenUpdateLanded",
+  "TokenUpdateFailed",
+] as const satisfies readonly EventType[];
+
 export const EVENT_TYPES = [
   ...PURCHASE_EVENT_TYPES,
   ...KEY_EVENT_TYPES,
   "MetadataHosted",
   "MetadataImageUnfetchable",
   ...BUILD_EVENT_TYPES,
+  ...UPDATE_EVENT_TYPES,
   "WebhookEndpointRegistered",
   "WebhookEndpointDeleted",
   "WebhookEndpointDisabled",
@@ -59,3 +67,11 @@ const buildTypes: ReadonlySet<EventType> = new Set(BUILD_EVENT_TYPES);
 
 export const isBuildEvent = (e: StoredEvent): e is StoredEvent<BuildEvent> =>
   buildTypes.has(e.type);
+
+export type UpdateEventType = typeof UPDATE_EVENT_TYPES[number];
+export type UpdateEvent = Extract<DomainEvent, { type: UpdateEventType }>;
+
+const updateTypes: ReadonlySet<EventType> = new Set(UPDATE_EVENT_TYPES);
+
+export const isUpdateEvent = (e: StoredEvent): e is StoredEvent<UpdateEvent> =>
+  updateTypes.has(e.type);

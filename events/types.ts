@@ -3,6 +3,11 @@
  * written; a new shape gets a new `v`, and folds keep understanding the old ones.
  */
 import type { TokenBuiltData } from "./token-built.ts";
+import type {
+  TokenUpdateBuiltData,
+  TokenUpdateFailedData,
+  TokenUpdateLandedData,
+} from "./token-update.ts";
 
 /** v2 adds `expiresAt`; a v1 quote expires QUOTE_TTL_S's default (600 s) after it was made. */
 export interface AccessPaymentQuoted {
@@ -270,6 +275,27 @@ export interface BuildRefreshed {
   };
 }
 
+/** An update of a token's metadata or authorities built for its current authority to sign. */
+export interface TokenUpdateBuilt {
+  type: "TokenUpdateBuilt";
+  v: 1;
+  data: TokenUpdateBuiltData;
+}
+
+/** The update's transaction landed, succeeded and did what the update said (read back). */
+export interface TokenUpdateLanded {
+  type: "TokenUpdateLanded";
+  v: 1;
+  data: TokenUpdateLandedData;
+}
+
+/** The update's transaction landed with an error, or its blockhash expired unused. */
+export interface TokenUpdateFailed {
+  type: "TokenUpdateFailed";
+  v: 1;
+  data: TokenUpdateFailedData;
+}
+
 // Webhooks (issue 20): endpoints a key registers, and every delivery attempt to them.
 
 /**
@@ -281,7 +307,9 @@ export type WebhookEventType =
   | "token.unverified"
   | "token.failed"
   | "token.expired"
-  | "token.refreshed";
+  | "token.refreshed"
+  | "token.updated"
+  | "token.update_failed";
 
 export interface WebhookEndpointRegistered {
   type: "WebhookEndpointRegistered";
@@ -381,6 +409,9 @@ export type DomainEvent =
   | CreationUnverified
   | BuildExpired
   | BuildRefreshed
+  | TokenUpdateBuilt
+  | TokenUpdateLanded
+  | TokenUpdateFailed
   | WebhookEvent;
 
 export type EventType = DomainEvent["type"];

@@ -24,6 +24,7 @@ import {
 import { hostedImageProjection, hostedMetadataProjection } from "./hosted.ts";
 import { buildsByKeyProjection } from "./build-list.ts";
 import { payerConductProjection, purchaseConductProjection } from "./conduct.ts";
+import { tokenCurrentProjection, updatesProjection } from "./updates.ts";
 import {
   webhookDeliveriesByEndpointProjection,
   webhookDeliveryProjection,
@@ -83,6 +84,8 @@ export const declaredProjections: DeclaredProjection[] = [
   webhookDeliveriesByEndpointProjection,
   payerConductProjection,
   purchaseConductProjection,
+  updatesProjection,
+  tokenCurrentProjection,
 ] as DeclaredProjection[];
 
 export const allProjections: DeclaredProjection[] = declaredProjections.map(registered);

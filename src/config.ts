@@ -132,6 +132,8 @@ const EnvSchema = z.object({
   QUOTE_TTL_S: int(600),
   ACCESS_FEE_USD: z.coerce.number().min(0.000001, "at least 0.000001").default(10),
   TOKEN_FEE_USD: z.coerce.number().min(0.000001, "at least 0.000001").default(2.99),
+  // An update of a token's metadata or authorities (src/pricing/update-fee.ts); 0: free.
+  UPDATE_FEE_USD: z.coerce.number().min(0, "at least 0").default(0),
   REQUESTS_PER_HOUR: int(600),
   PORTAL_REQUESTS_PER_HOUR: int(600),
   TOKENS_PER_DAY: int(25),
@@ -241,7 +243,7 @@ export interface Config {
    * mint's). What the service uses is read from the chain at start (Services.stablecoin).
    */
   stablecoin: { mint: string | null; decimals: number | null };
-  fees: { accessUsd: number; tokenUsd: number };
+  fees: { accessUsd: number; tokenUsd: number; updateUsd: number };
   /** Seconds an access quote (or top-up) is payable at its amount. */
   quoteTtlS: number;
   limits: Limits;
@@ -355,7 +357,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       maxAgeS: e.PRICE_MAX_AGE_S,
     },
     stablecoin: { mint: e.STABLECOIN_MINT ?? null, decimals: e.STABLECOIN_DECIMALS ?? null },
-    fees: { accessUsd: e.ACCESS_FEE_USD, tokenUsd: e.TOKEN_FEE_USD },
+    fees: { accessUsd: e.ACCESS_FEE_USD, tokenUsd: e.TOKEN_FEE_USD, updateUsd: e.UPDATE_FEE_USD },
     quoteTtlS: e.QUOTE_TTL_S,
     limits: {
       requestsPerHour: e.REQUESTS_PER_HOUR,

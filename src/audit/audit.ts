@@ -22,6 +22,7 @@ import { replayFull } from "./replay.ts";
 import type { AuditSink, Row } from "./sink.ts";
 import { type Checkpoint, CHECKPOINT_VERSION } from "./state.ts";
 import { writeTables } from "./tables.ts";
+import { UPDATE_COLUMNS, type UpdatesSummary } from "./update-table.ts";
 import { type PurchasesSummary, totalsRow } from "./totals-tables.ts";
 
 const TOTAL_COLUMNS = [
@@ -81,6 +82,7 @@ export const AUDIT_TABLES: Record<string, string[]> = {
     "activeKeyId",
     "keyIds",
   ],
+  updates: UPDATE_COLUMNS,
   exceptions: ["kind", "position", "buildId", "keyId", "mint", "signature", "detail"],
 };
 
@@ -129,6 +131,8 @@ export interface AuditSummary {
   orphanOutcomes: number;
   keys: number;
   purchases: PurchasesSummary;
+  /** Token updates: how many, landed, failed, and their fees quoted and collected. */
+  updates: UpdatesSummary;
   verifiedOnChain: number | null;
   exceptions: { total: number; byKind: Partial<Record<ExceptionKind, number>> };
 }
@@ -198,6 +202,7 @@ export async function runAudit(opts: AuditOptions): Promise<AuditSummary> {
     orphanOutcomes: tables.totals.orphans,
     keys: tables.keys,
     purchases: tables.purchases,
+    updates: tables.updates,
     verifiedOnChain: tables.verified,
     exceptions: { total, byKind },
   };

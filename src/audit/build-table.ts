@@ -13,7 +13,8 @@ export type ExceptionKind =
   | "outcome_without_build"
   | "build_history"
   | "build_for_unknown_key"
-  | "chain_check";
+  | "chain_check"
+  | "short_fee_update";
 
 /** An exceptions table row, its columns in the order every exception is written with. */
 export const exceptionRow = (kind: ExceptionKind, detail: string, at: Partial<Row> = {}): Row =>

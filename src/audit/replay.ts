@@ -20,6 +20,7 @@ import { purchasesProjection } from "../../projections/purchases.ts";
 import { digestKey, Digests } from "./digest.ts";
 import { Fold, type Folded, keyText, LastTouches, Touches } from "./fold.ts";
 import { AUDIT_BUILD, auditBuildProjection } from "./folds.ts";
+import { updatesProjection } from "../../projections/updates.ts";
 import { type ChainVerification, ChainVerifier, checkNothingAfter } from "./log-chain.ts";
 import { type AuditHead, LiveSide, type Mismatch, readAuditHead, sameDoc } from "./live.ts";
 import type { AuditProgress } from "./progress.ts";
@@ -30,6 +31,7 @@ export const STATE_FOLDS: ReadonlySet<string> = new Set([
   AUDIT_BUILD,
   keysProjection.name,
   purchasesProjection.name,
+  updatesProjection.name,
 ]);
 
 /** Every fold the audit runs: the service's projections and the audit's own builds. */

@@ -9,11 +9,14 @@ import { buildExceptions, buildRow, BuildTotals, type Raise } from "./build-tabl
 import { type AuditBuildDoc, auditBuildProjection } from "./folds.ts";
 import type { AuditSink } from "./sink.ts";
 import { type PurchasesSummary, writePurchasesTable, writeTotalsTables } from "./totals-tables.ts";
+import { type UpdatesSummary, writeUpdatesTable } from "./update-table.ts";
 
 export interface Tables {
   totals: BuildTotals;
   keys: number;
   purchases: PurchasesSummary;
+  /** Token updates, and their fees. */
+  updates: UpdatesSummary;
   /** Creations read back from the chain (null: `--verify-chain` was off). */
   verified: number | null;
 }
@@ -46,7 +49,8 @@ export async function writeTables(
   await drain();
   const keys = await writeTotalsTables(state, sink, totals, raise);
   const purchases = await writePurchasesTable(state, sink);
-  return { totals, keys, purchases, verified: opts.readTx ? verified : null };
+  const updates = await writeUpdatesTable(state, sink, raise);
+  return { totals, keys, purchases, updates, verified: opts.readTx ? verified : null };
 }
 
 /** What the chain says of a landed creation; null when there is nothing to check. */

@@ -1,8 +1,9 @@
 /**
  * Stand-in for the Metaplex Token Metadata program when its binary is not available: executes
  * CreateMetadataAccountV3 with the real program's checks, in the real program's order, and
- * produces the same account bytes, system-program CPIs, logs and error codes. Every other
- * instruction of the program is refused.
+ * produces the same account bytes, system-program CPIs, logs and error codes;
+ * UpdateMetadataAccountV2 likewise (token-metadata-update.ts). Every other instruction of the
+ * program is refused.
  *
  * The function is pure with respect to chain state: it reads accounts through `env` and only
  * reports the writes to apply, so a failure needs no cleanup.
@@ -32,6 +33,8 @@ import { AccountSnap, RENT_EXEMPT_EPOCH, SYSTEM_PROGRAM } from "./accounts.ts";
 import { concatBytes, readU32, u32le, u64le } from "./codec.ts";
 import { TOKEN_2022_PROGRAM, TOKEN_PROGRAM } from "./spl-token.ts";
 import type { IxErrorJson } from "../solana/tx-error.ts";
+import { UPDATE_METADATA_ACCOUNT_V2_DISCRIMINATOR } from "../solana/token-metadata-update.ts";
+import { runUpdateMetadataAccountV2 } from "./token-metadata-update.ts";
 
 export const TOKEN_METADATA_PROGRAM = TOKEN_METADATA_PROGRAM_ID.toBase58();
 
@@ -206,11 +209,14 @@ export function runTokenMetadataInstruction(
     };
   };
 
+  if (data[0] === UPDATE_METADATA_ACCOUNT_V2_DISCRIMINATOR) {
+    return runUpdateMetadataAccountV2(accounts, data, env);
+  }
   if (data[0] !== CREATE_METADATA_ACCOUNT_V3_DISCRIMINATOR) {
     return finish("UnsupportedProgramId", [
       `Program log: embedded chain: Token Metadata instruction ${
         data[0] ?? "(empty)"
-      } is not supported; only CreateMetadataAccountV3 (33) is emulated. Set TOKEN_METADATA_PROGRAM_SO to run the real program.`,
+      } is not supported; only CreateMetadataAccountV3 (33) and UpdateMetadataAccountV2 (15) are emulated. Set TOKEN_METADATA_PROGRAM_SO to run the real program.`,
     ], 1_000);
   }
   t.at = CU_AT.instructionLog;

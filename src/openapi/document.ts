@@ -49,6 +49,7 @@ import {
 } from "../metadata/display-check.ts";
 import { integratorPaths, integratorResponses, integratorSchemas } from "./integrator.ts";
 import { pathExample, withSamples } from "./samples.ts";
+import { updatePaths, updateSchemas } from "./updates.ts";
 
 export const API_VERSION = "1.0.0";
 
@@ -297,6 +298,7 @@ const schemas = (cfg: DocumentConfig): Record<string, Json> => ({
   Verification: jsonSchema(S.Verification, "output"),
   BuildRecord: jsonSchema(BuildRecord, "output"),
   ...integratorSchemas((s) => jsonSchema(s, "output"), (s) => jsonSchema(s, "input")),
+  ...updateSchemas((s) => jsonSchema(s, "output"), (s) => jsonSchema(s, "input")),
 });
 
 const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
@@ -734,9 +736,12 @@ const paths = ({ limits, fees, quoteTtlS }: DocumentConfig): Record<string, Json
 /** The seed's operations and the integrator's, which may share a path (GET beside POST /v1/tokens). */
 function allPaths(cfg: DocumentConfig): Record<string, Json> {
   const all = paths(cfg);
-  for (
-    const [path, item] of Object.entries(integratorPaths({ ok, r, keyedErrors, pathParam, body }))
-  ) {
+  const helpers = { ok, r, keyedErrors, pathParam, body };
+  const updates = updatePaths(
+    { ...helpers, idempotencyKey: ref("parameters", "IdempotencyKey"), postErrors },
+    cfg.fees,
+  );
+  for (const [path, item] of Object.entries({ ...integratorPaths(helpers), ...updates })) {
     all[path] = { ...all[path], ...item };
   }
   return all;

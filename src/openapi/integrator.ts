@@ -162,8 +162,10 @@ const retries = RETRY_DELAYS_MS.map(duration);
 
 const WEBHOOKS_TEXT =
   "Each build of the calling key sends one event per final outcome: token.confirmed, " +
-  "token.unverified, token.failed, token.expired; and token.refreshed each time POST " +
-  "/v1/tokens/{mint}/refresh re-issues it (an expired build is then open again). All five " +
+  "token.unverified, token.failed, token.expired; token.refreshed each time POST " +
+  "/v1/tokens/{mint}/refresh re-issues it (an expired build is then open again); and for each " +
+  "token update one per outcome: token.updated (landed and read back), token.update_failed " +
+  "(landed with an error). All seven " +
   "unless `events` narrows them. " +
   "Requests follow Standard Webhooks: a JSON body {type, timestamp, data} signed with the " +
   "whsec_ secret returned here once, in the webhook-id, webhook-timestamp and webhook-signature " +

@@ -5,6 +5,7 @@
  * tests/openapi/openapi.test.ts parses every success example with the response's zod schema.
  */
 import type { Config } from "../config.ts";
+import { publishedUpdateFee } from "../pricing/update-fee.ts";
 import { publishedTokenFee, tokenFeeLamports } from "../pricing/token-fee.ts";
 import { keyLimits, pricingLimits } from "../pricing/published-limits.ts";
 
@@ -25,6 +26,22 @@ const TOKEN = {
   feeVerified: true,
   createdAt: 1764028800,
   confirmedAt: 1764028806,
+};
+const UPDATE_ID = "3b9f2c7e1a4d6f8b0c2e4a6d8f0b1c3e";
+const UPDATE_BEFORE = {
+  name: "Example Token",
+  symbol: "EXT",
+  uri: "https://api.example.com/m/ae16d68708974b4bc7fc83b16c142bc2.json",
+  updateAuthority: PAYER,
+  isMutable: true,
+  mintAuthority: PAYER,
+  freezeAuthority: null,
+};
+const UPDATE_AFTER = {
+  ...UPDATE_BEFORE,
+  name: "Example Token v2",
+  uri: "https://api.example.com/m/0c5b1f0e6d2a4c3b9e8f7a6d5c4b3a21.json",
+  mintAuthority: null,
 };
 const WEBHOOK = {
   id: "we_3f6c1d2b8a9e4f70",
@@ -82,6 +99,7 @@ export const SAMPLES: Record<string, OperationSamples> = {
         networkLamports: "18621480",
         token2022NetworkLamports: "7730600",
       },
+      update: { usd: 0, lamports: "0" },
       limits: {
         requestsPerHour: 600,
         tokensPerDay: 25,
@@ -208,6 +226,59 @@ export const SAMPLES: Record<string, OperationSamples> = {
   },
   "GET /v1/tokens/{mint}": { success: TOKEN },
   "POST /v1/tokens/{mint}/refresh": { success: {} },
+  "POST /v1/tokens/{mint}/update": {
+    body: {
+      authority: PAYER,
+      metadataUri: "https://api.example.com/m/0c5b1f0e6d2a4c3b9e8f7a6d5c4b3a21.json",
+      mintAuthority: null,
+    },
+    success: {
+      updateId: UPDATE_ID,
+      mint: MINT,
+      transaction: "AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA…",
+      transactionEncoding: "base64",
+      format: "legacy-unsigned",
+      requiredSigner: PAYER,
+      recentBlockhash: "EkSnNWid2cvwEVnVx9aBqawnmiCNiDgp3gUdkDPTKN1N",
+      lastValidBlockHeight: 287654321,
+      expiresInSeconds: 60,
+      messageHash: "5f1c7e0d9b2a4c6e8f0a1b3c5d7e9f1a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e",
+      fee: {
+        usd: 0,
+        lamports: "0",
+        treasury: "7c3hvvQt9TKVt9nB3aUT1ugxL5Zhk9vkvLEiV3cd91tq",
+        reference: null,
+      },
+      costs: {
+        networkFeeLamports: "5000",
+        priorityFeeLamports: "4000",
+        rentTopUpLamports: "0",
+        serviceFeeLamports: "0",
+        totalLamports: "9000",
+      },
+      changes: ["metadataUri", "mintAuthority"],
+      before: UPDATE_BEFORE,
+      after: UPDATE_AFTER,
+    },
+  },
+  "GET /v1/tokens/{mint}/updates/{updateId}": {
+    success: {
+      updateId: UPDATE_ID,
+      mint: MINT,
+      status: "landed",
+      signature: SIGNATURE,
+      authority: PAYER,
+      changes: ["metadataUri", "mintAuthority"],
+      before: UPDATE_BEFORE,
+      after: UPDATE_AFTER,
+      feeLamports: "0",
+      feeLamportsSeen: "0",
+      totalLamports: "9000",
+      reason: null,
+      createdAt: 1764115200,
+      landedAt: 1764115206,
+    },
+  },
   "POST /v1/transactions": {
     body: { transaction: "AUm2…signed transaction, base64…AA==" },
     success: { signature: SIGNATURE, mint: MINT, status: "submitted" },
@@ -265,6 +336,7 @@ const PATH_EXAMPLES: Record<string, string> = {
   signature: SIGNATURE,
   id: WEBHOOK.id,
   deliveryId: DELIVERY.id,
+  updateId: UPDATE_ID,
 };
 
 /** The example of a path parameter, the one the samples' URLs use; none is an error. */
@@ -343,6 +415,7 @@ function samplesFor({ limits, fees }: Pick<Config, "limits" | "fees">) {
       ...pricing,
       access: { usd: fees.accessUsd },
       token: { ...(pricing.token as Json), ...publishedTokenFee(fees, SAMPLE_SOL_USD) },
+      update: publishedUpdateFee(fees, SAMPLE_SOL_USD),
       limits: pricingLimits(limits),
     }),
     "GET /v1/me": replace("GET /v1/me", {

@@ -46,6 +46,10 @@ export const Pricing = z.object({
         "read",
     ).optional(),
   }),
+  update: z.object({
+    usd: z.number().describe("fee per token update in USD (UPDATE_FEE_USD; 0: free)"),
+    lamports: digits("fee per update in lamports at the current SOL price (0: no fee transfer)"),
+  }).describe("the fee of POST /v1/tokens/{mint}/update"),
   limits: PricingLimits,
 });
 

@@ -6,6 +6,7 @@ import { metadataRoutes } from "./metadata.ts";
 import { hostedRoutes } from "./hosted.ts";
 import { transactionRoutes } from "./transactions.ts";
 import { tokensRoutes } from "./tokens.ts";
+import { tokenUpdateRoutes } from "./token-updates.ts";
 import { adminRoutes } from "./admin.ts";
 import { docsRoutes } from "./docs.ts";
 import { healthRoutes } from "./health.ts";
@@ -20,6 +21,7 @@ export const routeGroups: RouteGroup[] = [
   hostedRoutes,
   transactionRoutes,
   tokensRoutes,
+  tokenUpdateRoutes,
   adminRoutes,
   docsRoutes,
   healthRoutes,

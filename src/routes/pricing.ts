@@ -3,6 +3,7 @@ import type { AppEnv } from "../http/env.ts";
 import { sharedPrice } from "../pricing/display-price.ts";
 import { pricingLimits } from "../pricing/published-limits.ts";
 import { publishedTokenFee } from "../pricing/token-fee.ts";
+import { publishedUpdateFee } from "../pricing/update-fee.ts";
 import { solPriceOr503 } from "../pricing/quote.ts";
 import type { Services } from "../services.ts";
 import { clusterRent } from "../tokens/build-inputs.ts";
@@ -43,6 +44,7 @@ export function pricingRoutes(s: Services) {
           }
           : {}),
       },
+      update: publishedUpdateFee(fees, price.usd),
       limits: pricingLimits(limits),
     });
   });

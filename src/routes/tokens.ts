@@ -20,6 +20,8 @@ import { recentCheck } from "../metadata/display-check.ts";
 import { hostedMetadataId } from "../metadata/document.ts";
 import { bodyLimit, DEFAULT_BODY_LIMIT } from "../http/body-limit.ts";
 import { outcomeDeliveries } from "../webhooks/outcomes.ts";
+import { kvReads, read } from "../commands/read.ts";
+import { tokenCurrentProjection } from "../../projections/updates.ts";
 
 export function tokensRoutes(s: Services) {
   const app = new Hono<AppEnv>();
@@ -63,7 +65,9 @@ export function tokensRoutes(s: Services) {
     if (!build) {
       throw new ApiError("not_found", "No token built by this key has that mint", {});
     }
-    return c.json(buildRecord(build));
+    // After a landed update, what the token is now (projections/updates.ts).
+    const current = await read(kvReads(s.kv), tokenCurrentProjection, [build.buildId]);
+    return c.json(buildRecord(current ? { ...build, current } : build));
   });
 
   return app;

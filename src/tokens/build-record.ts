@@ -8,6 +8,7 @@
 import { z } from "zod";
 import type { BuildDoc, BuildStatus } from "../../projections/builds.ts";
 import { SERVED, TokenBuiltData } from "../../events/token-built.ts";
+import { TokenView } from "../../events/token-update.ts";
 
 /** `["a", "b"]` as zod's `pick` mask `{ a: true, b: true }`. */
 const fieldSet = <K extends string>(keys: readonly K[]) =>
@@ -30,6 +31,14 @@ export const BuildRecord = z.object({
   feeVerified: z.boolean(),
   createdAt: z.number().int().describe("Unix seconds"),
   confirmedAt: z.number().int().nullable().describe("Unix seconds; null until it lands"),
+  current: TokenView.extend({
+    updates: z.number().int().describe("how many updates have landed"),
+    lastUpdateId: z.string().describe("the last landed update's id"),
+    updatedAt: z.number().int().describe("Unix seconds"),
+  }).optional().describe(
+    "present once an update (POST /v1/tokens/{mint}/update) has landed: the token's current " +
+      "name, symbol, uri and authorities as the last landed update set them",
+  ),
   ...TokenBuiltData.pick(fieldSet(SERVED.tail)).shape,
 });
 export type BuildRecord = z.infer<typeof BuildRecord>;
@@ -40,5 +49,6 @@ export const BuildListItem = z.object({
 }).extend(BuildRecord.shape);
 export type BuildListItem = z.infer<typeof BuildListItem>;
 
-export const buildRecord = (b: BuildDoc): BuildRecord => BuildRecord.parse(b);
+export const buildRecord = (b: BuildDoc & { current?: BuildRecord["current"] }): BuildRecord =>
+  BuildRecord.parse(b);
 export const buildListItem = (b: BuildDoc): BuildListItem => BuildListItem.parse(b);

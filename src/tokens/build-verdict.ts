@@ -241,7 +241,7 @@ function onlyPayerRentShort(err: unknown): boolean {
  * The blockhash a `replaceRecentBlockhash` simulation ran with (JSON-RPC `replacementBlockhash`;
  * web3.js 1.x passes the field through without declaring it).
  */
-function replacementBlockhash(value: unknown): Blockhash | null {
+export function replacementBlockhash(value: unknown): Blockhash | null {
   const r = (value as { replacementBlockhash?: unknown }).replacementBlockhash as
     | { blockhash?: unknown; lastValidBlockHeight?: unknown }
     | null

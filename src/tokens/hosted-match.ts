@@ -53,7 +53,7 @@ const HOSTED_PATH = /^\/m\/([0-9a-f]{32})\.json$/;
  * other name of the deployment (a Deno Deploy domain beside a custom one, or the portal's origin
  * redirecting to HOSTED_BASE_URL); a prefix test on the text let each of those through.
  */
-function hostedDocumentId(uri: string): string | null {
+export function hostedDocumentId(uri: string): string | null {
   let url: URL;
   try {
     url = new URL(uri);
@@ -68,7 +68,7 @@ function hostedDocumentId(uri: string): string | null {
 }
 
 /** Whether the URL is on one of our origins (host case, default port and trailing dot aside). */
-function onOwnOrigin(bases: readonly string[], uri: string): boolean {
+export function onOwnOrigin(bases: readonly string[], uri: string): boolean {
   const host = (u: URL) => `${u.protocol}//${u.hostname.replace(/\.$/, "")}:${u.port}`;
   try {
     const target = host(new URL(uri));

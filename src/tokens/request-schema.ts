@@ -76,10 +76,12 @@ const utf8Bytes = (s: string) => new TextEncoder().encode(s).length;
 const ADDRESS_MESSAGE = "must be a base58 Solana address (32 bytes)";
 // Each `.meta` states in JSON Schema (for the OpenAPI document) what of the refinement beside it
 // JSON Schema can say; the rest the document says in words.
-const address = z.string().refine((s) => parseAddress(s) !== null, { message: ADDRESS_MESSAGE })
+export const address = z.string().refine((s) => parseAddress(s) !== null, {
+  message: ADDRESS_MESSAGE,
+})
   .meta({ pattern: BASE58_ADDRESS_PATTERN });
 
-const payerAddress = z.string().superRefine((s, ctx) => {
+export const payerAddress = z.string().superRefine((s, ctx) => {
   const k = parseAddress(s);
   if (!k) ctx.addIssue({ code: "custom", message: ADDRESS_MESSAGE });
   else if (!PublicKey.isOnCurve(k.toBytes())) {
@@ -93,7 +95,7 @@ const payerAddress = z.string().superRefine((s, ctx) => {
 
 // The text rules (src/domain/text-rules.ts) come first: a lone surrogate's UTF-8 length is that
 // of the U+FFFD it would become, not of what the record would keep.
-const name = z.string().superRefine((s, ctx) => {
+export const name = z.string().superRefine((s, ctx) => {
   const problem = textProblem(s, "name");
   if (problem) ctx.addIssue({ code: "custom", message: problem });
   else if (rendersBlank(s)) ctx.addIssue({ code: "custom", message: "must not be empty" });
@@ -102,7 +104,7 @@ const name = z.string().superRefine((s, ctx) => {
   }
 }).meta({ minLength: 1, maxLength: MAX_NAME_BYTES }); // a code point is at least one byte
 
-const symbol = z.string().superRefine((s, ctx) => {
+export const symbol = z.string().superRefine((s, ctx) => {
   if (s === "") return void ctx.addIssue({ code: "custom", message: "must not be empty" });
   const problem = textProblem(s, "symbol");
   if (problem) ctx.addIssue({ code: "custom", message: problem });
@@ -116,7 +118,7 @@ const symbol = z.string().superRefine((s, ctx) => {
  * which config allows to be http only on a local chain: the contract's metadata-then-build flow
  * must work on the embedded defaults.
  */
-const metadataUriField = (publicBaseUrl: string | null) =>
+export const metadataUriField = (publicBaseUrl: string | null) =>
   z.string().superRefine((s, ctx) => {
     if (utf8Bytes(s) > MAX_URI_BYTES) {
       ctx.addIssue({ code: "custom", message: `at most ${MAX_URI_BYTES} bytes` });

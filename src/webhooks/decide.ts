@@ -19,6 +19,8 @@ export const WEBHOOK_EVENT_TYPES = [
   "token.failed",
   "token.expired",
   "token.refreshed",
+  "token.updated",
+  "token.update_failed",
 ] as const satisfies readonly WebhookEventType[];
 
 /**

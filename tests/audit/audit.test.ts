@@ -379,6 +379,8 @@ Deno.test("FileSink writes a CSV and a JSON file per table and a summary", async
       "totals_by_day.json",
       "totals_by_key.csv",
       "totals_by_key.json",
+      "updates.csv",
+      "updates.json",
     ]);
     const csv = (await Deno.readTextFile(`${dir}/builds.csv`)).split("\r\n");
     assertEquals(csv[0], AUDIT_TABLES.builds.join(","));

@@ -1,6 +1,7 @@
 /**
  * The tables the audit wrote before it was rewritten (tests/audit/golden/, from the same
- * histories), to hold the rewrite to them byte for byte.
+ * histories), to hold the rewrite to them byte for byte. The updates table came after (token
+ * updates are newer than both histories): its golden files are the empty table.
  */
 import { projectionKey } from "../../events/keys.ts";
 import { AUDIT_TABLES } from "../../src/audit/audit.ts";

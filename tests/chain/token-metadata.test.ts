@@ -320,7 +320,8 @@ Deno.test({
     const tx = await signed(conn, payer, [{
       programId: TOKEN_METADATA_PROGRAM_ID,
       keys: [{ pubkey: payer.publicKey, isSigner: true, isWritable: true }],
-      data: Buffer.from([15]), // UpdateMetadataAccountV2
+      // Verify (52): neither CreateMetadataAccountV3 nor UpdateMetadataAccountV2, the two emulated.
+      data: Buffer.from([52]),
     }]);
     const sim = await rpc(chain, "simulateTransaction", [
       tx.serialize().toString("base64"),

@@ -133,7 +133,7 @@ Deno.test("defaults: an empty environment is a working local configuration", () 
     imageMaxHeight: 4096,
     hostedItemsPerKey: 5000,
   });
-  assertEquals(c.fees, { accessUsd: 10, tokenUsd: 2.99 });
+  assertEquals(c.fees, { accessUsd: 10, tokenUsd: 2.99, updateUsd: 0 });
   assertEquals(c.conduct, {
     refusePayerAfter: 1,
     keyWalletTolerated: 3,

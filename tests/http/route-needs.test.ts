@@ -20,6 +20,8 @@ const V1_NEEDS: Record<string, string[]> = {
   "GET /v1/tokens": KEYED,
   "GET /v1/tokens/:mint": KEYED,
   "POST /v1/tokens/:mint/refresh": IDEMPOTENT,
+  "POST /v1/tokens/:mint/update": IDEMPOTENT,
+  "GET /v1/tokens/:mint/updates/:updateId": KEYED,
   "POST /v1/metadata": IDEMPOTENT,
   "POST /v1/metadata/check": BODY_KEYED,
   "POST /v1/transactions": IDEMPOTENT,

@@ -67,12 +67,15 @@ Deno.test("a confirmed build reaches a verifying receiver through the KV queue a
     const { apiKey } = await h.newApiKey();
     const ep = await register(h, apiKey, receiver.url, { description: "orders" });
     assertMatch(ep.secret, /^whsec_[A-Za-z0-9+/]{43}=$/);
+    // No events asked: every outcome, a token update's included.
     assertEquals(ep.events, [
       "token.confirmed",
       "token.unverified",
       "token.failed",
       "token.expired",
       "token.refreshed",
+      "token.updated",
+      "token.update_failed",
     ]);
     receiver.setSecret(ep.secret);
     receiver.downFor(2);

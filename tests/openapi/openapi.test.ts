@@ -6,6 +6,7 @@ import * as S from "../../src/openapi/schemas.ts";
 import { TokenBuilt, TokenRefreshed } from "../../src/tokens/build-response.ts";
 import { BuildRecord } from "../../src/tokens/build-record.ts";
 import * as I from "../../src/openapi/integrator.ts";
+import { TokenUpdateBuilt, TokenUpdateRecord } from "../../src/tokens/update-response.ts";
 
 type Json = Record<string, unknown>;
 const doc = openApiDocument({ serverUrl: "https://api.example.test" }) as unknown as Json;
@@ -239,6 +240,8 @@ Deno.test("every operation has a curl and a TypeScript sample, and its success e
     WebhookEndpointList: I.WebhookEndpointList,
     WebhookDelivery: I.WebhookDelivery,
     WebhookDeliveryList: I.WebhookDeliveryList,
+    TokenUpdateBuilt,
+    TokenUpdateRecord,
   };
   for (const [path, method, op] of operations(doc)) {
     if (path === "/v1/openapi.json") continue;

@@ -14,7 +14,13 @@ import {
 import { tokensPerDay } from "../../src/tokens/tokens-per-day.ts";
 import { hostedItemsPerKey, metadataPerDay } from "../../src/metadata/metadata-limits.ts";
 import { DEFAULT_DOCUMENT_CONFIG, openApiDocument } from "../../src/openapi/document.ts";
-import type { Limits } from "../../src/config.ts";
+import { type Limits, loadConfig } from "../../src/config.ts";
+import {
+  publishedUpdateFee,
+  updateCharged,
+  updateFeeLamports,
+  updateFeeText,
+} from "../../src/pricing/update-fee.ts";
 
 const NOON = Date.UTC(2026, 0, 2, 12, 0, 0);
 
@@ -29,7 +35,7 @@ Deno.test("token fee: that many USD in lamports at the SOL price, rounded up", (
 });
 
 Deno.test("token fee: the API reference says it in the module's words", () => {
-  const fees = { accessUsd: 7, tokenUsd: 4.25 };
+  const fees = { accessUsd: 7, tokenUsd: 4.25, updateUsd: 0 };
   const config = { ...DEFAULT_DOCUMENT_CONFIG, fees };
   const text = JSON.stringify(openApiDocument({ serverUrl: "https://x.test", config }));
   for (const said of [tokenFeeText.perToken, tokenFeeText.formula, tokenFeeText.inBuild]) {
@@ -89,4 +95,16 @@ Deno.test("metadata limits: the daily one resets at 00:00 UTC, the hosted items 
   const count = (n: number) => n.toLocaleString("en-US");
   assert(text.includes(metadataPerDay.text(l, count)));
   assert(text.includes(hostedItemsPerKey.text(l, count)));
+});
+
+Deno.test("update fee: 0 by default and then no transfer; else USD in lamports rounded up, as published", () => {
+  assertEquals(loadConfig({}).fees.updateUsd, 0);
+  assertEquals(updateFeeLamports({ updateUsd: 0 }, 150), 0n);
+  assertEquals(updateCharged({ updateUsd: 0 }), false);
+  assertEquals(updateFeeLamports({ updateUsd: 0.5 }, 150), 3_333_334n);
+  assertEquals(publishedUpdateFee({ updateUsd: 0.5 }, 150), { usd: 0.5, lamports: "3333334" });
+  const fees = { accessUsd: 7, tokenUsd: 4.25, updateUsd: 0.5 };
+  const config = { ...DEFAULT_DOCUMENT_CONFIG, fees };
+  const text = JSON.stringify(openApiDocument({ serverUrl: "https://x.test", config }));
+  assert(text.includes(updateFeeText.inUpdate(fees)), updateFeeText.inUpdate(fees));
 });

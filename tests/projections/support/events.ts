@@ -80,6 +80,16 @@ const BUILD = {
 };
 
 /** One plausible event of every type, for the checks that walk them all. */
+const VIEW = {
+  name: "Old",
+  symbol: "OLD",
+  uri: "https://example.com/old.json",
+  updateAuthority: "Auth111",
+  isMutable: true,
+  mintAuthority: "Auth111",
+  freezeAuthority: null,
+};
+
 export const SAMPLES: { [T in EventType]: EventOf<T> } = {
   AccessPaymentQuoted: {
     type: "AccessPaymentQuoted",
@@ -241,6 +251,62 @@ export const SAMPLES: { [T in EventType]: EventOf<T> } = {
       feeUsd: 2.99,
       solUsd: 150,
       feeQuote: "quoted",
+    },
+  },
+  TokenUpdateBuilt: {
+    type: "TokenUpdateBuilt",
+    v: 1,
+    data: {
+      updateId: "0123456789abcdef0123456789abcdef",
+      buildId: 7,
+      keyId: "key1",
+      purchaseId: "pur1",
+      mint: "Mint111",
+      tokenProgram: "spl-token",
+      authority: "Auth111",
+      changes: ["metadataUri"],
+      before: VIEW,
+      after: { ...VIEW, uri: "https://example.com/new.json" },
+      blockhash: "Hash333",
+      lastValidBlockHeight: 3000,
+      messageHash: "msg333",
+      unitLimit: 40000,
+      microLamports: "0",
+      feeLamports: "0",
+      feeUsd: 0,
+      solUsd: null,
+      treasury: "Treasury111",
+      reference: null,
+      rentTopUpLamports: "0",
+      totalLamports: "5000",
+    },
+  },
+  TokenUpdateLanded: {
+    type: "TokenUpdateLanded",
+    v: 1,
+    data: {
+      updateId: "0123456789abcdef0123456789abcdef",
+      buildId: 7,
+      keyId: "key1",
+      mint: "Mint111",
+      signature: "Sig333",
+      slot: 300,
+      blockTime: 1_700_000_100,
+      feeLamportsSeen: "0",
+      after: { ...VIEW, uri: "https://example.com/new.json" },
+      set: { uri: "https://example.com/new.json" },
+    },
+  },
+  TokenUpdateFailed: {
+    type: "TokenUpdateFailed",
+    v: 1,
+    data: {
+      updateId: "0123456789abcdef0123456789abcdef",
+      buildId: 7,
+      keyId: "key1",
+      mint: "Mint111",
+      signature: "Sig444",
+      reason: "landed with an error",
     },
   },
   WebhookEndpointRegistered: {

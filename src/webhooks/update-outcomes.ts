@@ -1,0 +1,117 @@
+/**
+ * Webhooks for token updates: an update's outcome (`token.updated` when its transaction landed
+ * and was read back, `token.update_failed` when it landed with an error) is delivered to the
+ * key's endpoints subscribed to it, scheduled in the same commit as the outcome
+ * (src/creation/update-verify.ts), as a build's outcomes are (outcomes.ts). One message id per
+ * update and outcome.
+ */
+import type { Enqueue, StreamAppend, Tx } from "../../events/store.ts";
+import type {
+  DomainEvent,
+  WebhookDeliveryScheduled,
+  WebhookEventType,
+} from "../../events/types.ts";
+import { keysProjection } from "../../projections/keys.ts";
+import type { UpdateDoc } from "../../projections/updates.ts";
+import { type WebhookEndpointDoc, webhookEndpointProjection } from "../../projections/webhooks.ts";
+import { read, readMany } from "../commands/read.ts";
+import type { Services } from "../services.ts";
+import { newDeliveryId } from "./decide.ts";
+import { keyEndpointIds } from "./reads.ts";
+import { deliveryMessage, kvDeliveryScheduler } from "./scheduler.ts";
+
+export function updateWebhookTypeOf(e: DomainEvent): WebhookEventType | null {
+  if (e.type === "TokenUpdateLanded") return "token.updated";
+  if (e.type === "TokenUpdateFailed") return "token.update_failed";
+  return null;
+}
+
+/** The Standard Webhooks body `{type, timestamp, data}` for an update's outcome. */
+export function updatePayload(type: WebhookEventType, u: UpdateDoc, e: DomainEvent, at: number) {
+  const landed = e.type === "TokenUpdateLanded" ? e.data : null;
+  const failed = e.type === "TokenUpdateFailed" ? e.data : null;
+  return JSON.stringify({
+    type,
+    timestamp: new Date(at).toISOString(),
+    data: {
+      updateId: u.updateId,
+      buildId: u.buildId,
+      mint: u.mint,
+      status: landed ? "landed" : "failed",
+      signature: landed?.signature ?? failed?.signature ?? null,
+      authority: u.authority,
+      changes: u.changes,
+      before: u.before,
+      after: landed?.after ?? u.after,
+      slot: landed?.slot ?? null,
+      reason: failed?.reason ?? null,
+      fee: { lamports: u.feeLamports, lamportsSeen: landed?.feeLamportsSeen ?? null },
+    },
+  });
+}
+
+/** Pure: one delivery per outcome event and per enabled endpoint subscribed to its type. */
+export function scheduleUpdateDeliveries(
+  u: UpdateDoc,
+  events: DomainEvent[],
+  endpoints: WebhookEndpointDoc[],
+  now: number,
+): WebhookDeliveryScheduled[] {
+  const out: WebhookDeliveryScheduled[] = [];
+  for (const e of events) {
+    const type = updateWebhookTypeOf(e);
+    if (!type) continue;
+    const payload = updatePayload(type, u, e, now);
+    for (const ep of endpoints) {
+      if (ep.status !== "enabled" || !ep.eventTypes.includes(type)) continue;
+      out.push({
+        type: "WebhookDeliveryScheduled",
+        v: 1,
+        data: {
+          deliveryId: newDeliveryId(now),
+          endpointId: ep.endpointId,
+          keyId: ep.keyId,
+          messageId: `msg_upd_${u.updateId}_${type.slice("token.".length)}`,
+          eventType: type,
+          buildId: u.buildId,
+          payload,
+          replayOf: null,
+        },
+      });
+    }
+  }
+  return out;
+}
+
+/** The shell: the key's endpoints read in the outcome's commit, its deliveries scheduled there. */
+export async function updateOutcomeDeliveries(
+  s: Services,
+  tx: Tx,
+  u: UpdateDoc,
+  events: DomainEvent[],
+): Promise<{ append: StreamAppend[]; enqueue: Enqueue[] }> {
+  const none = { append: [], enqueue: [] };
+  if (!events.some((e) => updateWebhookTypeOf(e) !== null)) return none;
+  const key = await read(tx, keysProjection, [u.keyId]);
+  if (!key || key.deleted) return none;
+  const ids = await keyEndpointIds(tx.kv, u.keyId);
+  if (ids.length === 0) return none;
+  const endpoints =
+    (await readMany(tx, ids.map((id) => [webhookEndpointProjection, [id]] as const)))
+      .filter((d): d is WebhookEndpointDoc => d !== null);
+  const scheduled = scheduleUpdateDeliveries(u, events, endpoints, s.clock());
+  const scheduler = s.webhookScheduler ?? kvDeliveryScheduler;
+  const byStream = new Map<string, DomainEvent[]>();
+  for (const e of scheduled) {
+    const stream = `webhook-${e.data.endpointId}`;
+    byStream.set(stream, [...(byStream.get(stream) ?? []), e]);
+  }
+  return {
+    append: [...byStream].map(([stream, events]) => ({
+      stream,
+      expectedVersion: "any" as const,
+      events,
+    })),
+    enqueue: scheduled.flatMap((e) => scheduler.schedule(deliveryMessage(e.data.deliveryId, 1), 0)),
+  };
+}
