@@ -1025,7 +1025,7 @@ export interface components {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 /** @description Bearer realm="api" */
-                "WWW-Authenticate"?: string;
+                "WWW-Authenticate": "Bearer realm=\"api\"";
                 [name: string]: unknown;
             };
             content: {
