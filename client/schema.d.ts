@@ -1689,12 +1689,12 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The signed transaction. The example's transaction is a placeholder, not one a client can send: a real one is a 201's `transaction` from POST /v1/tokens signed by its payer (a fresh blockhash, within about 60 s), which no static document can hold. */
+        /** @description The signed transaction. The example is a real signed legacy transaction (a throwaway key's transfer to itself), so it decodes and verifies, but no key built it: it answers 400 invalid_request naming transaction (unknown build). The one to send is a 201's `transaction` from POST /v1/tokens signed by its payer (a fresh blockhash, within about 60 s), which no static document can hold. */
         requestBody: {
             content: {
                 /**
                  * @example {
-                 *       "transaction": "AUm2…signed transaction, base64…AA=="
+                 *       "transaction": "AddU2D4nfzEAF14CiKFbfgXhk3RB2YgX36dldtGF96jmRySnetRELQ0vQSeTCj5eLzniL6e6dXxvSG3KvR2KHQYBAAECYN0Hk1Hye5LKe4Atb1OH0iNHBqZERWmBcPg4huUF+PMAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAMxJDpKM0uOHO7ND/JXaMxecpg9Nv0bCw26RKZ1V1Oa5AQECAAAMAgAAAAEAAAAAAAAA"
                  *     }
                  */
                 "application/json": components["schemas"]["RelayRequest"];

@@ -685,9 +685,11 @@ const paths = ({ limits, fees, quoteTtlS }: DocumentConfig): Record<string, Json
       parameters: [ref("parameters", "IdempotencyKey")],
       requestBody: body(
         "RelayRequest",
-        "The signed transaction. The example's transaction is a placeholder, not one a client " +
-          "can send: a real one is a 201's `transaction` from POST /v1/tokens signed by its " +
-          "payer (a fresh blockhash, within about 60 s), which no static document can hold.",
+        "The signed transaction. The example is a real signed legacy transaction (a throwaway " +
+          "key's transfer to itself), so it decodes and verifies, but no key built it: it " +
+          "answers 400 invalid_request naming transaction (unknown build). The one to send is a " +
+          "201's `transaction` from POST /v1/tokens signed by its payer (a fresh blockhash, " +
+          "within about 60 s), which no static document can hold.",
       ),
       responses: { "202": ok("Submitted", "RelayAccepted"), ...postErrors, "503": r("RpcBusy") },
     },
