@@ -1298,7 +1298,16 @@ export interface operations {
                  *       "symbol": "EXT",
                  *       "description": "An example",
                  *       "imageBase64": "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4XmP4PlnqPwAGzQKkHBC0ZQAAAABJRU5ErkJggg==",
-                 *       "website": "https://example.com"
+                 *       "website": "https://example.com",
+                 *       "twitter": "https://x.com/example",
+                 *       "telegram": "https://t.me/example",
+                 *       "discord": "https://discord.gg/example",
+                 *       "attributes": [
+                 *         {
+                 *           "trait_type": "Tier",
+                 *           "value": "Gold"
+                 *         }
+                 *       ]
                  *     }
                  */
                 "application/json": components["schemas"]["MetadataRequest"];

@@ -132,6 +132,10 @@ export const SAMPLES: Record<string, OperationSamples> = {
       imageBase64:
         "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4XmP4PlnqPwAGzQKkHBC0ZQAAAABJRU5ErkJggg==",
       website: "https://example.com",
+      twitter: "https://x.com/example",
+      telegram: "https://t.me/example",
+      discord: "https://discord.gg/example",
+      attributes: [{ trait_type: "Tier", value: "Gold" }],
     },
     success: {
       metadataUri: "https://api.example.com/m/ae16d68708974b4bc7fc83b16c142bc2.json",
