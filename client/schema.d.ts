@@ -1882,7 +1882,8 @@ export interface operations {
                  *       "events": [
                  *         "token.confirmed",
                  *         "token.unverified"
-                 *       ]
+                 *       ],
+                 *       "description": "production receiver"
                  *     }
                  */
                 "application/json": components["schemas"]["WebhookRegistration"];
