@@ -1,9 +1,10 @@
 /**
  * The contract as a tool we did not write reads it: Portman (@apideck/portman) turns the served
  * /v1/openapi.json into a Postman collection with its own contract tests (status, content type,
- * JSON body, the response's JSON Schema, the declared headers) plus the variations in
- * ./portman-config.json (every keyed operation without a key: 401 and the Error schema; an
- * unknown mint: 404), and newman runs it against `src/main.ts` on the embedded chain, started as
+ * JSON body, the response's JSON Schema, the required headers) plus the variations in
+ * ./portman-config.json (every keyed operation without a key: 401; the document's path examples:
+ * 404; fuzzed bodies: 400; each with the Error schema), and newman runs it against `src/main.ts`
+ * on the embedded chain, started as
  * `task start` starts it, with a key bought through the real portal flow (`dev:key`'s).
  *
  * Setup makes what no static document can hold: a funded payer, a webhook with a delivery (a
