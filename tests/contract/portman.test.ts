@@ -4,8 +4,8 @@
  * JSON body, the response's JSON Schema, the required headers) plus the variations in
  * ./portman-config.json (every keyed operation without a key: 401; the document's path examples:
  * 404; fuzzed bodies: 400; each with the Error schema), and newman runs it against `src/main.ts`
- * on the embedded chain, started as
- * `task start` starts it, with a key bought through the real portal flow (`dev:key`'s).
+ * on the embedded chain, started as `task start` starts it, with a key bought through the real
+ * portal flow (`dev:key`'s).
  *
  * Setup makes what no static document can hold: a funded payer, a webhook with a delivery (a
  * confirmed creation), and a build signed by its payer for POST /v1/transactions (newman cannot
