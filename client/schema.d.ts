@@ -1272,7 +1272,7 @@ export interface components {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 /** @description Bearer realm="api" */
-                "WWW-Authenticate"?: string;
+                "WWW-Authenticate": "Bearer realm=\"api\"";
                 [name: string]: unknown;
             };
             content: {
@@ -1549,7 +1549,16 @@ export interface operations {
                  *       "symbol": "EXT",
                  *       "description": "An example",
                  *       "imageBase64": "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4XmP4PlnqPwAGzQKkHBC0ZQAAAABJRU5ErkJggg==",
-                 *       "website": "https://example.com"
+                 *       "website": "https://example.com",
+                 *       "twitter": "https://x.com/example",
+                 *       "telegram": "https://t.me/example",
+                 *       "discord": "https://discord.gg/example",
+                 *       "attributes": [
+                 *         {
+                 *           "trait_type": "Tier",
+                 *           "value": "Gold"
+                 *         }
+                 *       ]
                  *     }
                  */
                 "application/json": components["schemas"]["MetadataRequest"];
@@ -1940,12 +1949,12 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The signed transaction. The example's transaction is a placeholder, not one a client can send: a real one is a 201's `transaction` from POST /v1/tokens signed by its payer (a fresh blockhash, within about 60 s), which no static document can hold. */
+        /** @description The signed transaction. The example is a real signed legacy transaction (a throwaway key's transfer to itself), so it decodes and verifies, but no key built it: it answers 400 invalid_request naming transaction (unknown build). The one to send is a 201's `transaction` from POST /v1/tokens signed by its payer (a fresh blockhash, within about 60 s), which no static document can hold. */
         requestBody: {
             content: {
                 /**
                  * @example {
-                 *       "transaction": "AUm2…signed transaction, base64…AA=="
+                 *       "transaction": "AddU2D4nfzEAF14CiKFbfgXhk3RB2YgX36dldtGF96jmRySnetRELQ0vQSeTCj5eLzniL6e6dXxvSG3KvR2KHQYBAAECYN0Hk1Hye5LKe4Atb1OH0iNHBqZERWmBcPg4huUF+PMAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAMxJDpKM0uOHO7ND/JXaMxecpg9Nv0bCw26RKZ1V1Oa5AQECAAAMAgAAAAEAAAAAAAAA"
                  *     }
                  */
                 "application/json": components["schemas"]["RelayRequest"];
@@ -2124,7 +2133,8 @@ export interface operations {
                  *       "events": [
                  *         "token.confirmed",
                  *         "token.unverified"
-                 *       ]
+                 *       ],
+                 *       "description": "production receiver"
                  *     }
                  */
                 "application/json": components["schemas"]["WebhookRegistration"];

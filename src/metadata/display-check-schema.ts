@@ -12,14 +12,19 @@ function isWebUrl(text: string): boolean {
   }
 }
 
+// The messages the other bodies give ("required", "at most N characters"), not zod's defaults.
+const text = (max: number) =>
+  z.string({ error: (i) => (i.input === undefined ? "required" : "must be a string") })
+    .max(max, `at most ${max} characters`);
+
 export const DisplayCheckRequest = z.strictObject({
-  metadataUri: z.string().max(2048).refine(isWebUrl, "must be an http(s) URL").describe(
+  metadataUri: text(2048).refine(isWebUrl, "must be an http(s) URL").describe(
     "the metadata JSON URL a token will carry on chain (https)",
   ),
-  name: z.string().max(200).optional().describe(
+  name: text(200).optional().describe(
     "the name the token will have on chain; a different `name` in the JSON is a problem",
   ),
-  symbol: z.string().max(50).optional().describe(
+  symbol: text(50).optional().describe(
     "the symbol the token will have on chain; a different `symbol` in the JSON is a problem",
   ),
 });

@@ -310,23 +310,39 @@ const err = (code: string, message: string, fields: Json = {}) => ({
   value: { error: { code, message, fields } },
 });
 
+// X-Request-Id is on every response (src/http/request-log.ts) and the RateLimit set on every
+// response after the key is accepted (src/http/rate-limit.ts sets them before the handler runs,
+// so errors and idempotent replays carry them too): required, so a client may rely on them and a
+// generated suite checks them.
 const headers = ({ limits }: DocumentConfig) => ({
   "X-Request-Id": {
     description: "id of this request, also in the service's logs",
+    required: true,
     schema: { type: "string" },
   },
-  "RateLimit-Limit": { description: "requests allowed per hour", schema: { type: "integer" } },
-  "RateLimit-Remaining": { description: "requests left this hour", schema: { type: "integer" } },
+  "RateLimit-Limit": {
+    description: "requests allowed per hour",
+    required: true,
+    schema: { type: "integer" },
+  },
+  "RateLimit-Remaining": {
+    description: "requests left this hour",
+    required: true,
+    schema: { type: "integer" },
+  },
   "RateLimit-Reset": {
     description: "seconds until the hourly window resets",
+    required: true,
     schema: { type: "integer" },
   },
   "RateLimit-Policy": {
     description: `IETF draft form, e.g. "hour";q=${limits.requestsPerHour};w=3600`,
+    required: true,
     schema: { type: "string" },
   },
   "RateLimit": {
     description: `IETF draft form, e.g. "hour";r=${limits.requestsPerHour - 1};t=1800`,
+    required: true,
     schema: { type: "string" },
   },
   "Retry-After": { description: "seconds to wait before retrying", schema: { type: "integer" } },
@@ -364,7 +380,11 @@ const responses = (cfg: DocumentConfig): Record<string, Json> => ({
     description: "unauthorized: key missing, wrong, revoked, banned or suspended",
     headers: {
       "X-Request-Id": ref("headers", "X-Request-Id"),
-      "WWW-Authenticate": { schema: { type: "string" }, description: 'Bearer realm="api"' },
+      "WWW-Authenticate": {
+        required: true,
+        schema: { type: "string", const: 'Bearer realm="api"' },
+        description: 'Bearer realm="api"',
+      },
     },
     content: json("Error", {
       examples: {
@@ -689,9 +709,11 @@ const paths = ({ limits, fees, quoteTtlS }: DocumentConfig): Record<string, Json
       parameters: [ref("parameters", "IdempotencyKey")],
       requestBody: body(
         "RelayRequest",
-        "The signed transaction. The example's transaction is a placeholder, not one a client " +
-          "can send: a real one is a 201's `transaction` from POST /v1/tokens signed by its " +
-          "payer (a fresh blockhash, within about 60 s), which no static document can hold.",
+        "The signed transaction. The example is a real signed legacy transaction (a throwaway " +
+          "key's transfer to itself), so it decodes and verifies, but no key built it: it " +
+          "answers 400 invalid_request naming transaction (unknown build). The one to send is a " +
+          "201's `transaction` from POST /v1/tokens signed by its payer (a fresh blockhash, " +
+          "within about 60 s), which no static document can hold.",
       ),
       responses: { "202": ok("Submitted", "RelayAccepted"), ...postErrors, "503": r("RpcBusy") },
     },

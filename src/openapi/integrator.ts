@@ -215,6 +215,7 @@ export function integratorPaths(h: DocHelpers): Record<string, Json> {
         requestBody: h.body("WebhookRegistration", "Where to send, and which events", {
           url: "https://example.com/hooks/tokens",
           events: ["token.confirmed", "token.unverified"],
+          description: "production receiver",
         }),
         responses: {
           "201": h.ok("Registered; the secret is in this answer only", "WebhookEndpointCreated"),

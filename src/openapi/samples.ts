@@ -16,6 +16,17 @@ const PAYER = "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin";
 const SIGNATURE =
   "5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW";
 
+/**
+ * A real signed legacy transaction, as a client sends one: a 1-lamport transfer of a throwaway key
+ * (ed25519 seed: SHA-256 of "token-creation API: example relay transaction") to itself under the
+ * build example's blockhash, signed by that key. It decodes and its signature verifies, so it
+ * reaches the relay's own check, which refuses it as a build of no key (400 naming transaction).
+ */
+export const RELAY_EXAMPLE_TRANSACTION =
+  "AddU2D4nfzEAF14CiKFbfgXhk3RB2YgX36dldtGF96jmRySnetRELQ0vQSeTCj5eLzniL6e6dXxvSG3KvR2KHQYBAAEC" +
+  "YN0Hk1Hye5LKe4Atb1OH0iNHBqZERWmBcPg4huUF+PMAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAMxJDpKM" +
+  "0uOHO7ND/JXaMxecpg9Nv0bCw26RKZ1V1Oa5AQECAAAMAgAAAAEAAAAAAAAA";
+
 /** One build as both token endpoints show it (src/tokens/build-record.ts). */
 const TOKEN = {
   mint: MINT,
@@ -139,6 +150,10 @@ export const SAMPLES: Record<string, OperationSamples> = {
       imageBase64:
         "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4XmP4PlnqPwAGzQKkHBC0ZQAAAABJRU5ErkJggg==",
       website: "https://example.com",
+      twitter: "https://x.com/example",
+      telegram: "https://t.me/example",
+      discord: "https://discord.gg/example",
+      attributes: [{ trait_type: "Tier", value: "Gold" }],
     },
     success: {
       metadataUri: "https://api.example.com/m/ae16d68708974b4bc7fc83b16c142bc2.json",
@@ -280,7 +295,7 @@ export const SAMPLES: Record<string, OperationSamples> = {
     },
   },
   "POST /v1/transactions": {
-    body: { transaction: "AUm2…signed transaction, base64…AA==" },
+    body: { transaction: RELAY_EXAMPLE_TRANSACTION },
     success: { signature: SIGNATURE, mint: MINT, status: "submitted" },
   },
   "GET /v1/transactions/{signature}": {

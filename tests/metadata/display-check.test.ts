@@ -174,6 +174,15 @@ Deno.test("not https is refused before any connection; a bad URI or no key is re
     const bad = await check(h, apiKey, { metadataUri: "not a url", extra: 1 });
     assertEquals(bad.status, 400);
     assertEquals(Object.keys(bad.body.error.fields).sort(), ["extra", "metadataUri"]);
+    // The other bodies' words, not zod's ("Invalid input: expected string, received undefined").
+    const worded = await check(h, apiKey, { name: "x".repeat(201), symbol: 7 });
+    assertEquals(worded.body.error.fields, {
+      metadataUri: "required",
+      name: "at most 200 characters",
+      symbol: "must be a string",
+    });
+    const long = await check(h, apiKey, { metadataUri: `https://e.com/${"a".repeat(2048)}` });
+    assertEquals(long.body.error.fields, { metadataUri: "at most 2048 characters" });
     const res = await h.request("/v1/metadata/check", {
       method: "POST",
       json: { metadataUri: "https://example.com/m.json" },

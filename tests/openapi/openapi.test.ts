@@ -1,3 +1,5 @@
+import { Transaction } from "@solana/web3.js";
+import { Buffer } from "node:buffer";
 import { assert, assertEquals, assertMatch } from "../support/assert.ts";
 import { bearer, startHarness } from "../support/harness.ts";
 import { DisplayCheck } from "../../src/metadata/display-check-schema.ts";
@@ -333,4 +335,29 @@ Deno.test("the reference's versioned bundle URL names the version deno.json inst
     ),
   );
   assertEquals(pkg.version, SWAGGER_UI_VERSION);
+});
+
+Deno.test("the relay's request example is a signed legacy transaction the relay refuses by name", async () => {
+  const op = (doc.paths as Record<string, Record<string, Json>>)["/v1/transactions"].post;
+  const media = ((op.requestBody as Json).content as Record<string, Json>)["application/json"];
+  const { transaction } = media.example as { transaction: string };
+  const tx = Transaction.from(Buffer.from(transaction, "base64"));
+  assert(tx.verifySignatures(), "every signature verifies");
+  assertEquals(tx.serialize().toString("base64"), transaction, "canonical encoding");
+
+  const h = await startHarness();
+  try {
+    const { apiKey } = await h.newApiKey();
+    const res = await h.request("/v1/transactions", {
+      method: "POST",
+      headers: bearer(apiKey),
+      json: media.example,
+    });
+    assertEquals(res.status, 400);
+    const body = await res.json();
+    assertEquals(body.error.code, "invalid_request");
+    assertMatch(body.error.fields.transaction, /^unknown build/);
+  } finally {
+    await h.close();
+  }
 });
