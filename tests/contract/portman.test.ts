@@ -119,6 +119,8 @@ async function setUp(a: Api, payer: Keypair) {
   // Signed now, submitted by newman's POST /v1/transactions well inside its 60 s.
   const second = await build();
   return {
+    // The confirmed creation: the update operations work on it (its payer is the authority).
+    createdMint: first.mint as string,
     webhookId: webhook.id as string,
     deliveryId,
     signedTransaction: signed(second.transaction as string, payer),
