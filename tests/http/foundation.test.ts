@@ -32,6 +32,8 @@ Deno.test("GET /v1/pricing needs no key and answers every field of the seed", as
         imageMaxHeight: 4096,
         hostedItemsPerKey: 5000,
       },
+      // UPDATE_FEE_USD, default 0 (src/pricing/update-fee.ts).
+      update: { usd: 0, lamports: "0" },
     });
     assertEquals(res.headers.get("cache-control"), "no-store");
     assertMatch(res.headers.get("x-request-id") ?? "", /^[0-9a-f-]{36}$/);
