@@ -20,7 +20,8 @@ import {
 import { token2022Rent, type Token2022Sizes } from "./token-2022.ts";
 import { grindVanitySeed, matchProbability, VanityTimeout } from "./vanity.ts";
 import { vanityGateFor } from "./vanity-gate.ts";
-import { deriveAddresses, newReference, newSeed, tokenProgramId } from "./transaction.ts";
+import { deriveAddresses, newSeed, tokenProgramId } from "./transaction.ts";
+import { newReference } from "../solana/reference.ts";
 
 /** Waits on the chain, timed as RPC by the caller. */
 export type Timed = <T>(bucket: "rpc" | "store", p: () => Promise<T>) => Promise<T>;

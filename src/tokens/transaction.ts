@@ -9,7 +9,6 @@
  */
 import {
   ComputeBudgetProgram,
-  Keypair,
   type Message,
   PublicKey,
   SystemProgram,
@@ -45,11 +44,6 @@ export const SEED_LENGTH = 32;
 export function newSeed(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(SEED_LENGTH / 2));
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-/** A fresh key nobody holds the secret of; it only marks the fee transfer for lookup. */
-export function newReference(): PublicKey {
-  return Keypair.generate().publicKey;
 }
 
 export interface TokenAddresses {

@@ -25,11 +25,11 @@ import {
   compileToken,
   deriveAddresses,
   MAX_COMPUTE_UNIT_LIMIT,
-  newReference,
   newSeed,
   retarget,
   type TokenPlan,
 } from "../../src/tokens/transaction.ts";
+import { newReference } from "../../src/solana/reference.ts";
 import {
   costBreakdown,
   priorityFeeLamports,
@@ -541,4 +541,12 @@ Deno.test("decide: given a payer that landed a creation without the fee, then it
   assertEquals(twice.rejected, "invalid_request");
   assert(/landed 2 creation\(s\) without the service fee/.test(String(twice.fields?.payer)));
   assert(String(twice.fields?.payer).includes("MintX"));
+});
+
+Deno.test("a reference key is a fresh 32-byte address each time, no keypair behind it", () => {
+  const refs = Array.from({ length: 64 }, () => newReference().toBase58());
+  assertEquals(new Set(refs).size, refs.length);
+  // Random bytes, not a keypair's public key: about half of them are off the ed25519 curve.
+  const off = refs.filter((r) => !PublicKey.isOnCurve(new PublicKey(r).toBytes())).length;
+  assert(off > 8 && off < 56, `${off} of 64 off the curve`);
 });

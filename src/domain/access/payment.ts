@@ -4,7 +4,6 @@
  */
 import {
   type Connection,
-  Keypair,
   PublicKey,
   SystemProgram,
   Transaction,
@@ -69,8 +68,6 @@ export async function buildPaymentTransaction(connection: Connection, r: Payment
   const bytes = tx.serialize({ requireAllSignatures: false, verifySignatures: false });
   return { transaction: bytes.toString("base64"), blockhash, lastValidBlockHeight };
 }
-
-export const newReference = () => Keypair.generate().publicKey;
 
 export interface FoundPayment {
   signature: string;

@@ -14,12 +14,8 @@ import type { Services } from "../../services.ts";
 import { handleAccess } from "./handle.ts";
 import { atPrice, type Currency, feeUnits, isLate } from "./pricing.ts";
 import { loadLookupCursor, saveLookupCursor } from "./lookup-cursor.ts";
-import {
-  buildPaymentTransaction,
-  findPaymentFrom,
-  newReference,
-  type PaymentRequest,
-} from "./payment.ts";
+import { buildPaymentTransaction, findPaymentFrom, type PaymentRequest } from "./payment.ts";
+import { newReference } from "../../solana/reference.ts";
 
 export interface PurchaseQuote {
   purchaseId: string;
