@@ -71,6 +71,7 @@ async function side(root: string) {
     /** Builds/s with IN_FLIGHT at once for `ms`, and CPU per build. */
     async burst(ms: number) {
       const c0 = process.cpuUsage();
+      const chain0 = h.chainProcess.cpuSeconds();
       const t0 = performance.now();
       let done = 0;
       await Promise.all(Array.from({ length: IN_FLIGHT }, async () => {
@@ -80,7 +81,8 @@ async function side(root: string) {
         }
       }));
       const s = (performance.now() - t0) / 1000;
-      return { perSec: done / s, cpuMs: cpuMs(process.cpuUsage(c0)) / done };
+      const chainMs = ((h.chainProcess.cpuSeconds() ?? 0) - (chain0 ?? 0)) * 1000 / done;
+      return { perSec: done / s, cpuMs: cpuMs(process.cpuUsage(c0)) / done, chainMs };
     },
     close: () => h.close(),
   };
@@ -91,7 +93,7 @@ const B = await side(args.b!);
 try {
   for (let i = 0; i < 60; i++) (await A.one(), await B.one());
   type Alone = { ownMs: number; cpuMs: number };
-  type Burst = { perSec: number; cpuMs: number };
+  type Burst = { perSec: number; cpuMs: number; chainMs: number };
   const seq: Record<"A" | "B", Alone[]> = { A: [], B: [] };
   for (let i = 0; i < Number(args.rounds); i++) {
     const order = i % 2 ? [["A", A], ["B", B]] as const : [["B", B], ["A", A]] as const;
@@ -131,6 +133,14 @@ try {
       "service CPU per build in bursts, ms",
       bursts.A.map((x) => x.cpuMs),
       bursts.B.map((x) => x.cpuMs),
+      2,
+    ),
+  );
+  console.log(
+    row(
+      "chain process CPU per build in bursts, ms",
+      bursts.A.map((x) => x.chainMs),
+      bursts.B.map((x) => x.chainMs),
       2,
     ),
   );
