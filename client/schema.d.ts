@@ -162,7 +162,7 @@ export interface paths {
         put?: never;
         /**
          * Relay a signed transaction (optional)
-         * @description Accepts only a transaction whose message is byte-identical to one built for the calling key within the last hour, signed by its payer, before its blockhash expires (a durable nonce build's: at any time while the build is open, i.e. until its nonce moves on); otherwise 400 invalid_request with fields.transaction saying which. Sent with preflight and re-sent until confirmed or expired. 400 simulation_failed: the network refused it; its fields name the reason: `instruction` {index, program, raisedBy (the program that raised it, e.g. the System Program inside a CPI), code (a program's custom code or the runtime's error name), name (where the program publishes one), message}, `error` (the node's error JSON) and `logs` (the program logs).
+         * @description Accepts only a transaction whose message is byte-identical to one built for the calling key within the last hour, signed by its payer, before its blockhash expires (a durable nonce build's: at any time while the build is open, i.e. until its nonce moves on); otherwise 400 invalid_request with fields.transaction saying which. Sent with preflight and re-sent until confirmed or expired. An update's transaction (POST /v1/tokens/{mint}/update) is accepted the same way, signed by the update's authority before its blockhash expires; the answer then carries `updateId`, and the update's outcome (landed, or failed when it landed with an error or expired unseen) is recorded with its webhook without a verification being asked for. 400 simulation_failed: the network refused it; its fields name the reason: `instruction` {index, program, raisedBy (the program that raised it, e.g. the System Program inside a CPI), code (a program's custom code or the runtime's error name), name (where the program publishes one), message}, `error` (the node's error JSON) and `logs` (the program logs).
          */
         post: operations["submitTransaction"];
         delete?: never;
@@ -818,6 +818,8 @@ export interface components {
             mint: string;
             /** @constant */
             status: "submitted";
+            /** @description only for an update's transaction (POST /v1/tokens/{mint}/update): its outcome is recorded on GET /v1/tokens/{mint}/updates/{updateId} without being asked */
+            updateId?: string;
         };
         Verification: {
             signature: string;
@@ -1211,10 +1213,10 @@ export interface components {
             /** @description the token's mint (base58) */
             mint: string;
             /**
-             * @description built: not seen on chain yet; landed: succeeded and read back; failed: landed with an error or expired
+             * @description built: not seen on chain yet; submitted: sent by the relay (POST /v1/transactions), which records its outcome; landed: succeeded and read back; failed: landed with an error or expired
              * @enum {string}
              */
-            status: "built" | "landed" | "failed";
+            status: "built" | "submitted" | "landed" | "failed";
             signature: string | null;
             /** @description the signer (base58) */
             authority: string;
