@@ -98,10 +98,9 @@ export async function verifyUpdate(
   if (!u || u.keyId !== caller.keyId || u.mint !== mint) {
     throw new ApiError("not_found", "No update of this key's token has that id", {});
   }
-  // A relayed update is read back by the signature the relay sent.
-  const sig = signature ?? u.signature;
-  if (!updateIsOpen(u) || sig === null) return updateRecord(u);
-  const landed = await readLandedUpdate(s, u, sig);
+  // Without a signature, no RPC call: a relayed update's landing is its follow-up's to record.
+  if (!updateIsOpen(u) || signature === null) return updateRecord(u);
+  const landed = await readLandedUpdate(s, u, signature);
   if (!landed) return updateRecord(u);
   const verdict = assessUpdate(u, landed);
   if (typeof verdict === "string") {
