@@ -85,7 +85,8 @@ export function updatePaths(
           "the update's authority signed it and its message is the one issued (the two " +
           "compute-budget values aside, which a wallet may raise). Its outcome is recorded " +
           "once: landed (the token's record then shows it under `current`; webhook " +
-          "token.updated) or failed (landed with an error; token.update_failed). A signature " +
+          "token.updated) or failed (landed with an error, or relayed and expired unseen; " +
+          "token.update_failed). A signature " +
           "not yet confirmed leaves the record as it is; one that is not this update's is 400 " +
           "naming signature. Without one, the record as it stands, without an RPC call: an " +
           "update sent through the relay (POST /v1/transactions; status submitted) has its " +
