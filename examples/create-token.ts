@@ -823,6 +823,15 @@ export async function updateToken(o: UpdateTokenOptions): Promise<UpdateTokenRes
   }
 }
 
+/** The System instruction's type, or null when its data is none of them. */
+function systemType(ix: TransactionInstruction): string | null {
+  try {
+    return SystemInstruction.decodeInstructionType(ix);
+  } catch {
+    return null;
+  }
+}
+
 /**
  * Step 2 of an update: the transaction has one signer, the authority, pays nothing but the
  * costs it states, and carries what was asked; every change is listed as before → after.
@@ -860,7 +869,7 @@ export function reviewUpdate(
       problems.push(`unexpected program ${ix.programId.toBase58()}`);
     }
     if (!ix.programId.equals(SystemProgram.programId)) continue;
-    if (SystemInstruction.decodeInstructionType(ix) !== "Transfer") {
+    if (systemType(ix) !== "Transfer") {
       problems.push("a System instruction that is not a transfer");
       continue;
     }
