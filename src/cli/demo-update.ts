@@ -25,6 +25,8 @@ export interface DemoUpdateResult {
   newUpdateAuthority: string;
   before: OnChainMetadata;
   after: OnChainMetadata;
+  /** The authority's balance drop over the update, read from the chain. */
+  lamportsSpent: bigint;
 }
 
 export async function readMetadata(connection: Connection, mint: string): Promise<OnChainMetadata> {
@@ -57,6 +59,8 @@ export async function demoUpdate(o: {
 }): Promise<DemoUpdateResult> {
   const { log } = o;
   const before = await readMetadata(o.connection, o.mint);
+  const balance = () => o.connection.getBalance(o.authority.publicKey, "confirmed");
+  const balanceBefore = BigInt(await balance());
   log("");
   log("--update: a second hosted document, and the update authority to a new address");
   const hosted = await fetch(`${o.service}/v1/metadata`, {
@@ -99,6 +103,17 @@ export async function demoUpdate(o: {
   for (const k of ["name", "symbol", "uri", "updateAuthority"] as const) {
     log(`    ${k.padEnd(16)} ${before[k]} -> ${after[k]}`);
   }
-  log(`  update costs     ${update.totalLamports} lamports (as built)`);
-  return { update, metadataUri: doc.metadataUri, newUpdateAuthority: team, before, after };
+  const lamportsSpent = balanceBefore - BigInt(await balance());
+  log(
+    `  lamports spent ${lamportsSpent} (read from the chain); the update's costs said ` +
+      update.totalLamports,
+  );
+  return {
+    update,
+    metadataUri: doc.metadataUri,
+    newUpdateAuthority: team,
+    before,
+    after,
+    lamportsSpent,
+  };
 }

@@ -306,6 +306,12 @@ Deno.test("deno task demo --update: the token then points at a second hosted doc
     ]);
     const hosted = await h.request(new URL(uri[2]).pathname);
     assertEquals((await hosted.json()).symbol, "DEMO2");
+    // The spend it printed, from the chain, is the update's costs to the lamport.
+    const spent =
+      /^ {2}lamports spent (\d+) \(read from the chain\); the update's costs said (\d+)$/m
+        .exec(out);
+    assert(spent, out);
+    assertEquals(spent[1], spent[2]);
     // And what the service records: the build's current state after the relayed update.
     const saved = JSON.parse(await Deno.readTextFile(`${dataDir}/demo-key.json`));
     const rec = await (await h.request(`/v1/tokens/${mint}`, { headers: bearer(saved.apiKey) }))
@@ -335,6 +341,7 @@ Deno.test("deno task demo --help lists the program, transfer-fee and vanity opti
       "--vanity-suffix",
       "--vanity-ignore-case",
       "--refresh",
+      "--update",
     ]
   ) {
     assertMatch(help.stdout, new RegExp(`^  ${flag} `, "m"), flag);
