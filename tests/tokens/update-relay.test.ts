@@ -4,7 +4,8 @@
  * follow-up job go in one commit, and the follow-up records the landing through the update's own
  * verification (the record landed, the token's `current`, `token.updated` scheduled) without the
  * caller asking. What a run of the follow-up costs in RPC calls, a lost send sent again, an
- * update whose blockhash passed unseen recorded as failed, and the refusals.
+ * update whose blockhash passed unseen recorded as failed, one that landed with an error recorded
+ * as failed with token.update_failed, and the refusals.
  */
 import bs58 from "bs58";
 import { type Keypair, VersionedTransaction } from "@solana/web3.js";
@@ -279,4 +280,69 @@ Deno.test("decideFollow: stops when not the submitted record, reads when confirm
   assertEquals(decideFollow(u, { ...m, attempt: MAX_FOLLOWS }, null, 1), "stop");
   // Confirmed is read back even on the last run.
   assertEquals(decideFollow(u, { ...m, attempt: MAX_FOLLOWS }, "confirmed", null), "read");
+});
+
+Deno.test("update follow-up: a relayed update that lands with an error is recorded failed, token.update_failed scheduled", async () => {
+  let losing = false;
+  const lossy: typeof fetch = async (input, init) => {
+    const body = typeof init?.body === "string" ? JSON.parse(init.body) : null;
+    if (losing && body?.method === "sendTransaction") {
+      const tx = VersionedTransaction.deserialize(
+        Uint8Array.from(atob(body.params[0]), (c) => c.charCodeAt(0)),
+      );
+      return Response.json({ jsonrpc: "2.0", id: body.id, result: bs58.encode(tx.signatures[0]) });
+    }
+    return await fetch(input, init);
+  };
+  const h = await startHarness({ rpcFetch: lossy });
+  try {
+    const { apiKey, wallet } = await h.newApiKey();
+    const reg = await h.request("/v1/webhooks", {
+      method: "POST",
+      headers: bearer(apiKey),
+      json: { url: "https://example.com/hooks/update-failed", events: ["token.update_failed"] },
+    });
+    assertEquals(reg.status, 201);
+    const mint = await createToken(h, apiKey, wallet);
+    // Two updates from the same state: a new uri (relayed, its send lost) and immutability.
+    const u = await signedUpdate(h, apiKey, mint, wallet);
+    losing = true;
+    assertEquals((await relay(h, apiKey, u.transaction)).status, 202);
+    losing = false;
+    const lock = await update(h, apiKey, mint, {
+      authority: wallet.publicKey.toBase58(),
+      isMutable: false,
+    });
+    assertEquals(lock.status, 201, JSON.stringify(lock.body));
+    const lockTx = decodeTx(lock.body.transaction);
+    lockTx.sign([wallet]);
+    await h.waitForConfirmation(await h.services.connection.sendRawTransaction(lockTx.serialize()));
+
+    // The re-broadcast (no preflight) now lands and fails: the metadata is immutable.
+    const msg: FollowMessage = {
+      kind: "update-follow",
+      updateId: u.built.updateId,
+      signature: u.signature,
+      transaction: u.transaction,
+      attempt: 0,
+    };
+    assertEquals(await followUpdate(h.services, msg), true);
+    await until(async () => {
+      const { value: [st] } = await h.services.connection.getSignatureStatuses([u.signature]);
+      return st?.confirmationStatus === "confirmed" || st?.confirmationStatus === "finalized";
+    }, "the failing update to land");
+    assertEquals(await followUpdate(h.services, { ...msg, attempt: 1 }), false);
+    const failed = await record(h, u.built.updateId);
+    assertEquals([failed.status, failed.signature], ["failed", u.signature]);
+    assertMatch(failed.reason!, /landed with an error/);
+    const scheduled = (await allEvents(h.kv)).filter((e) =>
+      e.type === "WebhookDeliveryScheduled" && e.data.eventType === "token.update_failed"
+    );
+    assertEquals(scheduled.length, 1);
+    // A failed update changes nothing of the token's current state (the lock was never verified).
+    const rec = await (await h.request(`/v1/tokens/${mint}`, { headers: bearer(apiKey) })).json();
+    assertEquals(rec.current ?? null, null, "nothing landed through the service yet");
+  } finally {
+    await h.close();
+  }
 });
