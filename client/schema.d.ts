@@ -162,7 +162,7 @@ export interface paths {
         put?: never;
         /**
          * Relay a signed transaction (optional)
-         * @description Accepts only a transaction whose message is byte-identical to one built for the calling key within the last hour, signed by its payer, before its blockhash expires (a durable nonce build's: at any time while the build is open, i.e. until its nonce moves on); otherwise 400 invalid_request with fields.transaction saying which. Sent with preflight and re-sent until confirmed or expired. 400 simulation_failed: the network refused it; its fields name the reason: `instruction` {index, program, raisedBy (the program that raised it, e.g. the System Program inside a CPI), code (a program's custom code or the runtime's error name), name (where the program publishes one), message}, `error` (the node's error JSON) and `logs` (the program logs).
+         * @description Accepts only a transaction whose message is byte-identical to one built for the calling key within the last hour, signed by its payer, before its blockhash expires (a durable nonce build's: at any time while the build is open, i.e. until its nonce moves on); otherwise 400 invalid_request with fields.transaction saying which. Sent with preflight and re-sent until confirmed or expired. An update's transaction (POST /v1/tokens/{mint}/update) is accepted the same way, signed by the update's authority before its blockhash expires; the answer then carries `updateId`, and the update's outcome (landed, or failed when it landed with an error or expired unseen) is recorded with its webhook without a verification being asked for. 400 simulation_failed: the network refused it; its fields name the reason: `instruction` {index, program, raisedBy (the program that raised it, e.g. the System Program inside a CPI), code (a program's custom code or the runtime's error name), name (where the program publishes one), message}, `error` (the node's error JSON) and `logs` (the program logs).
          */
         post: operations["submitTransaction"];
         delete?: never;
@@ -220,7 +220,7 @@ export interface paths {
         put?: never;
         /**
          * Register a webhook endpoint
-         * @description Each build of the calling key sends one event per final outcome: token.confirmed, token.unverified, token.failed, token.expired; token.refreshed each time POST /v1/tokens/{mint}/refresh re-issues it (an expired build is then open again); and for each token update one per outcome: token.updated (landed and read back), token.update_failed (landed with an error). All seven unless `events` narrows them. Requests follow Standard Webhooks: a JSON body {type, timestamp, data} signed with the whsec_ secret returned here once, in the webhook-id, webhook-timestamp and webhook-signature headers; verify them with any Standard Webhooks library. Delivery is at least once: an attempt succeeds on a 2xx within 10 s; otherwise it is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (8 attempts over 27 h 35 min). Redirects are not followed. The URL must be https on a public address (checked again on every attempt, and the connection goes to the checked address). An endpoint whose every attempt failed for 3 days is disabled. At most 10 endpoints per key.
+         * @description Each build of the calling key sends one event per final outcome: token.confirmed, token.unverified, token.failed, token.expired; token.refreshed each time POST /v1/tokens/{mint}/refresh re-issues it (an expired build is then open again); and for each token update one per outcome: token.updated (landed and read back), token.update_failed (landed with an error, or relayed and expired before it landed). All seven unless `events` narrows them. Requests follow Standard Webhooks: a JSON body {type, timestamp, data} signed with the whsec_ secret returned here once, in the webhook-id, webhook-timestamp and webhook-signature headers; verify them with any Standard Webhooks library. Delivery is at least once: an attempt succeeds on a 2xx within 10 s; otherwise it is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (8 attempts over 27 h 35 min). Redirects are not followed. The URL must be https on a public address (checked again on every attempt, and the connection goes to the checked address). An endpoint whose every attempt failed for 3 days is disabled. At most 10 endpoints per key.
          */
         post: operations["registerWebhook"];
         delete?: never;
@@ -317,7 +317,7 @@ export interface paths {
          * Build an unsigned transaction updating a token's metadata or authorities
          * @description For a token the calling key created (another key's mint answers 404 like an unknown one). One unsigned legacy transaction for the token's current authority, named `authority`: the one signer and fee payer. Any of: a new metadataUri (a document we host gives the name and symbol, as for a build; an external one keeps the token's unless name/symbol are sent), a new update authority, the metadata made immutable (isMutable: false, for good), the mint or freeze authority handed to an address or revoked (null). Classic mints: Metaplex UpdateMetadataAccountV2 and SetAuthority. Token-2022: UpdateField per changed field, UpdateAuthority (with the metadata pointer's authority), SetAuthority; a longer field grows the mint, and since the program does not fund that, a transfer to the mint tops its rent up first (costs.rentTopUpLamports). Then no fee: updates are free (UPDATE_FEE_USD is 0).
          *
-         *     Decided against the chain's current state, read in one round trip: immutable metadata, an authority already revoked, or an `authority` that does not hold every authority the changes need is 400 invalid_request naming the field and why, before anything is built; so is an address an authority goes to that is neither a wallet (on-curve) nor an existing account (a typo must not give a token away). `costs` is every lamport the authority spends if it lands. Not counted against the daily build limit. Sign and send within about 60 seconds, then read it back with GET /v1/tokens/{mint}/updates/{updateId}?signature=.
+         *     Decided against the chain's current state, read in one round trip: immutable metadata, an authority already revoked, or an `authority` that does not hold every authority the changes need is 400 invalid_request naming the field and why, before anything is built; so is an address an authority goes to that is neither a wallet (on-curve) nor an existing account (a typo must not give a token away). `costs` is every lamport the authority spends if it lands. Not counted against the daily build limit. Sign and send within about 60 seconds, through the relay (POST /v1/transactions, which records the landing) or your own RPC, then read it back with GET /v1/tokens/{mint}/updates/{updateId}?signature=.
          */
         post: operations["buildTokenUpdate"];
         delete?: never;
@@ -335,7 +335,7 @@ export interface paths {
         };
         /**
          * An update's record; with a signature, verify it landed
-         * @description With `signature`: the confirmed transaction is read back; it is the update's when the update's authority signed it and its message is the one issued (the two compute-budget values aside, which a wallet may raise). Its outcome is recorded once: landed (the token's record then shows it under `current`; webhook token.updated) or failed (landed with an error; token.update_failed). A signature not yet confirmed leaves the record as it is; one that is not this update's is 400 naming signature. Without one, the record as it stands, without an RPC call.
+         * @description With `signature`: the confirmed transaction is read back; it is the update's when the update's authority signed it and its message is the one issued (the two compute-budget values aside, which a wallet may raise). Its outcome is recorded once: landed (the token's record then shows it under `current`; webhook token.updated) or failed (landed with an error, or relayed and expired unseen; token.update_failed). A signature not yet confirmed leaves the record as it is; one that is not this update's is 400 naming signature. Without one, the record as it stands, without an RPC call: an update sent through the relay (POST /v1/transactions; status submitted) has its outcome recorded by the relay's follow-up, so polling this is enough.
          */
         get: operations["getTokenUpdate"];
         put?: never;
@@ -818,6 +818,8 @@ export interface components {
             mint: string;
             /** @constant */
             status: "submitted";
+            /** @description only for an update's transaction (POST /v1/tokens/{mint}/update): its outcome is recorded on GET /v1/tokens/{mint}/updates/{updateId} without being asked */
+            updateId?: string;
         };
         Verification: {
             signature: string;
@@ -1211,10 +1213,10 @@ export interface components {
             /** @description the token's mint (base58) */
             mint: string;
             /**
-             * @description built: not seen on chain yet; landed: succeeded and read back; failed: landed with an error or expired
+             * @description built: not seen on chain yet; submitted: sent by the relay (POST /v1/transactions), which records its outcome; landed: succeeded and read back; failed: landed with an error or expired
              * @enum {string}
              */
-            status: "built" | "landed" | "failed";
+            status: "built" | "submitted" | "landed" | "failed";
             signature: string | null;
             /** @description the signer (base58) */
             authority: string;

@@ -38,6 +38,7 @@ export const BUILD_EVENT_TYPES = [
 /** The events of one token update, each naming its `updateId` and the `buildId` of its token. */
 export const UPDATE_EVENT_TYPES = [
   "TokenUpdateBuilt",
+  "TokenUpdateSubmitted",
   "TokenUpdateLanded",
   "TokenUpdateFailed",
 ] as const satisfies readonly EventType[];

@@ -74,6 +74,20 @@ export const TokenUpdateLandedData = z.object({
 });
 export type TokenUpdateLandedData = z.infer<typeof TokenUpdateLandedData>;
 
+/**
+ * The relay (POST /v1/transactions) sent the update's transaction, signed by its authority: the
+ * record shows its signature, and the relay's follow-up job records its landing or its expiry.
+ */
+export const TokenUpdateSubmittedData = z.object({
+  updateId: z.string(),
+  buildId: z.number().int(),
+  keyId: z.string(),
+  mint: base58("mint"),
+  signature: z.string(),
+  via: z.literal("relay"),
+});
+export type TokenUpdateSubmittedData = z.infer<typeof TokenUpdateSubmittedData>;
+
 export const TokenUpdateFailedData = z.object({
   updateId: z.string(),
   buildId: z.number().int(),

@@ -7,6 +7,7 @@ import type {
   TokenUpdateBuiltData,
   TokenUpdateFailedData,
   TokenUpdateLandedData,
+  TokenUpdateSubmittedData,
 } from "./token-update.ts";
 
 /** v2 adds `expiresAt`; a v1 quote expires QUOTE_TTL_S's default (600 s) after it was made. */
@@ -282,6 +283,13 @@ export interface TokenUpdateBuilt {
   data: TokenUpdateBuiltData;
 }
 
+/** The relay sent the update's transaction, signed by its authority. */
+export interface TokenUpdateSubmitted {
+  type: "TokenUpdateSubmitted";
+  v: 1;
+  data: TokenUpdateSubmittedData;
+}
+
 /** The update's transaction landed, succeeded and did what the update said (read back). */
 export interface TokenUpdateLanded {
   type: "TokenUpdateLanded";
@@ -410,6 +418,7 @@ export type DomainEvent =
   | BuildExpired
   | BuildRefreshed
   | TokenUpdateBuilt
+  | TokenUpdateSubmitted
   | TokenUpdateLanded
   | TokenUpdateFailed
   | WebhookEvent;

@@ -21,6 +21,11 @@
  *   5. POST /v1/transactions   submit (you could send it through your own RPC instead)
  *   6. GET /v1/transactions/…  poll until the creation is verified
  *
+ * Later changes (`updateToken`): a new metadata document, the update authority handed to a team,
+ * metadata made immutable, the mint or freeze authority handed over or revoked. POST
+ * /v1/tokens/{mint}/update builds one transaction for the token's current authority; it is
+ * reviewed, signed and relayed the same way, and the relay records its landing.
+ *
  * A signer slower than a blockhash lives (about 60 s): the relay refuses the signed transaction
  * as expired, and the example refreshes the build (POST /v1/tokens/{mint}/refresh: the same mint
  * and instructions under a fresh blockhash, not counted again), reviews it again and signs that.
@@ -701,6 +706,198 @@ export const PROGRAM_ARGS = {
 
 export const PROGRAM_USAGE = "[--token-2022 [--transfer-fee-bps N --transfer-fee-max RAW " +
   "[--permanent-fee]]] [--vanity-prefix P] [--vanity-suffix S] [--vanity-ignore-case]";
+
+/** What an update changes; each left out stays as it is. */
+export interface UpdateChanges {
+  /** A new metadata document; a hosted one (POST /v1/metadata) sets its name and symbol too. */
+  metadataUri?: string;
+  name?: string;
+  symbol?: string;
+  /** Hand the metadata's update authority to this address. */
+  updateAuthority?: string;
+  /** false: the metadata can never change again. */
+  isMutable?: false;
+  /** An address to hand the authority to, or null to revoke it. */
+  mintAuthority?: string | null;
+  freezeAuthority?: string | null;
+}
+
+export interface UpdateTokenOptions {
+  baseUrl: string;
+  apiKey: string;
+  mint: string;
+  /** The token's current authority: the one signer and fee payer of the update. */
+  authority: Keypair;
+  changes: UpdateChanges;
+  /** Refuse to sign if the update costs more than this many lamports in all. */
+  maxTotalLamports?: bigint;
+  /** Asked once the transaction is reviewed; return false to stop before signing. */
+  confirm?: (review: UpdateReview) => Promise<boolean> | boolean;
+  log?: (line: string) => void;
+  fetch?: typeof fetch;
+  /** How long to wait for the relay to record the landing. */
+  landTimeoutMs?: number;
+}
+
+export interface UpdateReview {
+  lines: string[];
+  problems: string[];
+}
+
+type TokenView = {
+  name: string;
+  symbol: string;
+  uri: string;
+  updateAuthority: string | null;
+  isMutable: boolean;
+  mintAuthority: string | null;
+  freezeAuthority: string | null;
+};
+
+export interface UpdateTokenResult {
+  updateId: string;
+  signature: string;
+  status: "built" | "submitted" | "landed" | "failed";
+  before: TokenView;
+  after: TokenView;
+  totalLamports: string;
+  reason: string | null;
+}
+
+/**
+ * Changes a token made through the service: build the update for its current authority, review
+ * it, sign it locally, submit it through the relay, and wait until the service records it
+ * landed (the relay follows it; nothing to verify by hand).
+ */
+export async function updateToken(o: UpdateTokenOptions): Promise<UpdateTokenResult> {
+  const log = o.log ?? console.log;
+  const doFetch = o.fetch ?? fetch;
+  const base = o.baseUrl.replace(/\/+$/, "");
+  const client = createClient({ baseUrl: base, apiKey: o.apiKey, fetch: (r) => doFetch(r) });
+  const authority = o.authority.publicKey.toBase58();
+
+  log(`1. building the update of ${o.mint}…`);
+  const built = answer(
+    await client.POST("/v1/tokens/{mint}/update", {
+      params: { path: { mint: o.mint } },
+      headers: once(),
+      body: { authority, ...o.changes },
+    }),
+  );
+  const tx = Transaction.from(fromB64(built.transaction));
+  const review = reviewUpdate(tx, built, authority, o.maxTotalLamports);
+  log("2. review:");
+  for (const l of review.lines) log(`   ${l}`);
+  if (review.problems.length) {
+    throw new Error(`refusing to sign: ${review.problems.join("; ")}`);
+  }
+  if (o.confirm && !(await o.confirm(review))) throw new Error("not signed: declined");
+
+  tx.sign(o.authority);
+  log("3. signed; 4. submitting through the relay…");
+  const sent = await submit(client, tx);
+  log(`   signature ${sent.signature}`);
+
+  log("5. waiting for the landing…");
+  const deadline = Date.now() + (o.landTimeoutMs ?? 90_000);
+  for (;;) {
+    const r = answer(
+      await client.GET("/v1/tokens/{mint}/updates/{updateId}", {
+        params: { path: { mint: o.mint, updateId: built.updateId }, query: {} },
+      }),
+    );
+    const final = r.status === "landed" || r.status === "failed";
+    if (final || Date.now() > deadline) {
+      log(`   ${r.status}${r.reason ? `: ${r.reason}` : ""}`);
+      return {
+        updateId: built.updateId,
+        signature: sent.signature,
+        status: r.status,
+        before: r.before,
+        after: r.after,
+        totalLamports: built.costs.totalLamports,
+        reason: r.reason,
+      };
+    }
+    await new Promise((res) => setTimeout(res, 500));
+  }
+}
+
+/** The System instruction's type, or null when its data is none of them. */
+function systemType(ix: TransactionInstruction): string | null {
+  try {
+    return SystemInstruction.decodeInstructionType(ix);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Step 2 of an update: the transaction has one signer, the authority, pays nothing but the
+ * costs it states, and carries what was asked; every change is listed as before → after.
+ */
+export function reviewUpdate(
+  tx: Transaction,
+  built: {
+    costs: { rentTopUpLamports: string; serviceFeeLamports: string; totalLamports: string };
+    fee: { treasury: string };
+    mint: string;
+    before: TokenView;
+    after: TokenView;
+  },
+  authority: string,
+  maxTotalLamports?: bigint,
+): UpdateReview {
+  const lines: string[] = [];
+  const problems: string[] = [];
+  const msg = tx.compileMessage();
+  if (tx.feePayer?.toBase58() !== authority) problems.push("the fee payer is not the authority");
+  if (msg.header.numRequiredSignatures !== 1) problems.push("more than one signer is required");
+  const allowed = new Set([
+    ComputeBudgetProgram.programId.toBase58(),
+    SystemProgram.programId.toBase58(),
+    TOKEN_METADATA_PROGRAM_ID.toBase58(),
+    TOKEN_PROGRAM_ID.toBase58(),
+    TOKEN_2022_PROGRAM_ID.toBase58(),
+  ]);
+  const expected = new Map([
+    [built.mint, BigInt(built.costs.rentTopUpLamports)],
+    [built.fee.treasury, BigInt(built.costs.serviceFeeLamports)],
+  ]);
+  for (const ix of tx.instructions) {
+    if (!allowed.has(ix.programId.toBase58())) {
+      problems.push(`unexpected program ${ix.programId.toBase58()}`);
+    }
+    if (!ix.programId.equals(SystemProgram.programId)) continue;
+    if (systemType(ix) !== "Transfer") {
+      problems.push("a System instruction that is not a transfer");
+      continue;
+    }
+    const t = SystemInstruction.decodeTransfer(ix);
+    const to = t.toPubkey.toBase58();
+    if (expected.get(to) !== t.lamports) {
+      problems.push(`a transfer of ${t.lamports} lamports to ${to} that the costs do not state`);
+    }
+  }
+  const data = tx.instructions.map((ix) => new TextDecoder().decode(ix.data)).join("");
+  if (built.after.uri !== built.before.uri && !data.includes(built.after.uri)) {
+    problems.push("the new uri is not in the transaction");
+  }
+  for (const k of Object.keys(built.after) as (keyof TokenView)[]) {
+    if (built.after[k] !== built.before[k]) {
+      lines.push(`${k}: ${String(built.before[k])} → ${String(built.after[k])}`);
+    }
+  }
+  const total = BigInt(built.costs.totalLamports);
+  lines.push(
+    `costs ${sol(total)} in all (rent top-up ${built.costs.rentTopUpLamports}, ` +
+      `service fee ${built.costs.serviceFeeLamports} lamports)`,
+  );
+  if (maxTotalLamports !== undefined && total > maxTotalLamports) {
+    problems.push(`costs ${total} lamports, over the ${maxTotalLamports} allowed`);
+  }
+  return { lines, problems };
+}
 
 export function programChoice(v: {
   "token-2022"?: boolean;

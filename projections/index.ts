@@ -24,7 +24,7 @@ import {
 import { hostedImageProjection, hostedMetadataProjection } from "./hosted.ts";
 import { buildsByKeyProjection } from "./build-list.ts";
 import { payerConductProjection, purchaseConductProjection } from "./conduct.ts";
-import { tokenCurrentProjection, updatesProjection } from "./updates.ts";
+import { tokenCurrentProjection, updateByMessageProjection, updatesProjection } from "./updates.ts";
 import {
   webhookDeliveriesByEndpointProjection,
   webhookDeliveryProjection,
@@ -85,6 +85,7 @@ export const declaredProjections: DeclaredProjection[] = [
   payerConductProjection,
   purchaseConductProjection,
   updatesProjection,
+  updateByMessageProjection,
   tokenCurrentProjection,
 ] as DeclaredProjection[];
 

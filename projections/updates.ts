@@ -7,7 +7,12 @@ import { UPDATE_EVENT_TYPES } from "../events/event-types.ts";
 import type { DeclaredProjection } from "../events/projection.ts";
 import type { TokenUpdateBuiltData, TokenView } from "../events/token-update.ts";
 
-export type UpdateStatus = "built" | "landed" | "failed";
+/** submitted: the relay sent it, its outcome not seen yet. */
+export type UpdateStatus = "built" | "submitted" | "landed" | "failed";
+
+/** An update that may still land: an outcome is recorded only for one. */
+export const updateIsOpen = (d: { status: UpdateStatus }) =>
+  d.status === "built" || d.status === "submitted";
 
 export type UpdateDoc = TokenUpdateBuiltData & {
   status: UpdateStatus;
@@ -26,8 +31,8 @@ export const updatesProjection: DeclaredProjection<UpdateDoc> = {
   name: "token_update",
   handles: UPDATE_EVENT_TYPES,
   keysOf: (e) =>
-    e.type === "TokenUpdateBuilt" || e.type === "TokenUpdateLanded" ||
-      e.type === "TokenUpdateFailed"
+    e.type === "TokenUpdateBuilt" || e.type === "TokenUpdateSubmitted" ||
+      e.type === "TokenUpdateLanded" || e.type === "TokenUpdateFailed"
       ? [[e.data.updateId]]
       : [],
   evolve(doc, e) {
@@ -44,7 +49,10 @@ export const updatesProjection: DeclaredProjection<UpdateDoc> = {
       };
     }
     // An outcome is recorded once: a late report never moves a final record.
-    if (!doc || doc.status !== "built") return doc;
+    if (!doc || !updateIsOpen(doc)) return doc;
+    if (e.type === "TokenUpdateSubmitted") {
+      return { ...doc, status: "submitted", signature: e.data.signature };
+    }
     if (e.type === "TokenUpdateLanded") {
       return {
         ...doc,
@@ -61,6 +69,14 @@ export const updatesProjection: DeclaredProjection<UpdateDoc> = {
     }
     return doc;
   },
+};
+
+/** The message hash issued for an update finds it: the relay matches a signed update by it. */
+export const updateByMessageProjection: DeclaredProjection<string> = {
+  name: "update_by_message",
+  handles: ["TokenUpdateBuilt"],
+  keysOf: (e) => (e.type === "TokenUpdateBuilt" ? [[e.data.messageHash]] : []),
+  evolve: (doc, e) => (e.type === "TokenUpdateBuilt" ? e.data.updateId : doc),
 };
 
 /** A token's state after its landed updates. */

@@ -13,6 +13,10 @@
  * fresh blockhash, not counted again), reviews and signs that, and it lands. The demo prints both
  * blockhashes, the one the landed transaction carries (read from the chain) and how the fee was set.
  *
+ * `--update` then changes the token (src/cli/demo-update.ts): a second hosted document and the
+ * update authority handed to a new address, signed and relayed through the example client's
+ * `updateToken`; it prints the metadata before and after, read from the chain.
+ *
  * Talks to SERVICE_URL (else http://127.0.0.1:$PORT, 8000) and the embedded chain at
  * SOLANA_RPC_URL (else http://127.0.0.1:$CHAIN_PORT, 8899); keeps its key in
  * DATA_DIR/demo-key.json (DATA_DIR defaults to .data, like the service). Exit 0 on a verified
@@ -36,6 +40,7 @@ import { defaultRpcUrl } from "./kv.ts";
 import { checkChain, checkService, LocalServiceError } from "./local-service.ts";
 import { type DevKey, makeDevKey } from "./make-dev-key.ts";
 import { waitConfirmed } from "../solana/wait-confirmed.ts";
+import { demoUpdate, DemoUpdateError, type DemoUpdateResult } from "./demo-update.ts";
 
 /** A 32×32 PNG (194 bytes): the token's image. */
 const DEMO_IMAGE_BASE64 =
@@ -54,6 +59,8 @@ export interface DemoOptions {
   program?: Pick<CreateTokenOptions, "tokenProgram" | "transferFee" | "vanity">;
   /** Wait past the blockhash before signing (on the embedded chain), then refresh and land. */
   refresh?: boolean;
+  /** Then update the token: a second hosted document, the update authority to a new address. */
+  update?: boolean;
   log?: (line: string) => void;
 }
 
@@ -68,6 +75,8 @@ export interface DemoResult {
   reusedKey: boolean;
   /** With --refresh: the refresh the example client made, and the landed message's blockhash. */
   refreshed: (Refreshed & { landedBlockhash: string }) | null;
+  /** With --update: the update, and the metadata before and after it, read from the chain. */
+  updated: DemoUpdateResult | null;
 }
 
 /** The key this demo made before, if it still works and has room for one more token today. */
@@ -103,6 +112,7 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
   const opts = { ...o, service };
   const started = performance.now();
   const connection = new Connection(o.rpcUrl, "confirmed");
+  const updateArgs = { service, connection, imageBase64: DEMO_IMAGE_BASE64, log };
 
   log(`service ${service}, chain ${o.rpcUrl}`);
   const pricing = await checkService(service);
@@ -177,6 +187,9 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
   if (refreshed) logRefresh(log, refreshed);
   log(`  check it again: curl -H "Authorization: Bearer ${key.apiKey}" \\`);
   log(`                    ${service}/v1/transactions/${result.signature}`);
+  const updated = o.update
+    ? await demoUpdate({ ...updateArgs, apiKey: key.apiKey, authority: payer, mint: result.mint })
+    : null;
   return {
     mint: result.mint,
     metadataUri: result.metadataUri,
@@ -186,6 +199,7 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
     lamportsSpent,
     reusedKey,
     refreshed,
+    updated,
   };
 }
 
@@ -274,7 +288,7 @@ async function mintOwner(connection: Connection, mint: string) {
   throw new DemoError(`the mint ${mint} is not owned by a token program on the chain`);
 }
 
-const USAGE = `usage: deno task demo [--refresh] ${PROGRAM_USAGE}
+const USAGE = `usage: deno task demo [--refresh] [--update] ${PROGRAM_USAGE}
 
 Creates a token on the local chain through the running service (\`deno task start\`): a dev key,
 hosted metadata, the build, your review, the signature, the submission, the verification.
@@ -290,6 +304,9 @@ hosted metadata, the build, your review, the signature, the submission, the veri
   --refresh               play a slow signer: wait past the blockhash on the local chain before
                           signing, so the relay refuses it as expired; the build is refreshed
                           (same mint, fresh blockhash, not counted again) and that one lands
+  --update                then update the token: its metadata to a second hosted document and
+                          its update authority to a new address (POST /v1/tokens/{mint}/update,
+                          signed, relayed); prints before and after, read from the chain
   -h, --help              this text
 
 Environment: SERVICE_URL (default http://127.0.0.1:$PORT, PORT 8000), SOLANA_RPC_URL (default
@@ -304,6 +321,7 @@ if (import.meta.main) {
       options: {
         ...PROGRAM_ARGS,
         refresh: { type: "boolean", default: false },
+        update: { type: "boolean", default: false },
         help: { type: "boolean", short: "h", default: false },
       },
     }).values;
@@ -322,11 +340,12 @@ if (import.meta.main) {
       dataDir: env.DATA_DIR ?? ".data",
       program: programChoice(args),
       refresh: args.refresh,
+      update: args.update,
     });
     Deno.exit(0);
   } catch (e) {
     const message = e instanceof DemoError || e instanceof LocalServiceError ||
-        e instanceof ApiCallError
+        e instanceof ApiCallError || e instanceof DemoUpdateError
       ? e.message
       : `${(e as Error).message ?? e}`;
     console.error(`demo failed: ${message}`);

@@ -2,7 +2,9 @@
  * The relay command: accept only an exact message we built (or refreshed) for the calling key in
  * the last hour,
  * signed by its payer, before its blockhash expires; send it with preflight; record the submission
- * and schedule re-broadcasts in one commit with the idempotency record.
+ * and schedule re-broadcasts in one commit with the idempotency record. An update's transaction
+ * (POST /v1/tokens/{mint}/update) is matched the same way, by its message, and signed by the
+ * update's authority; its submission and its follow-up job (update-follow.ts) go in one commit.
  */
 import bs58 from "bs58";
 import { Message, SendTransactionError } from "@solana/web3.js";
@@ -18,6 +20,15 @@ import { ownBuildBy } from "./build-records.ts";
 import { clusterHasSeen } from "./chain-reader.ts";
 import { recordLifecycle } from "./handle.ts";
 import { REBROADCAST_MS } from "./watcher.ts";
+import { followEnqueue } from "./update-follow.ts";
+import { recordUpdateOutcome } from "./update-verify.ts";
+import { kvReads, read } from "../commands/read.ts";
+import {
+  updateByMessageProjection,
+  type UpdateDoc,
+  updateIsOpen,
+  updatesProjection,
+} from "../../projections/updates.ts";
 import { messageAccountKeys, splitWireTransaction, type WireTransaction } from "./wire.ts";
 
 const RELAY_WINDOW_S = 3600;
@@ -26,6 +37,8 @@ export interface RelayAccepted {
   signature: string;
   mint: string;
   status: "submitted";
+  /** Only for an update's transaction. */
+  updateId?: string;
 }
 
 const refuse = (reason: string) =>
@@ -40,7 +53,11 @@ export async function relayTransaction(
   const { bytes, wire } = decode(transaction);
   const hash = await sha256Hex(wire.message);
   const b = await ownBuildBy(s.kv, caller.keyId, "build_by_message", hash);
-  if (!b) throw await unknownBuild(s, caller, wire);
+  if (!b) {
+    const u = await ownUpdateByMessage(s.kv, caller.keyId, hash);
+    if (u) return await relayUpdate(s, u, { bytes, wire, transaction }, idem);
+    throw await unknownBuild(s, caller, wire);
+  }
   // The hour runs from the build's last issue: a refresh issues every message of it anew (an
   // older one is accepted too, and the cluster refuses it once the mint exists or its blockhash
   // has expired). A durable nonce build is for signers slower than that: it is accepted while it
@@ -92,6 +109,72 @@ export async function relayTransaction(
       idempotency: { scope: idem, status: 202, body },
     },
   );
+  return body;
+}
+
+async function ownUpdateByMessage(kv: Deno.Kv, keyId: string, hash: string) {
+  const id = await read(kvReads(kv), updateByMessageProjection, [hash]);
+  const u = id === null ? null : await read(kvReads(kv), updatesProjection, [id]);
+  return u && u.keyId === keyId ? u : null;
+}
+
+/**
+ * An update's exact message, signed by its authority, before its blockhash expires: sent with
+ * preflight, its submission recorded and its follow-up queued in one commit.
+ */
+async function relayUpdate(
+  s: Services,
+  u: UpdateDoc,
+  t: { bytes: Uint8Array; wire: WireTransaction; transaction: string },
+  idem: IdempotencyScope | null,
+): Promise<RelayAccepted> {
+  if (
+    t.wire.signatures.length !== 1 ||
+    !(await verifyEd25519(u.authority, t.wire.message, t.wire.signatures[0]))
+  ) {
+    throw refuse("bad signature: not signed by the update's authority");
+  }
+  const signature = bs58.encode(t.wire.signatures[0]);
+  const body: RelayAccepted = {
+    signature,
+    mint: u.mint,
+    status: "submitted",
+    updateId: u.updateId,
+  };
+  // A repeat (Ed25519 signs one message one way): the same answer, nothing sent again.
+  if (u.signature === signature) return body;
+  if (!updateIsOpen(u)) throw refuse(`update already ${u.status}`);
+  const [height, seen] = await Promise.all([
+    s.connection.getBlockHeight("confirmed"),
+    clusterHasSeen(s.connection, signature),
+  ]);
+  if (!seen && height > u.lastValidBlockHeight) {
+    throw refuse(
+      "expired: the blockhash is no longer valid; build the update again " +
+        "(POST /v1/tokens/{mint}/update)",
+    );
+  }
+  if (!seen) await send(s, t.bytes);
+  await recordUpdateOutcome(s, u.updateId, {
+    type: "TokenUpdateSubmitted",
+    v: 1,
+    data: {
+      updateId: u.updateId,
+      buildId: u.buildId,
+      keyId: u.keyId,
+      mint: u.mint,
+      signature,
+      via: "relay",
+    },
+  }, {
+    enqueue: [followEnqueue({
+      updateId: u.updateId,
+      signature,
+      transaction: t.transaction,
+      attempt: 0,
+    })],
+    idempotency: { scope: idem, status: 202, body },
+  });
   return body;
 }
 

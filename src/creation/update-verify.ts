@@ -7,12 +7,18 @@
  * `TokenUpdateFailed` (it landed with an error) is recorded once, with its webhook deliveries in
  * the same commit; afterwards the record is served without any RPC call.
  */
-import type { TokenUpdateFailed, TokenUpdateLanded } from "../../events/types.ts";
+import type { Enqueue } from "../../events/store.ts";
+import type {
+  TokenUpdateFailed,
+  TokenUpdateLanded,
+  TokenUpdateSubmitted,
+} from "../../events/types.ts";
 import type { TokenView } from "../../events/token-update.ts";
 import { keysProjection } from "../../projections/keys.ts";
-import { type UpdateDoc, updatesProjection } from "../../projections/updates.ts";
+import { type UpdateDoc, updateIsOpen, updatesProjection } from "../../projections/updates.ts";
 import { kvReads, read } from "../commands/read.ts";
 import { runCommand } from "../commands/run.ts";
+import type { IdempotencyScope } from "../idempotency/record.ts";
 import { ApiError } from "../kernel/errors.ts";
 import { sha256Hex } from "../kernel/hashing.ts";
 import type { Services } from "../services.ts";
@@ -92,7 +98,8 @@ export async function verifyUpdate(
   if (!u || u.keyId !== caller.keyId || u.mint !== mint) {
     throw new ApiError("not_found", "No update of this key's token has that id", {});
   }
-  if (u.status !== "built" || signature === null) return updateRecord(u);
+  // Without a signature, no RPC call: a relayed update's landing is its follow-up's to record.
+  if (!updateIsOpen(u) || signature === null) return updateRecord(u);
   const landed = await readLandedUpdate(s, u, signature);
   if (!landed) return updateRecord(u);
   const verdict = assessUpdate(u, landed);
@@ -101,25 +108,48 @@ export async function verifyUpdate(
       signature: `is not a transaction of this update: ${verdict}`,
     });
   }
+  await recordUpdateOutcome(s, updateId, verdict);
+  return updateRecord((await read(kvReads(s.kv), updatesProjection, [updateId]))!);
+}
+
+/**
+ * Records an update's outcome (or its submission) with its webhook deliveries in the same
+ * commit, once: an outcome recorded first (a concurrent verification, the relay's follow-up)
+ * wins, and an update already submitted is not submitted again.
+ */
+export async function recordUpdateOutcome(
+  s: Services,
+  updateId: string,
+  event: TokenUpdateLanded | TokenUpdateFailed | TokenUpdateSubmitted,
+  extra: {
+    enqueue?: Enqueue[];
+    idempotency?: { scope: IdempotencyScope | null; status: number; body: unknown };
+  } = {},
+): Promise<void> {
   await runCommand(
     {
       load: async (tx) => ({
         update: await read(tx, updatesProjection, [updateId]),
-        key: await read(tx, keysProjection, [u.keyId]),
+        key: await read(tx, keysProjection, [event.data.keyId]),
       }),
-      // Recorded once: a concurrent verification that got there first wins.
-      decide: (_c, st) => (st.update?.status === "built" ? [verdict] : []),
+      decide: (_c, st) =>
+        st.update &&
+          (event.type === "TokenUpdateSubmitted"
+            ? st.update.status === "built"
+            : updateIsOpen(st.update))
+          ? [event]
+          : [],
       stream: () => `update-${updateId}`,
       react: (tx, events, st) => updateOutcomeDeliveries(s, tx, st.update!, events),
-      respond: () => null,
+      respond: () => extra.idempotency?.body ?? null,
+      enqueue: () => extra.enqueue ?? [],
     },
     {},
-    { store: s.store, clock: s.clock },
+    { store: s.store, clock: s.clock, idempotency: extra.idempotency },
   );
-  return updateRecord((await read(kvReads(s.kv), updatesProjection, [updateId]))!);
 }
 
-async function readLandedUpdate(
+export async function readLandedUpdate(
   s: Services,
   u: UpdateDoc,
   signature: string,

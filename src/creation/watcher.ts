@@ -45,6 +45,7 @@ import {
 } from "./chain-reader.ts";
 import { recordLifecycle } from "./handle.ts";
 import { storedNonce } from "../solana/nonce-account.ts";
+import { FOLLOW_MS, type FollowMessage, followUpdate } from "./update-follow.ts";
 
 export const REBROADCAST_MS = 2_000;
 export const SWEEP_MS = 2_000;
@@ -416,6 +417,13 @@ export async function startWatcher(
     };
     if (await rebroadcast(s, msg)) {
       await s.kv.enqueue({ ...msg, attempt: msg.attempt + 1 }, { delay: REBROADCAST_MS });
+    }
+  });
+  // A relayed update's follow-up (update-follow.ts) runs on the same queue and connection.
+  queue.on("update-follow", async (m) => {
+    const msg = m as unknown as FollowMessage;
+    if (await followUpdate(s, msg)) {
+      await s.kv.enqueue({ ...msg, attempt: msg.attempt + 1 }, { delay: FOLLOW_MS });
     }
   });
   queue.listen();

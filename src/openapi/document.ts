@@ -704,7 +704,12 @@ const paths = ({ limits, fees, quoteTtlS }: DocumentConfig): Record<string, Json
         "nonce build's: at any time while the build is open, i.e. until its nonce moves on); " +
         "otherwise 400 invalid_request with fields.transaction saying which. Sent with " +
         "preflight and " +
-        "re-sent until confirmed or expired. 400 simulation_failed: the network refused it; " +
+        "re-sent until confirmed or expired. An update's transaction (POST " +
+        "/v1/tokens/{mint}/update) is accepted the same way, signed by the update's authority " +
+        "before its blockhash expires; the answer then carries `updateId`, and the update's " +
+        "outcome (landed, or failed when it landed with an error or expired unseen) is " +
+        "recorded with its webhook without a verification being asked for. " +
+        "400 simulation_failed: the network refused it; " +
         SIMULATION_FAILED_FIELDS,
       parameters: [ref("parameters", "IdempotencyKey")],
       requestBody: body(

@@ -165,7 +165,7 @@ const WEBHOOKS_TEXT =
   "token.unverified, token.failed, token.expired; token.refreshed each time POST " +
   "/v1/tokens/{mint}/refresh re-issues it (an expired build is then open again); and for each " +
   "token update one per outcome: token.updated (landed and read back), token.update_failed " +
-  "(landed with an error). All seven " +
+  "(landed with an error, or relayed and expired before it landed). All seven " +
   "unless `events` narrows them. " +
   "Requests follow Standard Webhooks: a JSON body {type, timestamp, data} signed with the " +
   "whsec_ secret returned here once, in the webhook-id, webhook-timestamp and webhook-signature " +

@@ -111,6 +111,10 @@ export const RelayAccepted = z.object({
   signature: z.string(),
   mint: base58("mint address"),
   status: z.literal("submitted"),
+  updateId: z.string().optional().describe(
+    "only for an update's transaction (POST /v1/tokens/{mint}/update): its outcome is recorded " +
+      "on GET /v1/tokens/{mint}/updates/{updateId} without being asked",
+  ),
 });
 
 export const Verification = z.object({

@@ -59,8 +59,9 @@ export function updatePaths(
           "anything is built; so is an address an authority goes to that is neither a wallet " +
           "(on-curve) nor an existing account (a typo must not give a token away). `costs` is " +
           "every lamport the authority spends if it lands. Not counted against the daily " +
-          "build limit. Sign and send within about 60 seconds, then read it back with " +
-          "GET /v1/tokens/{mint}/updates/{updateId}?signature=.",
+          "build limit. Sign and send within about 60 seconds, through the relay (POST " +
+          "/v1/transactions, which records the landing) or your own RPC, then read it back " +
+          "with GET /v1/tokens/{mint}/updates/{updateId}?signature=.",
         parameters: [pathParam(h, "mint"), h.idempotencyKey],
         requestBody: h.body("TokenUpdateRequest", "What to change, and who signs"),
         responses: {
@@ -84,9 +85,12 @@ export function updatePaths(
           "the update's authority signed it and its message is the one issued (the two " +
           "compute-budget values aside, which a wallet may raise). Its outcome is recorded " +
           "once: landed (the token's record then shows it under `current`; webhook " +
-          "token.updated) or failed (landed with an error; token.update_failed). A signature " +
+          "token.updated) or failed (landed with an error, or relayed and expired unseen; " +
+          "token.update_failed). A signature " +
           "not yet confirmed leaves the record as it is; one that is not this update's is 400 " +
-          "naming signature. Without one, the record as it stands, without an RPC call.",
+          "naming signature. Without one, the record as it stands, without an RPC call: an " +
+          "update sent through the relay (POST /v1/transactions; status submitted) has its " +
+          "outcome recorded by the relay's follow-up, so polling this is enough.",
         parameters: [
           pathParam(h, "mint"),
           h.pathParam("updateId", "the update's id, from its 201"),

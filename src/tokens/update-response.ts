@@ -72,8 +72,9 @@ export const updateBuiltView = (
 export const TokenUpdateRecord = z.object({
   updateId: z.string(),
   mint: base58("the token's mint"),
-  status: z.enum(["built", "landed", "failed"]).describe(
-    "built: not seen on chain yet; landed: succeeded and read back; failed: landed with an " +
+  status: z.enum(["built", "submitted", "landed", "failed"]).describe(
+    "built: not seen on chain yet; submitted: sent by the relay (POST /v1/transactions), which " +
+      "records its outcome; landed: succeeded and read back; failed: landed with an " +
       "error or expired",
   ),
   signature: z.string().nullable(),

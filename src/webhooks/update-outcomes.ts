@@ -1,8 +1,8 @@
 /**
  * Webhooks for token updates: an update's outcome (`token.updated` when its transaction landed
- * and was read back, `token.update_failed` when it landed with an error) is delivered to the
- * key's endpoints subscribed to it, scheduled in the same commit as the outcome
- * (src/creation/update-verify.ts), as a build's outcomes are (outcomes.ts). One message id per
+ * and was read back, `token.update_failed` when it landed with an error or, relayed, expired
+ * unseen) is delivered to the key's endpoints subscribed to it, scheduled in the same commit as
+ * the outcome (src/creation/update-verify.ts), as a build's outcomes are (outcomes.ts). One message id per
  * update and outcome.
  */
 import type { Enqueue, StreamAppend, Tx } from "../../events/store.ts";

@@ -12,6 +12,7 @@ import {
 } from "@solana/spl-token";
 import { assert, assertEquals, assertMatch } from "../support/assert.ts";
 import { bearer, startHarness } from "../support/harness.ts";
+import { decodeMetadataAccount, metadataPda } from "../../src/solana/token-metadata.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
@@ -256,6 +257,77 @@ Deno.test("deno task demo --refresh: a slow signer's transaction expires unsent,
   }
 });
 
+Deno.test("deno task demo --update: the token then points at a second hosted document and its update authority is handed over, before and after read from the chain", async () => {
+  // The relay's follow-up (on the service's queue) records the update's landing.
+  const h = await startHarness({ watch: true });
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, h.app.fetch);
+  const dataDir = await Deno.makeTempDir({ prefix: "tcb-demo-" });
+  const service = `http://127.0.0.1:${(server.addr as Deno.NetAddr).port}`;
+  const env = { SERVICE_URL: service, SOLANA_RPC_URL: h.chain.url, DATA_DIR: dataDir };
+  try {
+    const r = await demo(env, ["--update"]);
+    if (Deno.env.get("SHOW_DEMO")) console.log(r.stdout);
+    assertEquals(r.code, 0, r.stdout + r.stderr);
+    const out = r.stdout;
+    for (
+      const step of [
+        "--update: a second hosted document",
+        "1. building the update of",
+        "2. review:",
+        "4. submitting through the relay",
+        "   landed",
+        "token updated (update ",
+      ]
+    ) {
+      assert(out.includes(step), `missing "${step}":\n${out}`);
+    }
+    const mint = field(out, "mint")!;
+    const row = (k: string) => new RegExp(`^ {4}${k}\\s+(\\S+) -> (\\S+)$`, "m").exec(out);
+    const name = /^ {4}name\s+(.+) -> (.+)$/m.exec(out);
+    const uri = row("uri");
+    const authority = row("updateAuthority");
+    assert(name && uri && authority, out);
+    assertEquals([name[1], name[2]], ["Demo Token", "Demo Token v2"]);
+    assert(uri[1] !== uri[2], "a new document");
+    assert(authority[1] !== authority[2], "a new update authority");
+
+    // What it printed is what the chain holds now.
+    const md = decodeMetadataAccount(
+      (await h.services.connection.getAccountInfo(
+        metadataPda(new PublicKey(mint)),
+        "confirmed",
+      ))!.data,
+    );
+    assertEquals([md.name, md.symbol, md.uri, md.updateAuthority], [
+      "Demo Token v2",
+      "DEMO2",
+      uri[2],
+      authority[2],
+    ]);
+    const hosted = await h.request(new URL(uri[2]).pathname);
+    assertEquals((await hosted.json()).symbol, "DEMO2");
+    // The spend it printed, from the chain, is the update's costs to the lamport.
+    const spent =
+      /^ {2}lamports spent (\d+) \(read from the chain\); the update's costs said (\d+)$/m
+        .exec(out);
+    assert(spent, out);
+    assertEquals(spent[1], spent[2]);
+    // And what the service records: the build's current state after the relayed update.
+    const saved = JSON.parse(await Deno.readTextFile(`${dataDir}/demo-key.json`));
+    const rec = await (await h.request(`/v1/tokens/${mint}`, { headers: bearer(saved.apiKey) }))
+      .json();
+    assertEquals([rec.current.uri, rec.current.updateAuthority, rec.current.updates], [
+      uri[2],
+      authority[2],
+      1,
+    ]);
+  } finally {
+    await server.shutdown();
+    await h.close();
+    await Deno.remove(dataDir, { recursive: true });
+  }
+});
+
 Deno.test("deno task demo --help lists the program, transfer-fee and vanity options; an unknown one exits 2 with the usage", async () => {
   const help = await demo({}, ["--help"]);
   assertEquals(help.code, 0, help.stderr);
@@ -269,6 +341,7 @@ Deno.test("deno task demo --help lists the program, transfer-fee and vanity opti
       "--vanity-suffix",
       "--vanity-ignore-case",
       "--refresh",
+      "--update",
     ]
   ) {
     assertMatch(help.stdout, new RegExp(`^  ${flag} `, "m"), flag);

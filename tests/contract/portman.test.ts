@@ -8,9 +8,10 @@
  * portal flow (`dev:key`'s).
  *
  * Setup makes what no static document can hold: a funded payer, a webhook with a delivery (a
- * confirmed creation), and a build signed by its payer for POST /v1/transactions (newman cannot
- * sign ed25519). Everything else comes from the document's own examples and from the responses
- * newman chains (hosted metadataUri -> build -> mint; submitted signature -> verification).
+ * confirmed creation, whose mint the update operations change), and a build signed by its payer
+ * for POST /v1/transactions (newman cannot sign ed25519). Everything else comes from the
+ * document's own examples and from the responses newman chains (hosted metadataUri -> build ->
+ * mint; submitted signature -> verification; built update -> its record).
  * docs/contract-suite.md says how to run it alone and what it covers.
  *
  * The tools run through npx at pinned versions; when npx cannot fetch them the test fails, it does
@@ -119,10 +120,10 @@ async function setUp(a: Api, payer: Keypair) {
   // Signed now, submitted by newman's POST /v1/transactions well inside its 60 s.
   const second = await build();
   return {
-    // The confirmed creation: the update operations work on it (its payer is the authority).
-    createdMint: first.mint as string,
     webhookId: webhook.id as string,
     deliveryId,
+    // A token on the chain, its payer the authority: POST /v1/tokens/{mint}/update needs one.
+    landedMint: first.mint as string,
     signedTransaction: signed(second.transaction as string, payer),
   };
 }

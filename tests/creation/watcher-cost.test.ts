@@ -3,7 +3,7 @@
  * through a counting fetch: a sweep lists the treasury once; a full sweep adds the block height
  * and one getMultipleAccounts per 100 open mints; a landing is read once. A creation that does not
  * pay us is still found, by its mint, on the full sweep. A relayed transaction is not re-sent
- * once the cluster has seen it.
+ * once the cluster has seen it. An open update adds nothing to a sweep.
  */
 import {
   type Keypair,
@@ -19,6 +19,7 @@ import { assertEquals } from "../support/assert.ts";
 import { bearer, decodeTx, type Harness, startHarness } from "../support/harness.ts";
 import { countingFetch } from "../support/counting-fetch.ts";
 import { appendOpenBuilds } from "../support/synthetic-build.ts";
+import { createToken, update } from "../support/token-update-flow.ts";
 
 async function build(h: Harness, apiKey: string, payer: string, name: string) {
   const res = await h.request("/v1/tokens", {
@@ -237,6 +238,35 @@ Deno.test("a flood of transfers to the treasury costs at most 50 reads a sweep a
     await sweepOpenBuilds(h.services, { full: false });
     assertEquals(rpc.take(), { getSignaturesForAddress: 1, getTransaction: 21 });
     assertEquals(await status(h, b.mint), "confirmed");
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("sweep cost: an open relayed update adds no call; its follow-up pays for it (update-relay.test.ts)", async () => {
+  const rpc = countingFetch();
+  const h = await startHarness({ rpcFetch: rpc.fetchFn });
+  try {
+    const { apiKey, wallet } = await h.newApiKey();
+    const mint = await createToken(h, apiKey, wallet);
+    await sweepOpenBuilds(h.services);
+    assertEquals(await status(h, mint), "confirmed");
+    const u = await update(h, apiKey, mint, {
+      authority: wallet.publicKey.toBase58(),
+      freezeAuthority: null,
+    });
+    assertEquals(u.status, 201, JSON.stringify(u.body));
+    const tx = decodeTx(u.body.transaction);
+    tx.sign([wallet]);
+    const res = await h.request("/v1/transactions", {
+      method: "POST",
+      headers: bearer(apiKey),
+      json: { transaction: btoa(String.fromCharCode(...tx.serialize())) },
+    });
+    assertEquals([res.status, (await res.json()).updateId], [202, u.body.updateId]);
+    rpc.take();
+    await sweepOpenBuilds(h.services);
+    assertEquals(rpc.take(), {}, "no open build, one open update: no call");
   } finally {
     await h.close();
   }

@@ -281,6 +281,18 @@ export const SAMPLES: { [T in EventType]: EventOf<T> } = {
       totalLamports: "5000",
     },
   },
+  TokenUpdateSubmitted: {
+    type: "TokenUpdateSubmitted",
+    v: 1,
+    data: {
+      updateId: "0123456789abcdef0123456789abcdef",
+      buildId: 7,
+      keyId: "key1",
+      mint: "Mint111",
+      signature: "Sig333",
+      via: "relay",
+    },
+  },
   TokenUpdateLanded: {
     type: "TokenUpdateLanded",
     v: 1,
