@@ -66,8 +66,10 @@ const CONFIG = {
   // No badge from the public validator (a call to another origin).
   validatorUrl: null,
   deepLinking: true,
-  // Every operation open, its request body's fields (the schema, not only an example) shown.
-  docExpansion: "full",
+  // The operations listed, each opened by a click or its link (deepLinking), showing its request
+  // body's fields (the schema, not only an example): all of them open at once made a phone draw
+  // the whole document before the first one could be read.
+  docExpansion: "list",
   defaultModelRendering: "model",
   defaultModelExpandDepth: 1,
   defaultModelsExpandDepth: 0,

@@ -46,6 +46,9 @@ async function openDocs(width: number): Promise<Opened> {
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
   });
   const page = await browser.newPage({ viewport: { width, height: 900 } });
+  // Headless Chromium without a GPU draws the whole expanded reference in tens of seconds on a
+  // shared 2-core machine; playwright's 30 s default would make the result depend on its load.
+  page.setDefaultTimeout(120_000);
   const problems: string[] = [];
   page.on("console", (m) => {
     if (m.type() === "error" || m.type() === "warning") problems.push(`${m.type()}: ${m.text()}`);
@@ -109,6 +112,8 @@ async function operationText(
   wantText = "",
 ) {
   const section = operation(page, method, path);
+  // The reference lists operations closed (docExpansion "list"): open this one as a reader would.
+  if (want.length) await openOperation(section);
   let text = "";
   let fields = new Set<string>();
   // A generous bound, only so a missing field fails instead of hanging.
@@ -120,6 +125,13 @@ async function operationText(
     await page.waitForTimeout(250);
   }
   return { text, fields };
+}
+
+/** Opens an operation's block by its summary, unless it is open already. */
+async function openOperation(section: ReturnType<typeof operation>) {
+  await section.scrollIntoViewIfNeeded();
+  if ((await section.getAttribute("class"))?.includes("is-open")) return;
+  await section.locator(".opblock-summary").first().click();
 }
 
 Deno.test({
@@ -170,6 +182,7 @@ Deno.test({
     const o = await openDocs(1280);
     try {
       const section = operation(o.page, "GET", "/v1/pricing");
+      await openOperation(section);
       await section.getByRole("button", { name: "Try it out" }).click();
       await section.getByRole("button", { name: "Execute" }).click();
       // The live answer, not the documented example: its request URL names this origin.
