@@ -33,3 +33,24 @@ export function zodFields(
   if (omitted > 0) fields[FIELDS_OMITTED] = omitted;
   return fields;
 }
+
+/**
+ * A request body's first pass, shared by the requests whose schema depends on this service's base
+ * URL (its own hosted documents may be http): the schema for that URL, built on first use, its
+ * parse, the fields it refused, and the body as an object for the rules across fields.
+ */
+export function firstPass<S extends z.ZodType>(make: (publicBaseUrl: string | null) => S) {
+  const byBase = new Map<string | null, S>();
+  return (raw: unknown, publicBaseUrl: string | null) => {
+    let schema = byBase.get(publicBaseUrl);
+    if (!schema) byBase.set(publicBaseUrl, schema = make(publicBaseUrl));
+    const parsed = schema.safeParse(raw) as z.ZodSafeParseResult<z.output<S>>;
+    const fields: Record<string, string> = parsed.success ? {} : zodFields(parsed.error);
+    const body =
+      (typeof raw === "object" && raw !== null && !Array.isArray(raw) ? raw : {}) as Record<
+        string,
+        unknown
+      >;
+    return { parsed, fields, body };
+  };
+}

@@ -8,7 +8,7 @@ import { z } from "zod";
 import { parseAddress } from "../kernel/base58.ts";
 import { isSymbolCharacterMessage, rendersBlank, textProblem } from "../domain/text-rules.ts";
 import { ApiError } from "../kernel/errors.ts";
-import { zodFields } from "../kernel/zod-fields.ts";
+import { firstPass } from "../kernel/zod-fields.ts";
 import { BASE58_ADDRESS_PATTERN } from "../kernel/described.ts";
 import { decimalAtMostPattern } from "../kernel/decimal-bound.ts";
 import { isOwnMetadataUri } from "../metadata/document.ts";
@@ -186,7 +186,7 @@ const buildRequestSchema = (publicBaseUrl: string | null) =>
 export const BuildRequestSchema = buildRequestSchema(null);
 
 /** One schema per service (per PUBLIC_BASE_URL), built on first use. */
-const schemas = new Map<string, typeof BuildRequestSchema>();
+const pass = firstPass(buildRequestSchema);
 
 /**
  * Throws 400 invalid_request naming every bad field, or returns the build request.
@@ -197,18 +197,7 @@ export function parseBuildRequest(
   wellKnown: WellKnownMatcher,
   publicBaseUrl: string | null = null,
 ): BuildRequest {
-  let schema = BuildRequestSchema;
-  if (publicBaseUrl !== null) {
-    schema = schemas.get(publicBaseUrl) ?? buildRequestSchema(publicBaseUrl);
-    schemas.set(publicBaseUrl, schema);
-  }
-  const parsed = schema.safeParse(raw);
-  const fields: Record<string, string> = parsed.success ? {} : zodFields(parsed.error);
-  const body =
-    (typeof raw === "object" && raw !== null && !Array.isArray(raw) ? raw : {}) as Record<
-      string,
-      unknown
-    >;
+  const { parsed, fields, body } = pass(raw, publicBaseUrl);
   const ok = (f: string) => !(f in fields) && !("body" in fields);
 
   const hasSupply = body.supply !== undefined;

@@ -7,7 +7,7 @@
  */
 import { z } from "zod";
 import { ApiError } from "../kernel/errors.ts";
-import { zodFields } from "../kernel/zod-fields.ts";
+import { firstPass } from "../kernel/zod-fields.ts";
 import { address, metadataUriField, name, payerAddress, symbol } from "./request-schema.ts";
 import { type WellKnownMatcher, wellKnownMessage } from "./well-known-names.ts";
 
@@ -65,7 +65,7 @@ const updateRequestSchema = (publicBaseUrl: string | null) =>
 /** The body's shape as the contract states it; the OpenAPI document uses it. */
 export const UpdateRequestSchema = updateRequestSchema(null);
 
-const schemas = new Map<string, typeof UpdateRequestSchema>();
+const pass = firstPass(updateRequestSchema);
 
 /** Throws 400 invalid_request naming every bad field, or returns the update request. */
 export function parseUpdateRequest(
@@ -73,18 +73,7 @@ export function parseUpdateRequest(
   wellKnown: WellKnownMatcher,
   publicBaseUrl: string | null = null,
 ): UpdateRequest {
-  let schema = UpdateRequestSchema;
-  if (publicBaseUrl !== null) {
-    schema = schemas.get(publicBaseUrl) ?? updateRequestSchema(publicBaseUrl);
-    schemas.set(publicBaseUrl, schema);
-  }
-  const parsed = schema.safeParse(raw);
-  const fields: Record<string, string> = parsed.success ? {} : zodFields(parsed.error);
-  const body =
-    (typeof raw === "object" && raw !== null && !Array.isArray(raw) ? raw : {}) as Record<
-      string,
-      unknown
-    >;
+  const { parsed, fields, body } = pass(raw, publicBaseUrl);
   Object.assign(fields, crossFieldProblems(body, fields));
   for (const f of ["name", "symbol"] as const) {
     if (typeof body[f] !== "string" || f in fields) continue;

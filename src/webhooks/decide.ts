@@ -155,26 +155,38 @@ export function scheduleOutcomeDeliveries(
     after = buildsProjection.evolve(after, { ...e, at: now } as StoredEvent, [build.buildId]);
     const type = webhookTypeOf(e);
     if (!type || !after) continue;
-    const payload = outcomePayload(type, after, now, refreshDetail(e));
-    for (const ep of endpoints) {
-      if (ep.status !== "enabled" || !ep.eventTypes.includes(type)) continue;
-      out.push({
-        type: "WebhookDeliveryScheduled",
-        v: 1,
-        data: {
-          deliveryId: newDeliveryId(now),
-          endpointId: ep.endpointId,
-          keyId: ep.keyId,
-          messageId: messageIdOf(build.buildId, type, after.refreshes ?? 0),
-          eventType: type,
-          buildId: build.buildId,
-          payload,
-          replayOf: null,
-        },
-      });
-    }
+    out.push(...toSubscribers(endpoints, type, now, {
+      messageId: messageIdOf(build.buildId, type, after.refreshes ?? 0),
+      buildId: build.buildId,
+      payload: outcomePayload(type, after, now, refreshDetail(e)),
+    }));
   }
   return out;
+}
+
+/** One delivery of a message to each enabled endpoint subscribed to its type. */
+export function toSubscribers(
+  endpoints: WebhookEndpointDoc[],
+  type: WebhookEventType,
+  now: number,
+  m: { messageId: string; buildId: number; payload: WebhookDeliveryScheduled["data"]["payload"] },
+): WebhookDeliveryScheduled[] {
+  return endpoints
+    .filter((ep) => ep.status === "enabled" && ep.eventTypes.includes(type))
+    .map((ep) => ({
+      type: "WebhookDeliveryScheduled",
+      v: 1,
+      data: {
+        deliveryId: newDeliveryId(now),
+        endpointId: ep.endpointId,
+        keyId: ep.keyId,
+        messageId: m.messageId,
+        eventType: type,
+        buildId: m.buildId,
+        payload: m.payload,
+        replayOf: null,
+      },
+    }));
 }
 
 export interface AttemptResult {

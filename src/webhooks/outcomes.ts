@@ -5,7 +5,7 @@
  * once).
  */
 import type { Enqueue, StreamAppend, Tx } from "../../events/store.ts";
-import type { DomainEvent } from "../../events/types.ts";
+import type { DomainEvent, WebhookDeliveryScheduled } from "../../events/types.ts";
 import type { BuildDoc } from "../../projections/builds.ts";
 import { keysProjection } from "../../projections/keys.ts";
 import { type WebhookEndpointDoc, webhookEndpointProjection } from "../../projections/webhooks.ts";
@@ -22,15 +22,34 @@ export async function outcomeDeliveries(
   events: DomainEvent[],
 ): Promise<{ append: StreamAppend[]; enqueue: Enqueue[] }> {
   if (!events.some((e) => webhookTypeOf(e) !== null)) return { append: [], enqueue: [] };
+  return await scheduleForKey(
+    s,
+    tx,
+    build.keyId,
+    (endpoints, now) => scheduleOutcomeDeliveries(build, events, endpoints, now),
+  );
+}
+
+/**
+ * The shell every outcome's webhooks share (a build's, an update's): the key's endpoints read in
+ * the outcome's commit, the deliveries `schedule` decides appended there, with their first queue
+ * messages.
+ */
+export async function scheduleForKey(
+  s: Services,
+  tx: Tx,
+  keyId: string,
+  schedule: (endpoints: WebhookEndpointDoc[], now: number) => WebhookDeliveryScheduled[],
+): Promise<{ append: StreamAppend[]; enqueue: Enqueue[] }> {
   // A deleted key's owner can no longer see or remove its endpoints: they get nothing more.
-  const key = await read(tx, keysProjection, [build.keyId]);
+  const key = await read(tx, keysProjection, [keyId]);
   if (!key || key.deleted) return { append: [], enqueue: [] };
-  const ids = await keyEndpointIds(tx.kv, build.keyId);
+  const ids = await keyEndpointIds(tx.kv, keyId);
   if (ids.length === 0) return { append: [], enqueue: [] };
   const endpoints =
     (await readMany(tx, ids.map((id) => [webhookEndpointProjection, [id]] as const)))
       .filter((d): d is WebhookEndpointDoc => d !== null);
-  const scheduled = scheduleOutcomeDeliveries(build, events, endpoints, s.clock());
+  const scheduled = schedule(endpoints, s.clock());
   const scheduler = s.webhookScheduler ?? kvDeliveryScheduler;
   // One append per endpoint stream: two appends to one stream in a commit would collide.
   const byStream = new Map<string, DomainEvent[]>();

@@ -11,14 +11,11 @@ import type {
   WebhookDeliveryScheduled,
   WebhookEventType,
 } from "../../events/types.ts";
-import { keysProjection } from "../../projections/keys.ts";
 import type { UpdateDoc } from "../../projections/updates.ts";
-import { type WebhookEndpointDoc, webhookEndpointProjection } from "../../projections/webhooks.ts";
-import { read, readMany } from "../commands/read.ts";
+import type { WebhookEndpointDoc } from "../../projections/webhooks.ts";
 import type { Services } from "../services.ts";
-import { newDeliveryId } from "./decide.ts";
-import { keyEndpointIds } from "./reads.ts";
-import { deliveryMessage, kvDeliveryScheduler } from "./scheduler.ts";
+import { toSubscribers } from "./decide.ts";
+import { scheduleForKey } from "./outcomes.ts";
 
 export function updateWebhookTypeOf(e: DomainEvent): WebhookEventType | null {
   if (e.type === "TokenUpdateLanded") return "token.updated";
@@ -61,24 +58,11 @@ export function scheduleUpdateDeliveries(
   for (const e of events) {
     const type = updateWebhookTypeOf(e);
     if (!type) continue;
-    const payload = updatePayload(type, u, e, now);
-    for (const ep of endpoints) {
-      if (ep.status !== "enabled" || !ep.eventTypes.includes(type)) continue;
-      out.push({
-        type: "WebhookDeliveryScheduled",
-        v: 1,
-        data: {
-          deliveryId: newDeliveryId(now),
-          endpointId: ep.endpointId,
-          keyId: ep.keyId,
-          messageId: `msg_upd_${u.updateId}_${type.slice("token.".length)}`,
-          eventType: type,
-          buildId: u.buildId,
-          payload,
-          replayOf: null,
-        },
-      });
-    }
+    out.push(...toSubscribers(endpoints, type, now, {
+      messageId: `msg_upd_${u.updateId}_${type.slice("token.".length)}`,
+      buildId: u.buildId,
+      payload: updatePayload(type, u, e, now),
+    }));
   }
   return out;
 }
@@ -90,28 +74,11 @@ export async function updateOutcomeDeliveries(
   u: UpdateDoc,
   events: DomainEvent[],
 ): Promise<{ append: StreamAppend[]; enqueue: Enqueue[] }> {
-  const none = { append: [], enqueue: [] };
-  if (!events.some((e) => updateWebhookTypeOf(e) !== null)) return none;
-  const key = await read(tx, keysProjection, [u.keyId]);
-  if (!key || key.deleted) return none;
-  const ids = await keyEndpointIds(tx.kv, u.keyId);
-  if (ids.length === 0) return none;
-  const endpoints =
-    (await readMany(tx, ids.map((id) => [webhookEndpointProjection, [id]] as const)))
-      .filter((d): d is WebhookEndpointDoc => d !== null);
-  const scheduled = scheduleUpdateDeliveries(u, events, endpoints, s.clock());
-  const scheduler = s.webhookScheduler ?? kvDeliveryScheduler;
-  const byStream = new Map<string, DomainEvent[]>();
-  for (const e of scheduled) {
-    const stream = `webhook-${e.data.endpointId}`;
-    byStream.set(stream, [...(byStream.get(stream) ?? []), e]);
-  }
-  return {
-    append: [...byStream].map(([stream, events]) => ({
-      stream,
-      expectedVersion: "any" as const,
-      events,
-    })),
-    enqueue: scheduled.flatMap((e) => scheduler.schedule(deliveryMessage(e.data.deliveryId, 1), 0)),
-  };
+  if (!events.some((e) => updateWebhookTypeOf(e) !== null)) return { append: [], enqueue: [] };
+  return await scheduleForKey(
+    s,
+    tx,
+    u.keyId,
+    (endpoints, now) => scheduleUpdateDeliveries(u, events, endpoints, now),
+  );
 }
