@@ -66,6 +66,7 @@ Deno.test("portal: a confirmed build is updated by the session's wallet, relayed
     const transaction = b64(tx.serialize());
     const relay = `/portal/api/keys/${keyId}/transactions`;
     assertEquals((await h.portal(other, relay, { transaction })).status, 404);
+    assertEquals((await h.request(relay, { method: "POST", json: { transaction } })).status, 401);
     const sent = await h.portal(cookie, relay, { transaction });
     const body = await sent.json();
     const signature = bs58.encode(tx.signatures[0]);
@@ -78,6 +79,7 @@ Deno.test("portal: a confirmed build is updated by the session's wallet, relayed
 
     const record = `${builds}/${mint}/updates/${built.updateId}`;
     assertEquals((await h.portal(other, record)).status, 404);
+    assertEquals((await h.request(record)).status, 401);
     assertEquals((await (await h.portal(cookie, record)).json()).status, "submitted");
     // The relay's follow-up (a queue job in the service) records the landing.
     await h.waitForConfirmation(signature);
