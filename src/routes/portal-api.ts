@@ -1,6 +1,6 @@
 /**
  * The portal's JSON API (server side of the page at /): wallet sign-in, the access purchase, the
- * key's life (create, rotate, delete), its webhooks, and its recent builds (refresh one). Authenticated by an HttpOnly, SameSite=Strict session
+ * key's life (create, rotate, delete), its webhooks, and its recent builds (refresh one, update one). Authenticated by an HttpOnly, SameSite=Strict session
  * cookie; state-changing calls also require JSON and a same-origin Origin, so a cross-site form
  * or fetch can't ride on the session.
  */
@@ -30,7 +30,15 @@ import {
   portalListWebhooks,
   portalRegisterWebhook,
 } from "../portal/webhooks.ts";
-import { portalListBuilds, portalRefreshBuild } from "../portal/builds.ts";
+import {
+  portalListBuilds,
+  portalRefreshBuild,
+  portalRelay,
+  portalUpdateBuild,
+  portalUpdateRecord,
+} from "../portal/builds.ts";
+import { RelayRequest } from "../creation/relay-request.ts";
+import { readJson } from "../http/body.ts";
 import { RegisterRequest } from "../webhooks/endpoints.ts";
 import type { Services } from "../services.ts";
 
@@ -222,6 +230,32 @@ function accountRoutes(app: Hono<AppEnv>, s: Services) {
     const keyId = keyIdParam(c.req.param("keyId"));
     const mint = c.req.param("mint");
     return c.json(await portalRefreshBuild(s, keyId, c.get("portalWallet"), mint));
+  });
+
+  // An update of a confirmed build, signed by the session's wallet, relayed, and its record.
+  app.post("/portal/api/keys/:keyId/builds/:mint/update", signedIn, async (c) => {
+    const keyId = keyIdParam(c.req.param("keyId"));
+    const body = await readJson(c);
+    const built = await portalUpdateBuild(
+      s,
+      keyId,
+      c.get("portalWallet"),
+      c.req.param("mint"),
+      body,
+    );
+    return c.json(built, 201);
+  });
+
+  app.post("/portal/api/keys/:keyId/transactions", signedIn, async (c) => {
+    const keyId = keyIdParam(c.req.param("keyId"));
+    const { transaction } = await readBody(c, RelayRequest);
+    return c.json(await portalRelay(s, keyId, c.get("portalWallet"), transaction), 202);
+  });
+
+  app.get("/portal/api/keys/:keyId/builds/:mint/updates/:updateId", signedIn, async (c) => {
+    const keyId = keyIdParam(c.req.param("keyId"));
+    const { mint, updateId } = c.req.param();
+    return c.json(await portalUpdateRecord(s, keyId, c.get("portalWallet"), mint, updateId));
   });
 
   app.post("/portal/api/keys/:keyId/webhooks/:id/delete", signedIn, async (c) => {

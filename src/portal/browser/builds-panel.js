@@ -12,6 +12,7 @@ import { loadBuilds, run } from "./load.js";
 import { S } from "./state.js";
 import { announce, button, h, Problem } from "./ui.js";
 import { has, SIGN_AND_SEND } from "./wallets.js";
+import { openUpdate, updateBlock } from "./update-panel.js";
 
 /**
  * @param {string} keyId
@@ -149,7 +150,8 @@ export function buildsBlock(k) {
       "p",
       { class: "muted small" },
       "A build not signed and sent within about 60 s expires. Refresh re-issues it: the same " +
-        "mint under a fresh blockhash, not counted again against today's builds.",
+        "mint under a fresh blockhash, not counted again against today's builds. Update changes " +
+        "a confirmed token's metadata uri or makes it immutable, signed by its authority.",
     ),
     items.length === 0 ? h("p", { class: "muted small" }, "No builds yet.") : h(
       "ul",
@@ -164,6 +166,21 @@ export function buildsBlock(k) {
           " ",
           h("code", null, b.mint),
           h("span", { class: "muted small" }, ` built ${formatTime(b.createdAt * 1000)} `),
+          b.uri
+            ? h(
+              "span",
+              { class: "small build-uri" },
+              b.updates > 0 ? " now at " : " metadata ",
+              h("code", null, b.uri),
+              " ",
+            )
+            : null,
+          b.status === "confirmed"
+            ? button("Update", () => openUpdate(k.keyId, b), {
+              class: "btn btn-small btn-secondary",
+              fid: `update-build-${b.mint}`,
+            })
+            : null,
           b.status === "expired"
             ? button("Refresh build", () => refresh(k.keyId, b), {
               class: "btn btn-small btn-secondary",
@@ -174,5 +191,6 @@ export function buildsBlock(k) {
       ),
     ),
     refreshed ? refreshedBlock(refreshed) : null,
+    updateBlock(k.keyId),
   );
 }

@@ -71,10 +71,33 @@ import { chainFor } from "./wallets.js";
  *   mint: string,
  *   name: string,
  *   symbol: string,
+ *   uri: string | null,
+ *   updates: number,
  *   status: string,
  *   signature: string | null,
  *   createdAt: number,
  * }} BuildItem
+ */
+
+/**
+ * An update of a confirmed build being written, reviewed or followed: the form's draft, then
+ * what POST /portal/api/keys/{keyId}/builds/{mint}/update answered, then the record's status.
+ * @typedef {{
+ *   keyId: string,
+ *   mint: string,
+ *   name: string,
+ *   draftUri: string,
+ *   immutable: boolean,
+ *   built: null | {
+ *     updateId: string,
+ *     transaction: string,
+ *     requiredSigner: string,
+ *     costs: Record<"networkFeeLamports" | "priorityFeeLamports" | "rentTopUpLamports" | "serviceFeeLamports" | "totalLamports", string>,
+ *     before: Record<"name" | "symbol" | "uri" | "isMutable" | "updateAuthority", unknown>,
+ *     after: Record<"name" | "symbol" | "uri" | "isMutable" | "updateAuthority", unknown>,
+ *   },
+ *   status: string | null,
+ * }} TokenUpdate
  */
 
 /**
@@ -151,6 +174,8 @@ export const S = {
   builds: /** @type {Record<string, BuildItem[]>} */ ({}),
   /** @type {RefreshedBuild | null} */
   refreshed: null,
+  /** @type {TokenUpdate | null} */
+  tokenUpdate: null,
   /** The element (data-fid or id) the next render moves the focus to. */
   focusNext: /** @type {string | null} */ (null),
 };
