@@ -240,8 +240,8 @@ function commitBuild(
   });
 }
 
-/** A fee estimate is worth having but not worth failing a build for. */
-async function recentPrioritizationFees(
+/** A fee estimate is worth having but not worth failing a build (or an update) for. */
+export async function recentPrioritizationFees(
   s: Services,
   accounts: PublicKey[],
 ): Promise<RecentPrioritizationFees[]> {

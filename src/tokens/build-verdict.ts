@@ -7,7 +7,7 @@
  * The order of the checks is the caller's: what the caller can fix comes first (payer and
  * recipient), then the balance, then the simulation's verdict.
  */
-import type { AccountInfo, SimulatedTransactionResponse } from "@solana/web3.js";
+import type { AccountInfo, Message, SimulatedTransactionResponse } from "@solana/web3.js";
 import { ApiError } from "../kernel/errors.ts";
 import { describeTransactionError, failureSummary } from "../solana/transaction-error.ts";
 import type { BuildPlan, BuildSettings } from "./build-plan.ts";
@@ -130,21 +130,29 @@ export function judgeBuild(
     return new ApiError("invalid_request", "Request is invalid", { nonceAccount: nonceSimBad });
   }
   if (sim.err && !(payerRentOnly && balance === spend(costs))) {
-    const logs = sim.logs ?? [];
-    const failed = describeTransactionError(sim.err, (i) => {
-      const ix = p.probe.message.instructions[i];
-      return ix ? p.probe.message.accountKeys[ix.programIdIndex]?.toBase58() ?? null : null;
-    }, logs);
-    return new ApiError(
-      "simulation_failed",
-      `The network simulation says this transaction would fail; nothing was built: ${
-        failureSummary(failed)
-      }`,
-      { instruction: failed, error: sim.err, logs },
-    );
+    return simulationFailed(p.probe.message, sim.err, sim.logs ?? []);
   }
   const nonce = nonceAt === null ? null : storedNonce(facts.accounts[nonceAt])!.nonce;
   return { unitLimit, microLamports, costs, blockhash: replacementBlockhash(sim), nonce };
+}
+
+/** The 400 for a simulation that failed: the instruction that did, by its program, and the logs. */
+export function simulationFailed(
+  message: Message,
+  err: NonNullable<SimulatedTransactionResponse["err"]>,
+  logs: string[],
+): ApiError {
+  const failed = describeTransactionError(err, (i) => {
+    const ix = message.instructions[i];
+    return ix ? message.accountKeys[ix.programIdIndex]?.toBase58() ?? null : null;
+  }, logs);
+  return new ApiError(
+    "simulation_failed",
+    `The network simulation says this transaction would fail; nothing was built: ${
+      failureSummary(failed)
+    }`,
+    { instruction: failed, error: err, logs },
+  );
 }
 
 /** The transaction handed out: the simulated message with its three placeholders filled in. */

@@ -102,14 +102,20 @@ export function tokenInstructions(p: TokenPlan, budget: ComputeBudget): Transact
   if (p.tokenProgram === "token-2022") {
     ixs.push(...token2022Instructions({ ...p, transferFee: p.transferFee ?? null }));
   } else ixs.push(...splTokenInstructions(p));
-  const fee = SystemProgram.transfer({
-    fromPubkey: p.payer,
-    toPubkey: p.treasury,
-    lamports: p.feeLamports,
-  });
-  fee.keys.push({ pubkey: p.reference, isSigner: false, isWritable: false });
-  ixs.push(fee);
+  ixs.push(feeTransfer(p.payer, p.treasury, p.feeLamports, p.reference));
   return ixs;
+}
+
+/** Our fee, last: a transfer to the treasury carrying the read-only reference key it is found by. */
+export function feeTransfer(
+  from: PublicKey,
+  treasury: PublicKey,
+  lamports: bigint,
+  reference: PublicKey,
+): TransactionInstruction {
+  const fee = SystemProgram.transfer({ fromPubkey: from, toPubkey: treasury, lamports });
+  fee.keys.push({ pubkey: reference, isSigner: false, isWritable: false });
+  return fee;
 }
 
 /** The classic program's mint with a Metaplex metadata account. */

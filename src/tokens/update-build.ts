@@ -9,7 +9,7 @@
  * store commit appends `TokenUpdateBuilt` (with the idempotency record) on the update's stream.
  * Nothing is counted against the daily build limit: no mint is created.
  */
-import { PublicKey, type RecentPrioritizationFees } from "@solana/web3.js";
+import { PublicKey } from "@solana/web3.js";
 import type { TokenUpdateBuilt } from "../../events/types.ts";
 import { buildByMintProjection, buildsProjection } from "../../projections/builds.ts";
 import { hostedMetadataProjection } from "../../projections/hosted.ts";
@@ -25,7 +25,7 @@ import { updateCharged, updateFeeLamports } from "../pricing/update-fee.ts";
 import type { Services } from "../services.ts";
 import { metadataPda } from "../solana/token-metadata.ts";
 import { clusterRent } from "./build-inputs.ts";
-import type { Caller } from "./build-token.ts";
+import { type Caller, recentPrioritizationFees } from "./build-token.ts";
 import { hostedDocumentId, onOwnOrigin } from "./hosted-match.ts";
 import { MAX_COMPUTE_UNIT_LIMIT, retarget, toBase64 } from "./transaction.ts";
 import { newReference } from "../solana/reference.ts";
@@ -256,16 +256,4 @@ function updateCommand(
     expectedVersion: 0,
     respond: () => response,
   };
-}
-
-/** A fee estimate is worth having but not worth failing an update for. */
-async function recentPrioritizationFees(
-  s: Services,
-  accounts: PublicKey[],
-): Promise<RecentPrioritizationFees[]> {
-  try {
-    return await s.connection.getRecentPrioritizationFees({ lockedWritableAccounts: accounts });
-  } catch {
-    return [];
-  }
 }

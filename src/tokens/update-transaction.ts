@@ -33,7 +33,12 @@ import {
   Field,
 } from "@solana/spl-token-metadata";
 import { updateMetadataAccountV2Instruction } from "../solana/token-metadata-update.ts";
-import { type CompiledToken, type ComputeBudget, tokenProgramId } from "./transaction.ts";
+import {
+  type CompiledToken,
+  type ComputeBudget,
+  feeTransfer,
+  tokenProgramId,
+} from "./transaction.ts";
 import type { UpdateChanges } from "./update-decide.ts";
 import type { TokenState } from "./update-state.ts";
 
@@ -79,13 +84,7 @@ export function updateInstructions(p: UpdatePlan, budget: ComputeBudget): Transa
   else ixs.push(...metaplexUpdates(p));
   ixs.push(...authorityUpdates(p));
   if (p.feeLamports > 0n && p.reference) {
-    const fee = SystemProgram.transfer({
-      fromPubkey: p.authority,
-      toPubkey: p.treasury,
-      lamports: p.feeLamports,
-    });
-    fee.keys.push({ pubkey: p.reference, isSigner: false, isWritable: false });
-    ixs.push(fee);
+    ixs.push(feeTransfer(p.authority, p.treasury, p.feeLamports, p.reference));
   }
   return ixs;
 }

@@ -5,8 +5,7 @@
  */
 import type { AccountInfo, SimulatedTransactionResponse } from "@solana/web3.js";
 import { ApiError } from "../kernel/errors.ts";
-import { describeTransactionError, failureSummary } from "../solana/transaction-error.ts";
-import { type Blockhash, replacementBlockhash } from "./build-verdict.ts";
+import { type Blockhash, replacementBlockhash, simulationFailed } from "./build-verdict.ts";
 import { priorityFeeLamports, priorityPrice, unitLimitFromSimulation } from "./costs.ts";
 import type { CompiledToken } from "./transaction.ts";
 import { type UpdateCosts, updateCosts } from "./update-costs.ts";
@@ -63,18 +62,7 @@ export function judgeUpdate(
     );
   }
   if (sim.err) {
-    const logs = sim.logs ?? [];
-    const failed = describeTransactionError(sim.err, (i) => {
-      const ix = probe.message.instructions[i];
-      return ix ? probe.message.accountKeys[ix.programIdIndex]?.toBase58() ?? null : null;
-    }, logs);
-    return new ApiError(
-      "simulation_failed",
-      `The network simulation says this transaction would fail; nothing was built: ${
-        failureSummary(failed)
-      }`,
-      { instruction: failed, error: sim.err, logs },
-    );
+    return simulationFailed(probe.message, sim.err, sim.logs ?? []);
   }
   return { unitLimit, microLamports, costs, blockhash: replacementBlockhash(sim) };
 }
