@@ -62,35 +62,31 @@ export function decodeTokenState(
   if (tokenProgram === "token-2022") {
     const ext = getExtensionData(ExtensionType.TokenMetadata, m.tlvData);
     const md = ext ? unpack(ext) : null;
-    const pointer = getMetadataPointerState(m);
+    // Token-2022 metadata is immutable once its update authority is gone.
+    const authority = md?.updateAuthority?.toBase58() ?? null;
     return {
       ...base,
-      metadata: md
-        ? {
-          name: md.name,
-          symbol: md.symbol,
-          uri: md.uri,
-          updateAuthority: md.updateAuthority?.toBase58() ?? null,
-          isMutable: !!md.updateAuthority,
-        }
-        : null,
-      metadataPointerAuthority: pointer?.authority?.toBase58() ?? null,
+      metadata: md &&
+        metadataOf({ ...md, updateAuthority: authority, isMutable: authority !== null }),
+      metadataPointerAuthority: getMetadataPointerState(m)?.authority?.toBase58() ?? null,
     };
   }
   const md = metaplexInfo && metaplexInfo.owner.equals(TOKEN_METADATA_PROGRAM_ID)
     ? decodeMetadataAccount(metaplexInfo.data)
     : null;
-  return {
-    ...base,
-    metadata: md
-      ? {
-        name: md.name,
-        symbol: md.symbol,
-        uri: md.uri,
-        updateAuthority: md.updateAuthority,
-        isMutable: md.isMutable,
-      }
-      : null,
-    metadataPointerAuthority: null,
-  };
+  return { ...base, metadata: md && metadataOf(md), metadataPointerAuthority: null };
+}
+
+/** The fields an update reads of either program's metadata. */
+function metadataOf(
+  md: {
+    name: string;
+    symbol: string;
+    uri: string;
+    updateAuthority: string | null;
+    isMutable: boolean;
+  },
+): NonNullable<TokenState["metadata"]> {
+  const { name, symbol, uri, updateAuthority, isMutable } = md;
+  return { name, symbol, uri, updateAuthority, isMutable };
 }
