@@ -513,7 +513,7 @@ export interface components {
             id: string;
         };
         DisplayCheckRequest: {
-            /** @description the metadata JSON URL a token will carry on chain (https) */
+            /** @description the metadata JSON URL a token will carry on chain: http(s); an http one is checked and reported as not_https */
             metadataUri: string;
             /** @description the name the token will have on chain; a different `name` in the JSON is a problem */
             name?: string;

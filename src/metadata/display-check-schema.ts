@@ -19,7 +19,8 @@ const text = (max: number) =>
 
 export const DisplayCheckRequest = z.strictObject({
   metadataUri: text(2048).refine(isWebUrl, "must be an http(s) URL").describe(
-    "the metadata JSON URL a token will carry on chain (https)",
+    "the metadata JSON URL a token will carry on chain: http(s); an http one is checked and " +
+      "reported as not_https",
   ),
   name: text(200).optional().describe(
     "the name the token will have on chain; a different `name` in the JSON is a problem",
