@@ -537,6 +537,36 @@ const pathParam = (name: string, description: string) => ({
   example: pathExample(name),
 });
 
+/** POST /v1/tokens/{mint}/refresh: a slow signer's build re-issued (src/tokens/refresh.ts). */
+const refreshPath = (quoteTtlS: number): Json => ({
+  post: {
+    operationId: "refreshBuild",
+    tags: ["Tokens"],
+    summary: "Re-issue a build under a fresh blockhash",
+    description:
+      "For a signer slower than a blockhash lives: re-issues a build of the calling key that " +
+      "has not landed (built, submitted or expired) with the same mint, seed, reference and " +
+      "instructions and a fresh blockhash, the costs read again. Not a new build: nothing is " +
+      "counted against the daily limit. The fee stays the build's quote while it holds " +
+      `(${quoteTtlS} s from it), and is re-priced at the current SOL price after; ` +
+      "`feeQuote` says which. Every message issued for the build stays valid until its own " +
+      "blockhash expires, and the relay accepts each within the hour after the last refresh: " +
+      "whichever lands first is the creation, and the others then fail harmlessly (the mint " +
+      "exists). Webhook endpoints subscribed to token.refreshed get one per refresh. " +
+      "400 invalid_request naming mint: the build has landed (confirmed, failed or " +
+      "unverified), or it uses a durable nonce (it does not expire; once its nonce moved on " +
+      "without it, build again). Another key's mint answers 404 like an unknown one. " +
+      "400 insufficient_funds and simulation_failed as for a build; " + SIMULATION_FAILED_FIELDS,
+    parameters: [pathParam("mint", "mint address (base58)"), ref("parameters", "IdempotencyKey")],
+    responses: {
+      "200": ok("The build, re-issued", "TokenRefreshed"),
+      ...postErrors,
+      "404": r("NotFound"),
+      "503": r("PriceUnavailable"),
+    },
+  },
+});
+
 const paths = ({ limits, fees, quoteTtlS }: DocumentConfig): Record<string, Json> => ({
   "/v1/pricing": {
     get: {
@@ -665,34 +695,7 @@ const paths = ({ limits, fees, quoteTtlS }: DocumentConfig): Record<string, Json
       },
     },
   },
-  "/v1/tokens/{mint}/refresh": {
-    post: {
-      operationId: "refreshBuild",
-      tags: ["Tokens"],
-      summary: "Re-issue a build under a fresh blockhash",
-      description:
-        "For a signer slower than a blockhash lives: re-issues a build of the calling key that " +
-        "has not landed (built, submitted or expired) with the same mint, seed, reference and " +
-        "instructions and a fresh blockhash, the costs read again. Not a new build: nothing is " +
-        "counted against the daily limit. The fee stays the build's quote while it holds " +
-        `(${quoteTtlS} s from it), and is re-priced at the current SOL price after; ` +
-        "`feeQuote` says which. Every message issued for the build stays valid until its own " +
-        "blockhash expires, and the relay accepts each within the hour after the last refresh: " +
-        "whichever lands first is the creation, and the others then fail harmlessly (the mint " +
-        "exists). Webhook endpoints subscribed to token.refreshed get one per refresh. " +
-        "400 invalid_request naming mint: the build has landed (confirmed, failed or " +
-        "unverified), or it uses a durable nonce (it does not expire; once its nonce moved on " +
-        "without it, build again). Another key's mint answers 404 like an unknown one. 400 insufficient_funds " +
-        "and simulation_failed as for a build; " + SIMULATION_FAILED_FIELDS,
-      parameters: [pathParam("mint", "mint address (base58)"), ref("parameters", "IdempotencyKey")],
-      responses: {
-        "200": ok("The build, re-issued", "TokenRefreshed"),
-        ...postErrors,
-        "404": r("NotFound"),
-        "503": r("PriceUnavailable"),
-      },
-    },
-  },
+  "/v1/tokens/{mint}/refresh": refreshPath(quoteTtlS),
   "/v1/transactions": {
     post: {
       operationId: "submitTransaction",
