@@ -3,7 +3,6 @@
  * (re-issue it under a fresh blockhash) and GET /v1/tokens/{mint}.
  */
 import { Hono } from "hono";
-import { isAddress } from "../kernel/base58.ts";
 import { ownBuildBy } from "../creation/build-records.ts";
 import { readJson } from "../http/body.ts";
 import type { AppEnv } from "../http/env.ts";
@@ -16,6 +15,7 @@ import { buildRecord } from "../tokens/build-record.ts";
 import { currentWellKnownMatcher } from "../admin/well-known-names.ts";
 import { checkHostedDocumentMatch } from "../tokens/hosted-match.ts";
 import { routeNeeds } from "./needs.ts";
+import { mintParam } from "./params.ts";
 import { recentCheck } from "../metadata/display-check.ts";
 import { hostedMetadataId } from "../metadata/document.ts";
 import { bodyLimit, DEFAULT_BODY_LIMIT } from "../http/body-limit.ts";
@@ -71,13 +71,4 @@ export function tokensRoutes(s: Services) {
   });
 
   return app;
-}
-
-function mintParam(mint: string): string {
-  if (!isAddress(mint)) {
-    throw new ApiError("invalid_request", "Request is invalid", {
-      mint: "must be a base58 Solana address (32 bytes)",
-    });
-  }
-  return mint;
 }

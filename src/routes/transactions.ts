@@ -3,7 +3,7 @@
  * command in src/creation, answer.
  */
 import { Hono } from "hono";
-import bs58 from "bs58";
+import { isSignature } from "../kernel/base58.ts";
 import { relayTransaction } from "../creation/relay.ts";
 import { RelayRequest } from "../creation/relay-request.ts";
 import { verifySignature } from "../creation/verify.ts";
@@ -36,12 +36,4 @@ export function transactionRoutes(s: Services) {
   });
 
   return app;
-}
-
-function isSignature(s: string): boolean {
-  try {
-    return bs58.decode(s).length === 64;
-  } catch {
-    return false;
-  }
 }
